@@ -1,0 +1,220 @@
+/* pygpu._core: module state, the exec slot (PEP 489), and module functions
+ * about devices. */
+#define PYGPU_IMPORT_NUMPY
+#include "pygpu.h"
+
+static PyObject *
+mod_is_available(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    const pg_backend *rt = pg_rt_peek();
+    int count = 0;
+    pg_err err;
+    if (rt == NULL) {
+        Py_RETURN_FALSE;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    err = rt->device_count(&count);
+    Py_END_ALLOW_THREADS
+    return PyBool_FromLong(err == PG_SUCCESS && count > 0);
+}
+
+static PyObject *
+mod_is_simulator(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    const pg_backend *rt = pg_rt_peek();
+    return PyBool_FromLong(rt != NULL && rt->is_simulator);
+}
+
+static PyObject *
+mod_has_cuda(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    return PyBool_FromLong(pg_cuda_backend != NULL);
+}
+
+static PyObject *
+mod_device_count(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    pg_state *st = pg_state_of_module(m);
+    const pg_backend *rt = pg_get_rt(st);
+    int count = 0;
+    pg_err err;
+    if (rt == NULL) {
+        return NULL;
+    }
+    err = rt->device_count(&count);
+    if (err != PG_SUCCESS) {
+        return pg_raise(st, err, "cudaGetDeviceCount");
+    }
+    return PyLong_FromLong(count);
+}
+
+static PyObject *
+mod_get_device(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    pg_state *st = pg_state_of_module(m);
+    const pg_backend *rt = pg_get_rt(st);
+    int device = 0;
+    pg_err err;
+    if (rt == NULL) {
+        return NULL;
+    }
+    err = rt->get_device(&device);
+    if (err != PG_SUCCESS) {
+        return pg_raise(st, err, "cudaGetDevice");
+    }
+    return PyLong_FromLong(device);
+}
+
+static PyObject *
+mod_synchronize(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    pg_state *st = pg_state_of_module(m);
+    const pg_backend *rt = pg_get_rt(st);
+    pg_err err;
+    if (rt == NULL) {
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    err = rt->synchronize();
+    Py_END_ALLOW_THREADS
+    if (err != PG_SUCCESS) {
+        return pg_raise(st, err, "cudaDeviceSynchronize");
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+mod_versions(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    const pg_backend *rt = pg_rt_peek();
+    if (rt == NULL) {
+        return Py_BuildValue("{sssisi}", "backend", "none", "driver", 0, "runtime", 0);
+    }
+    return Py_BuildValue("{sssisi}", "backend", rt->name, "driver",
+                         rt->driver_version(), "runtime", rt->runtime_version());
+}
+
+static PyMethodDef device_functions[] = {
+    {"is_available", mod_is_available, METH_NOARGS,
+     "is_available()\n--\n\nTrue if a device (or the simulator) can be used. "
+     "Creates no CUDA context."},
+    {"is_simulator", mod_is_simulator, METH_NOARGS,
+     "is_simulator()\n--\n\nTrue if pygpu runs (or would run) on the CPU simulator."},
+    {"has_cuda", mod_has_cuda, METH_NOARGS,
+     "has_cuda()\n--\n\nTrue if this pygpu was built with the CUDA toolkit."},
+    {"device_count", mod_device_count, METH_NOARGS,
+     "device_count()\n--\n\nNumber of devices; NoDeviceError if there are none."},
+    {"get_device", mod_get_device, METH_NOARGS,
+     "get_device()\n--\n\nThe current device id of this thread."},
+    {"synchronize", mod_synchronize, METH_NOARGS,
+     "synchronize()\n--\n\nWait for all work on the current device to finish."},
+    {"versions", mod_versions, METH_NOARGS,
+     "versions()\n--\n\nDict of backend name and driver and runtime versions."},
+    {NULL},
+};
+
+static int
+add_functions(PyObject *module, PyMethodDef *defs)
+{
+    return PyModule_AddFunctions(module, defs);
+}
+
+static int
+exec_module(PyObject *module)
+{
+    pg_state *st = pg_state_of_module(module);
+    if (PyArray_ImportNumPyAPI() < 0) {
+        return -1;
+    }
+    st->DeviceType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &pg_device_spec,
+                                                              NULL);
+    st->DeviceArrayType = (PyTypeObject *)PyType_FromModuleAndSpec(module,
+                                                                   &pg_array_spec, NULL);
+    st->KernelType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &pg_kernel_spec,
+                                                              NULL);
+    st->LaunchType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &pg_launch_spec,
+                                                              NULL);
+    if (st->DeviceType == NULL || st->DeviceArrayType == NULL ||
+        st->KernelType == NULL || st->LaunchType == NULL) {
+        return -1;
+    }
+    if (PyModule_AddType(module, st->DeviceType) < 0 ||
+        PyModule_AddType(module, st->DeviceArrayType) < 0 ||
+        PyModule_AddType(module, st->KernelType) < 0 ||
+        PyModule_AddType(module, st->LaunchType) < 0) {
+        return -1;
+    }
+    if (pg_errors_init(module, st) < 0 || pg_kernels_init(module, st) < 0) {
+        return -1;
+    }
+    if (add_functions(module, device_functions) < 0 ||
+        add_functions(module, pg_array_functions) < 0 ||
+        add_functions(module, pg_launch_functions) < 0) {
+        return -1;
+    }
+    if (PyModule_AddIntConstant(module, "MAXDIMS", PG_MAXDIMS) < 0) {
+        return -1;
+    }
+    return 0;
+}
+
+static int
+module_traverse(PyObject *module, visitproc visit, void *arg)
+{
+    pg_state *st = pg_state_of_module(module);
+    Py_VISIT(st->DeviceType);
+    Py_VISIT(st->DeviceArrayType);
+    Py_VISIT(st->KernelType);
+    Py_VISIT(st->LaunchType);
+    Py_VISIT(st->CudaError);
+    Py_VISIT(st->OutOfMemoryError);
+    Py_VISIT(st->NoDeviceError);
+    Py_VISIT(st->kernels);
+    return 0;
+}
+
+static int
+module_clear(PyObject *module)
+{
+    pg_state *st = pg_state_of_module(module);
+    Py_CLEAR(st->DeviceType);
+    Py_CLEAR(st->DeviceArrayType);
+    Py_CLEAR(st->KernelType);
+    Py_CLEAR(st->LaunchType);
+    Py_CLEAR(st->CudaError);
+    Py_CLEAR(st->OutOfMemoryError);
+    Py_CLEAR(st->NoDeviceError);
+    Py_CLEAR(st->kernels);
+    return 0;
+}
+
+static void
+module_free(void *module)
+{
+    (void)module_clear((PyObject *)module);
+}
+
+static PyModuleDef_Slot module_slots[] = {
+    {Py_mod_exec, exec_module},
+#if PY_VERSION_HEX >= 0x030C0000
+    {Py_mod_multiple_interpreters, Py_MOD_MULTIPLE_INTERPRETERS_NOT_SUPPORTED},
+#endif
+    {0, NULL},
+};
+
+PyModuleDef pg_module_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "pygpu._core",
+    .m_doc = "pygpu's C core: devices, device arrays, copies and prebuilt kernels.",
+    .m_size = sizeof(pg_state),
+    .m_slots = module_slots,
+    .m_traverse = module_traverse,
+    .m_clear = module_clear,
+    .m_free = module_free,
+};
+
+PyMODINIT_FUNC
+PyInit__core(void)
+{
+    return PyModuleDef_Init(&pg_module_def);
+}

@@ -1,0 +1,194 @@
+/* The CUDA runtime behind pg_backend. Compiled only when the CUDA toolkit was
+ * found at build time; cudart is linked statically, so at run time only the
+ * driver (libcuda.so.1) is needed, and its absence is an error code, not a
+ * failed import. */
+#include "runtime.h"
+
+#ifdef PG_HAVE_CUDA
+#include <stdio.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+static pg_err
+cuda_device_count(int *count)
+{
+    *count = 0;
+    return (pg_err)cudaGetDeviceCount(count);
+}
+
+static int
+attr(int device, enum cudaDeviceAttr a, pg_err *err)
+{
+    int value = 0;
+    cudaError_t e = cudaDeviceGetAttribute(&value, a, device);
+    if (e != cudaSuccess && *err == PG_SUCCESS) {
+        *err = (pg_err)e;
+    }
+    return value;
+}
+
+static pg_err
+cuda_get_props(int device, pg_device_props *p)
+{
+    struct cudaDeviceProp prop;
+    pg_err err = (pg_err)cudaGetDeviceProperties(&prop, device);
+    if (err != PG_SUCCESS) {
+        return err;
+    }
+    memset(p, 0, sizeof(*p));
+    snprintf(p->name, sizeof(p->name), "%s", prop.name);
+    p->total_memory = prop.totalGlobalMem;
+    p->shared_memory_per_block = prop.sharedMemPerBlock;
+    p->shared_memory_per_block_optin = prop.sharedMemPerBlockOptin;
+    p->shared_memory_per_multiprocessor = prop.sharedMemPerMultiprocessor;
+    p->total_constant_memory = prop.totalConstMem;
+    p->major = attr(device, cudaDevAttrComputeCapabilityMajor, &err);
+    p->minor = attr(device, cudaDevAttrComputeCapabilityMinor, &err);
+    p->multiprocessor_count = attr(device, cudaDevAttrMultiProcessorCount, &err);
+    p->warp_size = attr(device, cudaDevAttrWarpSize, &err);
+    p->max_threads_per_block = attr(device, cudaDevAttrMaxThreadsPerBlock, &err);
+    p->max_block_dim[0] = attr(device, cudaDevAttrMaxBlockDimX, &err);
+    p->max_block_dim[1] = attr(device, cudaDevAttrMaxBlockDimY, &err);
+    p->max_block_dim[2] = attr(device, cudaDevAttrMaxBlockDimZ, &err);
+    p->max_grid_dim[0] = attr(device, cudaDevAttrMaxGridDimX, &err);
+    p->max_grid_dim[1] = attr(device, cudaDevAttrMaxGridDimY, &err);
+    p->max_grid_dim[2] = attr(device, cudaDevAttrMaxGridDimZ, &err);
+    p->max_threads_per_multiprocessor =
+        attr(device, cudaDevAttrMaxThreadsPerMultiProcessor, &err);
+    p->registers_per_block = attr(device, cudaDevAttrMaxRegistersPerBlock, &err);
+    p->l2_cache_size = attr(device, cudaDevAttrL2CacheSize, &err);
+    p->clock_rate_khz = attr(device, cudaDevAttrClockRate, &err);
+    p->memory_clock_rate_khz = attr(device, cudaDevAttrMemoryClockRate, &err);
+    p->memory_bus_width = attr(device, cudaDevAttrGlobalMemoryBusWidth, &err);
+    p->concurrent_kernels = attr(device, cudaDevAttrConcurrentKernels, &err);
+    p->async_engine_count = attr(device, cudaDevAttrAsyncEngineCount, &err);
+    p->unified_addressing = attr(device, cudaDevAttrUnifiedAddressing, &err);
+    p->integrated = attr(device, cudaDevAttrIntegrated, &err);
+    p->ecc_enabled = attr(device, cudaDevAttrEccEnabled, &err);
+    p->cooperative_launch = attr(device, cudaDevAttrCooperativeLaunch, &err);
+    p->memory_pools_supported = attr(device, cudaDevAttrMemoryPoolsSupported, &err);
+    if (err == PG_SUCCESS) {
+        err = (pg_err)cudaDeviceGetPCIBusId(p->pci_bus_id,
+                                            (int)sizeof(p->pci_bus_id), device);
+    }
+    return err;
+}
+
+static pg_err
+cuda_set_device(int device)
+{
+    return (pg_err)cudaSetDevice(device);
+}
+
+static pg_err
+cuda_get_device(int *device)
+{
+    return (pg_err)cudaGetDevice(device);
+}
+
+static pg_err
+cuda_mem_get_info(size_t *free_bytes, size_t *total_bytes)
+{
+    return (pg_err)cudaMemGetInfo(free_bytes, total_bytes);
+}
+
+static pg_err
+cuda_malloc(void **ptr, size_t size)
+{
+    return (pg_err)cudaMalloc(ptr, size);
+}
+
+static pg_err
+cuda_free(void *ptr)
+{
+    return (pg_err)cudaFree(ptr);
+}
+
+static pg_err
+cuda_memcpy(void *dst, const void *src, size_t size, int kind)
+{
+    enum cudaMemcpyKind k = kind == PG_MEMCPY_H2D   ? cudaMemcpyHostToDevice
+                            : kind == PG_MEMCPY_D2H ? cudaMemcpyDeviceToHost
+                                                    : cudaMemcpyDeviceToDevice;
+    return (pg_err)cudaMemcpy(dst, src, size, k);
+}
+
+static pg_err
+cuda_memset(void *ptr, int value, size_t size)
+{
+    return (pg_err)cudaMemset(ptr, value, size);
+}
+
+static pg_err
+cuda_synchronize(void)
+{
+    return (pg_err)cudaDeviceSynchronize();
+}
+
+static pg_err
+cuda_get_last_error(void)
+{
+    return (pg_err)cudaGetLastError();
+}
+
+static const char *
+cuda_error_name(pg_err err)
+{
+    return cudaGetErrorName((cudaError_t)err);
+}
+
+static const char *
+cuda_error_string(pg_err err)
+{
+    return cudaGetErrorString((cudaError_t)err);
+}
+
+static int
+cuda_driver_version(void)
+{
+    int v = 0;
+    if (cudaDriverGetVersion(&v) != cudaSuccess) {
+        return 0;
+    }
+    return v;
+}
+
+static int
+cuda_runtime_version(void)
+{
+    int v = 0;
+    if (cudaRuntimeGetVersion(&v) != cudaSuccess) {
+        return 0;
+    }
+    return v;
+}
+
+static const pg_backend cuda_backend = {
+    .name = "cuda",
+    .is_simulator = 0,
+    .device_count = cuda_device_count,
+    .get_props = cuda_get_props,
+    .set_device = cuda_set_device,
+    .get_device = cuda_get_device,
+    .mem_get_info = cuda_mem_get_info,
+    .malloc = cuda_malloc,
+    .free = cuda_free,
+    .memcpy = cuda_memcpy,
+    .memset = cuda_memset,
+    .synchronize = cuda_synchronize,
+    .get_last_error = cuda_get_last_error,
+    .error_name = cuda_error_name,
+    .error_string = cuda_error_string,
+    .driver_version = cuda_driver_version,
+    .runtime_version = cuda_runtime_version,
+    .kernels = &pg_cuda_kernels,
+};
+
+const pg_backend *const pg_cuda_backend = &cuda_backend;
+
+#else /* no CUDA toolkit at build time: the simulator alone */
+
+const pg_backend *const pg_cuda_backend = NULL;
+
+#endif

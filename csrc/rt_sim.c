@@ -1,0 +1,276 @@
+/* The CPU simulator behind pg_backend: device memory is host memory, counted
+ * against a simulated total; kernels are the same kernels.cu source compiled
+ * for the host (see sim_exec.h). Numbers for limits mirror an sm_90 device. */
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtime.h"
+
+#define SIM_MAX_DEVICES 8
+#define SIM_HEADER 256 /* bytes before each block: its size and a tag */
+#define SIM_TAG 0x70677075736d656dULL
+
+typedef struct {
+    uint64_t tag;
+    size_t size;
+    int device;
+} sim_header;
+
+static _Atomic size_t sim_used[SIM_MAX_DEVICES];
+static _Thread_local int sim_current;
+
+static size_t
+parse_size(const char *s, size_t fallback)
+{
+    if (s == NULL || *s == '\0') {
+        return fallback;
+    }
+    char *end = NULL;
+    double v = strtod(s, &end);
+    if (end == s || v <= 0) {
+        return fallback;
+    }
+    switch (*end) {
+    case 'k': case 'K': v *= 1024.0; break;
+    case 'm': case 'M': v *= 1024.0 * 1024.0; break;
+    case 'g': case 'G': v *= 1024.0 * 1024.0 * 1024.0; break;
+    default: break;
+    }
+    return (size_t)v;
+}
+
+static size_t
+sim_total(void)
+{
+    return parse_size(getenv("PYGPU_SIM_MEMORY"), (size_t)4 << 30);
+}
+
+static pg_err
+sim_device_count(int *count)
+{
+    const char *v = getenv("PYGPU_SIM_DEVICES");
+    int n = v != NULL ? atoi(v) : 1;
+    if (n < 1) {
+        n = 1;
+    }
+    if (n > SIM_MAX_DEVICES) {
+        n = SIM_MAX_DEVICES;
+    }
+    *count = n;
+    return PG_SUCCESS;
+}
+
+static pg_err
+sim_get_props(int device, pg_device_props *p)
+{
+    int n = 0;
+    (void)sim_device_count(&n);
+    if (device < 0 || device >= n) {
+        return PG_ERR_INVALID_DEVICE;
+    }
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    memset(p, 0, sizeof(*p));
+    snprintf(p->name, sizeof(p->name), "pygpu simulator (CPU)");
+    snprintf(p->pci_bus_id, sizeof(p->pci_bus_id), "0000:00:%02x.0", device);
+    p->major = 9;
+    p->minor = 0;
+    p->total_memory = sim_total();
+    p->multiprocessor_count = cpus > 0 ? (int)cpus : 1;
+    p->warp_size = 32;
+    p->max_threads_per_block = 1024;
+    p->max_block_dim[0] = 1024;
+    p->max_block_dim[1] = 1024;
+    p->max_block_dim[2] = 64;
+    p->max_grid_dim[0] = 2147483647;
+    p->max_grid_dim[1] = 65535;
+    p->max_grid_dim[2] = 65535;
+    p->shared_memory_per_block = 48 * 1024;
+    p->shared_memory_per_block_optin = 48 * 1024;
+    p->shared_memory_per_multiprocessor = 48 * 1024;
+    p->max_threads_per_multiprocessor = 1024;
+    p->registers_per_block = 65536;
+    p->total_constant_memory = 64 * 1024;
+    p->concurrent_kernels = 0;
+    p->async_engine_count = 0;
+    p->unified_addressing = 1;
+    p->integrated = 1;
+    return PG_SUCCESS;
+}
+
+static pg_err
+sim_set_device(int device)
+{
+    int n = 0;
+    (void)sim_device_count(&n);
+    if (device < 0 || device >= n) {
+        return PG_ERR_INVALID_DEVICE;
+    }
+    sim_current = device;
+    return PG_SUCCESS;
+}
+
+static pg_err
+sim_get_device(int *device)
+{
+    *device = sim_current;
+    return PG_SUCCESS;
+}
+
+static pg_err
+sim_mem_get_info(size_t *free_bytes, size_t *total_bytes)
+{
+    size_t total = sim_total();
+    size_t used = atomic_load(&sim_used[sim_current]);
+    *total_bytes = total;
+    *free_bytes = used < total ? total - used : 0;
+    return PG_SUCCESS;
+}
+
+static pg_err
+sim_malloc(void **ptr, size_t size)
+{
+    *ptr = NULL;
+    size_t total = sim_total();
+    if (size > total || size > SIZE_MAX - 2 * SIM_HEADER) {
+        return PG_ERR_MEMORY_ALLOCATION;
+    }
+    size_t used = atomic_fetch_add(&sim_used[sim_current], size);
+    if (used + size > total) {
+        atomic_fetch_sub(&sim_used[sim_current], size);
+        return PG_ERR_MEMORY_ALLOCATION;
+    }
+    size_t rounded = (size + SIM_HEADER + SIM_HEADER - 1) / SIM_HEADER * SIM_HEADER;
+    char *block = aligned_alloc(SIM_HEADER, rounded);
+    if (block == NULL) {
+        atomic_fetch_sub(&sim_used[sim_current], size);
+        return PG_ERR_MEMORY_ALLOCATION;
+    }
+    sim_header *h = (sim_header *)block;
+    h->tag = SIM_TAG;
+    h->size = size;
+    h->device = sim_current;
+    *ptr = block + SIM_HEADER;
+    return PG_SUCCESS;
+}
+
+static pg_err
+sim_free(void *ptr)
+{
+    if (ptr == NULL) {
+        return PG_SUCCESS;
+    }
+    sim_header *h = (sim_header *)((char *)ptr - SIM_HEADER);
+    if (h->tag != SIM_TAG) {
+        return PG_ERR_INVALID_VALUE;
+    }
+    h->tag = 0;
+    atomic_fetch_sub(&sim_used[h->device], h->size);
+    free(h);
+    return PG_SUCCESS;
+}
+
+static pg_err
+sim_memcpy(void *dst, const void *src, size_t size, int kind)
+{
+    (void)kind;
+    if (size > 0) {
+        memmove(dst, src, size);
+    }
+    return PG_SUCCESS;
+}
+
+static pg_err
+sim_memset(void *ptr, int value, size_t size)
+{
+    if (size > 0) {
+        memset(ptr, value, size);
+    }
+    return PG_SUCCESS;
+}
+
+static pg_err
+sim_synchronize(void)
+{
+    return PG_SUCCESS; /* every launch and copy has finished when it returns */
+}
+
+static pg_err
+sim_get_last_error(void)
+{
+    return PG_SUCCESS; /* launches report their errors when they return */
+}
+
+static const struct {
+    pg_err code;
+    const char *name;
+    const char *text;
+} sim_errors[] = {
+    {PG_SUCCESS, "cudaSuccess", "no error"},
+    {PG_ERR_INVALID_VALUE, "cudaErrorInvalidValue", "invalid argument"},
+    {PG_ERR_MEMORY_ALLOCATION, "cudaErrorMemoryAllocation", "out of memory"},
+    {PG_ERR_INITIALIZATION, "cudaErrorInitializationError", "initialization error"},
+    {PG_ERR_INVALID_CONFIGURATION, "cudaErrorInvalidConfiguration",
+     "invalid configuration argument"},
+    {PG_ERR_INSUFFICIENT_DRIVER, "cudaErrorInsufficientDriver",
+     "CUDA driver version is insufficient for CUDA runtime version"},
+    {PG_ERR_NO_DEVICE, "cudaErrorNoDevice", "no CUDA-capable device is detected"},
+    {PG_ERR_INVALID_DEVICE, "cudaErrorInvalidDevice", "invalid device ordinal"},
+    {PG_ERR_NOT_READY, "cudaErrorNotReady", "device not ready"},
+    {PG_ERR_LAUNCH_FAILURE, "cudaErrorLaunchFailure",
+     "unspecified launch failure (simulator: barrier misuse in a kernel)"},
+    {PG_ERR_NOT_SUPPORTED, "cudaErrorNotSupported", "operation not supported"},
+    {PG_ERR_UNKNOWN, "cudaErrorUnknown", "unknown error"},
+};
+
+static const char *
+sim_error_name(pg_err err)
+{
+    for (size_t i = 0; i < sizeof(sim_errors) / sizeof(sim_errors[0]); i++) {
+        if (sim_errors[i].code == err) {
+            return sim_errors[i].name;
+        }
+    }
+    return "cudaErrorUnknown";
+}
+
+static const char *
+sim_error_string(pg_err err)
+{
+    for (size_t i = 0; i < sizeof(sim_errors) / sizeof(sim_errors[0]); i++) {
+        if (sim_errors[i].code == err) {
+            return sim_errors[i].text;
+        }
+    }
+    return "unknown error";
+}
+
+static int
+sim_version(void)
+{
+    return 0;
+}
+
+const pg_backend pg_sim_backend = {
+    .name = "simulator",
+    .is_simulator = 1,
+    .device_count = sim_device_count,
+    .get_props = sim_get_props,
+    .set_device = sim_set_device,
+    .get_device = sim_get_device,
+    .mem_get_info = sim_mem_get_info,
+    .malloc = sim_malloc,
+    .free = sim_free,
+    .memcpy = sim_memcpy,
+    .memset = sim_memset,
+    .synchronize = sim_synchronize,
+    .get_last_error = sim_get_last_error,
+    .error_name = sim_error_name,
+    .error_string = sim_error_string,
+    .driver_version = sim_version,
+    .runtime_version = sim_version,
+    .kernels = &pg_sim_kernels,
+};

@@ -1,0 +1,144 @@
+/* The thin runtime layer: what pygpu needs of a CUDA runtime, as a table of
+ * function pointers. rt_cuda.c fills it from the CUDA runtime, rt_sim.c from
+ * the CPU simulator. This header is plain C, included by the C files and by
+ * kernels.cu (compiled by nvcc and by the host C++ compiler); it never
+ * includes Python.h or cuda_runtime.h. */
+#ifndef PYGPU_RUNTIME_H
+#define PYGPU_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Error codes: the numeric values of CUDA's cudaError_t, so that both
+ * backends report the same codes and names. */
+typedef int pg_err;
+enum {
+    PG_SUCCESS = 0,
+    PG_ERR_INVALID_VALUE = 1,
+    PG_ERR_MEMORY_ALLOCATION = 2,
+    PG_ERR_INITIALIZATION = 3,
+    PG_ERR_INVALID_CONFIGURATION = 9,
+    PG_ERR_INSUFFICIENT_DRIVER = 35,
+    PG_ERR_NO_DEVICE = 100,
+    PG_ERR_INVALID_DEVICE = 101,
+    PG_ERR_NOT_READY = 600,
+    PG_ERR_LAUNCH_FAILURE = 719,
+    PG_ERR_NOT_SUPPORTED = 801,
+    PG_ERR_UNKNOWN = 999,
+};
+
+typedef struct {
+    unsigned int x, y, z;
+} pg_dim3;
+
+typedef void *pg_stream; /* cudaStream_t underneath; NULL is the default stream */
+
+enum { PG_MEMCPY_H2D = 1, PG_MEMCPY_D2H = 2, PG_MEMCPY_D2D = 3 };
+
+/* Element types the kernels know. */
+enum { PG_F32 = 0, PG_F64 = 1, PG_I32 = 2, PG_I64 = 3 };
+
+/* Most dimensions a strided copy handles (and so a DeviceArray has). */
+#define PG_MAXDIMS 32
+
+typedef struct {
+    char name[256];
+    char pci_bus_id[32];
+    int major, minor;
+    size_t total_memory;
+    int multiprocessor_count;
+    int warp_size;
+    int max_threads_per_block;
+    int max_block_dim[3];
+    int max_grid_dim[3];
+    size_t shared_memory_per_block;
+    size_t shared_memory_per_block_optin;
+    size_t shared_memory_per_multiprocessor;
+    int max_threads_per_multiprocessor;
+    int registers_per_block;
+    int l2_cache_size;
+    int clock_rate_khz;
+    int memory_clock_rate_khz;
+    int memory_bus_width;
+    int concurrent_kernels;
+    int async_engine_count;
+    int unified_addressing;
+    int integrated;
+    int ecc_enabled;
+    int cooperative_launch;
+    int memory_pools_supported;
+    size_t total_constant_memory;
+} pg_device_props;
+
+/* One launcher per kernel, defined in kernels.cu. Each launches on `stream`
+ * and returns the launch error; none checks Python-level arguments. Sizes are
+ * element counts, strides are in bytes. */
+typedef struct {
+    pg_err (*copy_strided)(int itemsize, int nd, const int64_t *shape,
+                           const void *src, const int64_t *src_strides,
+                           void *dst, const int64_t *dst_strides,
+                           pg_stream stream);
+    pg_err (*fill)(int itemsize, void *dst, int64_t n, const void *value,
+                   pg_stream stream);
+    pg_err (*add)(int dtype, const void *a, const void *b, void *out,
+                  int64_t n, pg_dim3 grid, pg_dim3 block, pg_stream stream);
+    pg_err (*add_scalar)(int dtype, const void *a, const void *scalar,
+                         void *out, int64_t n, pg_dim3 grid, pg_dim3 block,
+                         pg_stream stream);
+    pg_err (*add_one)(int dtype, void *a, int64_t n, pg_dim3 grid,
+                      pg_dim3 block, pg_stream stream);
+    pg_err (*matmul_naive)(int dtype, const void *a, const void *b, void *c,
+                           int64_t m, int64_t n, int64_t k, pg_dim3 grid,
+                           pg_dim3 block, pg_stream stream);
+    pg_err (*matmul_shared)(int dtype, const void *a, const void *b, void *c,
+                            int64_t m, int64_t n, int64_t k, pg_dim3 grid,
+                            pg_dim3 block, pg_stream stream);
+} pg_kernel_table;
+
+typedef struct {
+    const char *name; /* "cuda" or "simulator" */
+    int is_simulator;
+    pg_err (*device_count)(int *count);
+    pg_err (*get_props)(int device, pg_device_props *props);
+    pg_err (*set_device)(int device);
+    pg_err (*get_device)(int *device);
+    pg_err (*mem_get_info)(size_t *free_bytes, size_t *total_bytes);
+    pg_err (*malloc)(void **ptr, size_t size);
+    pg_err (*free)(void *ptr);
+    pg_err (*memcpy)(void *dst, const void *src, size_t size, int kind);
+    pg_err (*memset)(void *ptr, int value, size_t size);
+    pg_err (*synchronize)(void);
+    pg_err (*get_last_error)(void);
+    const char *(*error_name)(pg_err err);
+    const char *(*error_string)(pg_err err);
+    int (*driver_version)(void);
+    int (*runtime_version)(void);
+    const pg_kernel_table *kernels;
+} pg_backend;
+
+/* The backends. pg_cuda_backend is NULL in a build without the CUDA toolkit. */
+extern const pg_backend *const pg_cuda_backend;
+extern const pg_backend pg_sim_backend;
+extern const pg_kernel_table pg_sim_kernels;
+#ifdef PG_HAVE_CUDA
+extern const pg_kernel_table pg_cuda_kernels;
+#endif
+
+/* rt.c: the backend chosen for this process (committed on first call), and
+ * the one that would be chosen now, without committing. */
+const pg_backend *pg_rt(void);
+const pg_backend *pg_rt_peek(void);
+
+/* rt.c: allocation through the chosen backend, counted per device. */
+pg_err pg_rt_alloc(void **ptr, size_t size, int *device);
+pg_err pg_rt_release(void *ptr, size_t size, int device);
+size_t pg_rt_allocated(int device);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PYGPU_RUNTIME_H */

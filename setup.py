@@ -1,0 +1,108 @@
+"""Build pygpu._core: C files by the C compiler, csrc/kernels.cu twice (nvcc for
+the GPU, the host C++ compiler for the simulator), cudart linked statically.
+
+Environment:
+  CUDA_HOME            the CUDA toolkit (else nvcc on PATH, else /usr/local/cuda)
+  PYGPU_CUDA_ARCHS     compute capabilities to build, e.g. "80;86;89;90"
+                       (machine code for each, plus PTX for the newest)
+  PYGPU_NO_CUDA=1      build the simulator alone, even where a toolkit exists
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+HERE = Path(__file__).resolve().parent
+CSRC = HERE / "csrc"
+C_SOURCES = ["module.c", "errors.c", "device.c", "array.c", "launch.c", "rt.c",
+             "rt_cuda.c", "rt_sim.c"]
+DEFAULT_ARCHS = "80;86;89;90"
+
+
+def find_cuda():
+    if os.environ.get("PYGPU_NO_CUDA", "") not in ("", "0"):
+        return None
+    candidates = []
+    if os.environ.get("CUDA_HOME"):
+        candidates.append(Path(os.environ["CUDA_HOME"]))
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        candidates.append(Path(nvcc).resolve().parent.parent)
+    candidates.append(Path("/usr/local/cuda"))
+    for home in candidates:
+        if (home / "bin" / "nvcc").exists() and (home / "include" / "cuda_runtime.h").exists():
+            return home
+    return None
+
+
+def cudart_static(home):
+    for sub in ("lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"):
+        lib = home / sub / "libcudart_static.a"
+        if lib.exists():
+            return lib
+    return None
+
+
+def gencode_flags():
+    archs = [a.strip() for a in os.environ.get("PYGPU_CUDA_ARCHS", DEFAULT_ARCHS)
+             .replace(",", ";").split(";") if a.strip()]
+    if not archs:
+        raise SystemExit("PYGPU_CUDA_ARCHS names no architecture")
+    flags = []
+    for a in archs:
+        flags += ["-gencode", f"arch=compute_{a},code=sm_{a}"]
+    newest = max(archs, key=lambda a: int("".join(c for c in a if c.isdigit())))
+    flags += ["-gencode", f"arch=compute_{newest},code=compute_{newest}"]
+    return flags
+
+
+def run(cmd):
+    print(" ".join(str(c) for c in cmd), flush=True)
+    subprocess.check_call([str(c) for c in cmd])
+
+
+class BuildExt(build_ext):
+    def build_extension(self, ext):
+        tmp = Path(self.build_temp)
+        tmp.mkdir(parents=True, exist_ok=True)
+        cxx = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++") or "c++"
+        sim_obj = tmp / "kernels_sim.o"
+        run([cxx, "-x", "c++", "-std=c++17", "-O2", "-fPIC", "-fno-exceptions",
+             "-fno-rtti", "-Wall", "-I", CSRC, "-c", CSRC / "kernels.cu",
+             "-o", sim_obj])
+        ext.extra_objects = [str(sim_obj)]
+        home = find_cuda()
+        lib = cudart_static(home) if home else None
+        if home and lib:
+            cuda_obj = tmp / "kernels_cuda.o"
+            run([home / "bin" / "nvcc", "-std=c++17", "-O3", "--threads", "0",
+                 "-Xcompiler", "-fPIC", "-I", CSRC, *gencode_flags(),
+                 "-c", CSRC / "kernels.cu", "-o", cuda_obj])
+            ext.extra_objects += [str(cuda_obj), str(lib)]
+            ext.include_dirs.append(str(home / "include"))
+            ext.define_macros.append(("PG_HAVE_CUDA", "1"))
+            ext.libraries += ["dl", "pthread", "rt"]
+            print(f"pygpu: building with CUDA from {home}", flush=True)
+        else:
+            print("pygpu: no CUDA toolkit found (looked at CUDA_HOME, nvcc on PATH, "
+                  "/usr/local/cuda); building the CPU simulator alone. "
+                  "Run with PYGPU_SIMULATOR=1.", flush=True)
+        ext.libraries.append("stdc++")
+        super().build_extension(ext)
+
+
+ext = Extension(
+    "pygpu._core",
+    sources=[f"csrc/{s}" for s in C_SOURCES],
+    include_dirs=[str(CSRC), numpy.get_include()],
+    extra_compile_args=["-std=c11", "-O2", "-Wall", "-Wno-missing-braces"],
+    depends=[str(p) for p in CSRC.glob("*.h")] + [str(CSRC / "kernels.cu")],
+)
+
+setup(ext_modules=[ext], cmdclass={"build_ext": BuildExt})
