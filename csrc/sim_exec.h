@@ -4,11 +4,12 @@
  * calling thread.
  *
  * Threads of a block run one after another. For a launch marked as using
- * barriers each thread is a fiber (ucontext) with a stack of its own:
+ * barriers each thread is a fiber with a stack of its own:
  * __syncthreads() switches back to the block runner, which resumes the next
  * thread, and lets the block past the barrier only once all of its threads
  * have reached it. A launch without barriers runs each thread as a plain call.
- * __shared__ is `static thread_local`: one copy, reused block after block. */
+ * __shared__ is `static`: one copy, reused block after block. One launch runs
+ * at a time (a lock), so the index variables are plain globals. */
 #ifndef PYGPU_SIM_EXEC_H
 #define PYGPU_SIM_EXEC_H
 
@@ -16,6 +17,7 @@
 #error "sim_exec.h is for the host compiler only"
 #endif
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -31,10 +33,12 @@ struct dim3 {
     }
 };
 
-inline thread_local dim3 pg_sim_threadIdx;
-inline thread_local dim3 pg_sim_blockIdx;
-inline thread_local dim3 pg_sim_blockDim;
-inline thread_local dim3 pg_sim_gridDim;
+/* Plain globals, not thread-locals (which cost a call per access in a shared
+ * library): launches hold one lock, so one grid runs at a time. */
+inline dim3 pg_sim_threadIdx;
+inline dim3 pg_sim_blockIdx;
+inline dim3 pg_sim_blockDim;
+inline dim3 pg_sim_gridDim;
 
 #define threadIdx pg_sim_threadIdx
 #define blockIdx pg_sim_blockIdx
@@ -45,16 +49,43 @@ inline thread_local dim3 pg_sim_gridDim;
 #define __host__
 #define __forceinline__ inline
 #define __restrict__ __restrict
-#define __shared__ static thread_local
+#define __shared__ static
 #define __syncthreads() pg_sim::syncthreads()
 
 namespace pg_sim {
 
 enum : unsigned char { READY = 0, AT_BARRIER = 1, DONE = 2 };
 
+/* Switching between fibers. On x86-64 a few instructions that save the
+ * callee-saved registers and swap stacks; elsewhere ucontext (slower: it also
+ * saves the signal mask, a system call per switch). */
+#if defined(__x86_64__)
+struct fiber {
+    void *sp;
+};
+extern "C" void pg_sim_switch(void **save_sp, void *new_sp);
+__asm__(".text\n"
+        ".globl pg_sim_switch\n"
+        ".hidden pg_sim_switch\n"
+        ".type pg_sim_switch,@function\n"
+        "pg_sim_switch:\n"
+        "    pushq %rbp\n    pushq %rbx\n    pushq %r12\n"
+        "    pushq %r13\n    pushq %r14\n    pushq %r15\n"
+        "    movq %rsp, (%rdi)\n"
+        "    movq %rsi, %rsp\n"
+        "    popq %r15\n    popq %r14\n    popq %r13\n"
+        "    popq %r12\n    popq %rbx\n    popq %rbp\n"
+        "    ret\n"
+        ".size pg_sim_switch, .-pg_sim_switch\n");
+#else
+struct fiber {
+    ucontext_t uc;
+};
+#endif
+
 struct block_state {
-    ucontext_t runner;
-    ucontext_t *ctx;
+    fiber runner;
+    fiber *threads;
     unsigned char *state;
     unsigned int nthreads;
     unsigned int current;
@@ -62,8 +93,19 @@ struct block_state {
     void *arg;
 };
 
-inline thread_local block_state *current_block = nullptr;
-inline thread_local bool barrier_misuse = false;
+inline block_state *current_block = nullptr;
+inline bool barrier_misuse = false;
+inline pthread_mutex_t launch_lock = PTHREAD_MUTEX_INITIALIZER;
+
+inline void
+switch_to(fiber *from, fiber *to)
+{
+#if defined(__x86_64__)
+    pg_sim_switch(&from->sp, to->sp);
+#else
+    swapcontext(&from->uc, &to->uc);
+#endif
+}
 
 inline void
 syncthreads()
@@ -74,7 +116,7 @@ syncthreads()
         return;
     }
     b->state[b->current] = AT_BARRIER;
-    swapcontext(&b->ctx[b->current], &b->runner);
+    switch_to(&b->threads[b->current], &b->runner);
 }
 
 inline void
@@ -85,15 +127,42 @@ set_thread_index(unsigned int t)
     pg_sim_threadIdx.z = t / (pg_sim_blockDim.x * pg_sim_blockDim.y);
 }
 
+/* Where every fiber starts; it never returns, but switches back when done. */
 inline void
-fiber_entry(int t)
+fiber_main()
 {
     block_state *b = current_block;
+    unsigned int t = b->current;
     b->body(b->arg);
-    b->state[t] = DONE; /* returning resumes uc_link, the runner */
+    b->state[t] = DONE;
+    switch_to(&b->threads[t], &b->runner);
+    abort(); /* a finished fiber is never resumed */
 }
 
 constexpr size_t STACK_SIZE = 64 * 1024;
+
+inline void
+start_fiber(fiber *f, char *stack)
+{
+#if defined(__x86_64__)
+    /* What pg_sim_switch pops: six registers, then the return address. The
+     * address sits 16-byte aligned, so fiber_main starts as if called. */
+    uintptr_t top = ((uintptr_t)(stack + STACK_SIZE) & ~(uintptr_t)15) - 16;
+    void **sp = (void **)top;
+    sp[0] = (void *)fiber_main;
+    sp -= 6;
+    for (int i = 0; i < 6; i++) {
+        sp[i] = nullptr;
+    }
+    f->sp = sp;
+#else
+    getcontext(&f->uc);
+    f->uc.uc_stack.ss_sp = stack;
+    f->uc.uc_stack.ss_size = STACK_SIZE;
+    f->uc.uc_link = nullptr;
+    makecontext(&f->uc, (void (*)())fiber_main, 0);
+#endif
+}
 
 /* Runs one block's threads as fibers until all finish. Returns false on
  * barrier divergence (some threads exited while others wait at a barrier). */
@@ -101,11 +170,7 @@ inline bool
 run_block_fibers(block_state *b, char *stacks)
 {
     for (unsigned int t = 0; t < b->nthreads; t++) {
-        getcontext(&b->ctx[t]);
-        b->ctx[t].uc_stack.ss_sp = stacks + (size_t)t * STACK_SIZE;
-        b->ctx[t].uc_stack.ss_size = STACK_SIZE;
-        b->ctx[t].uc_link = &b->runner;
-        makecontext(&b->ctx[t], (void (*)())fiber_entry, 1, (int)t);
+        start_fiber(&b->threads[t], stacks + (size_t)t * STACK_SIZE);
         b->state[t] = READY;
     }
     for (;;) {
@@ -118,7 +183,7 @@ run_block_fibers(block_state *b, char *stacks)
             b->state[t] = READY;
             b->current = t;
             set_thread_index(t);
-            swapcontext(&b->runner, &b->ctx[t]);
+            switch_to(&b->runner, &b->threads[t]);
             if (b->state[t] == AT_BARRIER) {
                 waiting++;
             }
@@ -143,8 +208,20 @@ set_block_index(uint64_t blk, dim3 grid)
     pg_sim_blockIdx.z = (unsigned int)(blk / ((uint64_t)grid.x * grid.y));
 }
 
+inline pg_err run_locked(dim3 grid, dim3 block, bool barriers, void (*body)(void *),
+                         void *arg);
+
 inline pg_err
 run(dim3 grid, dim3 block, bool barriers, void (*body)(void *), void *arg)
+{
+    pthread_mutex_lock(&launch_lock);
+    pg_err err = run_locked(grid, block, barriers, body, arg);
+    pthread_mutex_unlock(&launch_lock);
+    return err;
+}
+
+inline pg_err
+run_locked(dim3 grid, dim3 block, bool barriers, void (*body)(void *), void *arg)
 {
     uint64_t nblocks = (uint64_t)grid.x * grid.y * grid.z;
     unsigned int nthreads = block.x * block.y * block.z;
@@ -174,13 +251,13 @@ run(dim3 grid, dim3 block, bool barriers, void (*body)(void *), void *arg)
         return PG_ERR_MEMORY_ALLOCATION;
     }
     block_state b;
-    b.ctx = (ucontext_t *)calloc(nthreads, sizeof(ucontext_t));
+    b.threads = (fiber *)calloc(nthreads, sizeof(fiber));
     b.state = (unsigned char *)calloc(nthreads, 1);
     b.nthreads = nthreads;
     b.body = body;
     b.arg = arg;
     pg_err err = PG_SUCCESS;
-    if (b.ctx == nullptr || b.state == nullptr) {
+    if (b.threads == nullptr || b.state == nullptr) {
         err = PG_ERR_MEMORY_ALLOCATION;
     }
     current_block = &b;
@@ -191,7 +268,7 @@ run(dim3 grid, dim3 block, bool barriers, void (*body)(void *), void *arg)
         }
     }
     current_block = nullptr;
-    free(b.ctx);
+    free(b.threads);
     free(b.state);
     munmap(stacks, stack_bytes);
     return err;

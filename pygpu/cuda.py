@@ -1,0 +1,159 @@
+"""Numba-style entry points: detect(), gpus, select_device(), to_device(), ...
+
+Nothing here creates a CUDA context at import; `is_available()` asks the driver
+for its device count only.
+"""
+
+import math
+from collections.abc import Sequence
+
+from . import _core
+from ._core import (
+    Device,
+    NoDeviceError,
+    device_array_like,
+    memory_allocated,
+    synchronize,
+    to_device,
+)
+
+
+def is_available():
+    """True if pygpu can run: a CUDA device is there, or the simulator is on."""
+    return _core.is_available()
+
+
+def is_simulator():
+    """True if pygpu runs (or will run) on its CPU simulator (PYGPU_SIMULATOR=1)."""
+    return _core.is_simulator()
+
+
+def _gib(n):
+    return f"{n / 2**30:.2f} GiB"
+
+
+_UNSUPPORTED = "  [not supported: pygpu's kernels are built for compute capability 8.0+]"
+
+
+def detect():
+    """Print one line per device and return True if any supported device exists.
+
+    Each line gives the index, name, compute capability, total and free memory
+    and multiprocessor count. Without a device, it prints why.
+    """
+    try:
+        count = _core.device_count()
+    except NoDeviceError as exc:
+        print(f"Found no CUDA device: {exc}")
+        return False
+    kind = "simulated device" if is_simulator() else "CUDA device"
+    print(f"Found {count} {kind}{'s' if count != 1 else ''}")
+    supported = False
+    for i in range(count):
+        dev = Device(i)
+        free, total = dev.mem_info()
+        major, minor = dev.compute_capability
+        ok = major >= 8 or dev.is_simulator
+        supported |= ok
+        print(f"id {i}: {dev.name}  compute capability {major}.{minor}  "
+              f"memory {_gib(total)} total, {_gib(free)} free  "
+              f"{dev.multiprocessor_count} multiprocessors"
+              f"{'' if ok else _UNSUPPORTED}")
+    return supported
+
+
+class _GPUList(Sequence):
+    """The devices, as Device objects: `cuda.gpus[0]`, `len(cuda.gpus)`."""
+
+    def _count(self):
+        try:
+            return _core.device_count()
+        except NoDeviceError:
+            return 0
+
+    def __len__(self):
+        return self._count()
+
+    def __getitem__(self, i):
+        n = self._count()
+        if isinstance(i, slice):
+            return [Device(j) for j in range(n)[i]]
+        if not isinstance(i, int) or isinstance(i, bool):
+            raise TypeError(f"device index must be an int, not {type(i).__name__}")
+        if not -n <= i < n:
+            raise IndexError(f"device index {i} is out of range: there "
+                             f"{'is' if n == 1 else 'are'} {n} device{'s' if n != 1 else ''}")
+        return Device(i % n)
+
+    @property
+    def current(self):
+        """The current device of this thread."""
+        return Device()
+
+    def __repr__(self):
+        return f"<pygpu.cuda.gpus: {len(self)} device(s)>"
+
+
+gpus = _GPUList()
+
+
+def select_device(device_id):
+    """Make device `device_id` current on this thread and return its Device."""
+    return Device(device_id).select()
+
+
+def get_current_device():
+    """The current Device of this thread."""
+    return Device()
+
+
+def device_array(shape, dtype=float, strides=None, order="C", stream=None):
+    """An uninitialized device array (Numba's signature; strides must be None)."""
+    if strides is not None:
+        raise ValueError("device_array(strides=...) is not supported; use order='C' or 'F'")
+    return _core.empty(shape, dtype, order)
+
+
+_DEFAULT_THREADS = {1: 256, 2: (16, 16), 3: (8, 8, 4)}
+
+
+def launch_config(shape, threads_per_block=None):
+    """Return (blocks_per_grid, threads_per_block) that cover `shape`.
+
+    x is the last (contiguous) axis: for a 2-D shape (rows, cols) and threads
+    (tx, ty), blocks is (ceil(cols / tx), ceil(rows / ty)). threads_per_block is
+    an int for a 1-D shape, or a tuple with one entry per axis, x first;
+    by default 256, (16, 16) or (8, 8, 4). Block counts are capped at the
+    device's grid limits (pygpu's kernels loop over what a capped grid
+    leaves). Use the result as kernel[blocks, threads](...).
+    """
+    if isinstance(shape, int):
+        shape = (shape,)
+    shape = tuple(shape)
+    nd = len(shape)
+    if not 1 <= nd <= 3:
+        raise ValueError(f"launch_config covers 1 to 3 dimensions, got shape {shape}")
+    if any(not isinstance(s, int) or isinstance(s, bool) or s < 0 for s in shape):
+        raise ValueError(f"shape must hold ints >= 0, got {shape}")
+    if threads_per_block is None:
+        threads_per_block = _DEFAULT_THREADS[nd]
+    threads = (threads_per_block,) if isinstance(threads_per_block, int) else tuple(
+        threads_per_block)
+    if len(threads) != nd:
+        raise ValueError(f"threads_per_block {threads_per_block!r} must have one entry "
+                         f"per axis of shape {shape} (x first)")
+    if any(not isinstance(t, int) or isinstance(t, bool) or t < 1 for t in threads):
+        raise ValueError(f"threads_per_block must hold ints >= 1, got {threads_per_block!r}")
+    limits = (2**31 - 1, 65535, 65535)
+    blocks = tuple(max(1, min(limits[i], math.ceil(shape[nd - 1 - i] / threads[i])))
+                   for i in range(nd))
+    if nd == 1:
+        return blocks[0], threads[0]
+    return blocks, threads
+
+
+__all__ = [
+    "Device", "NoDeviceError", "detect", "device_array", "device_array_like",
+    "get_current_device", "gpus", "is_available", "is_simulator", "launch_config",
+    "memory_allocated", "select_device", "synchronize", "to_device",
+]

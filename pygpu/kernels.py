@@ -1,0 +1,22 @@
+"""pygpu's prebuilt CUDA kernels, launched the way Numba's are:
+
+    kernels.add[blocks_per_grid, threads_per_block](a, b, out)   # out = a + b
+    kernels.add_one[grid, block](A)                              # A += 1
+    kernels.matmul_naive[grid, block](A, B, C)                   # C = A @ B
+    kernels.matmul_shared[grid, block](A, B, C)                  # block (16, 16) or (32, 32)
+
+grid and block are ints or tuples of up to 3 ints, x first; `[grid, block,
+stream]` also works. Every kernel computes the whole result for any valid
+configuration (grid-stride loops); the configuration changes only the speed.
+`pygpu.cuda.launch_config(shape, threads)` gives a good one. The arguments are
+checked before launching, and a mistake raises TypeError or ValueError.
+"""
+
+from ._core import kernels as _table
+
+add = _table["add"]
+add_one = _table["add_one"]
+matmul_naive = _table["matmul_naive"]
+matmul_shared = _table["matmul_shared"]
+
+__all__ = ["add", "add_one", "matmul_naive", "matmul_shared"]
