@@ -96,7 +96,7 @@ pg_parse_shape(PyObject *obj, npy_intp *shape)
                          i, Py_TYPE(item)->tp_name);
             goto error;
         }
-        shape[i] = PyNumber_AsSsize_t(item, NULL);
+        shape[i] = PyNumber_AsSsize_t(item, PyExc_OverflowError);
         if (shape[i] == -1 && PyErr_Occurred()) {
             if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
                 PyErr_Clear();
@@ -135,9 +135,13 @@ checked_nbytes(int nd, const npy_intp *shape, npy_intp itemsize)
     }
     for (int i = 0; i < nd; i++) {
         if (shape[i] != 0 && n > NPY_MAX_INTP / shape[i]) {
-            PyErr_Format(PyExc_ValueError,
-                         "array is too big: %d dimensions of itemsize %zd "
-                         "need more than 2**63 bytes", nd, (Py_ssize_t)itemsize);
+            PyObject *t = PyArray_IntTupleFromIntp(nd, shape);
+            if (t != NULL) {
+                PyErr_Format(PyExc_ValueError,
+                             "array is too big: shape %R with itemsize %zd needs "
+                             "more than 2**63 bytes", t, (Py_ssize_t)itemsize);
+                Py_DECREF(t);
+            }
             return -1;
         }
         n *= shape[i];
@@ -1161,6 +1165,28 @@ Array_setitem(PyObject *self, PyObject *key, PyObject *value)
     return rc;
 }
 
+static PyObject *
+Array_sq_item(PyObject *self, Py_ssize_t i)
+{
+    PyObject *key = PyLong_FromSsize_t(i), *res;
+    if (key == NULL) {
+        return NULL;
+    }
+    res = Array_getitem(self, key);
+    Py_DECREF(key);
+    return res;
+}
+
+static PyObject *
+Array_iter(PyObject *self)
+{
+    if (ARR(self)->nd == 0) {
+        PyErr_SetString(PyExc_TypeError, "iteration over a 0-d array");
+        return NULL;
+    }
+    return PySeqIter_New(self);
+}
+
 static Py_ssize_t
 Array_length(PyObject *self)
 {
@@ -1369,6 +1395,9 @@ static PyType_Slot Array_slots[] = {
     {Py_mp_subscript, Array_getitem},
     {Py_mp_ass_subscript, Array_setitem},
     {Py_mp_length, Array_length},
+    {Py_sq_length, Array_length},
+    {Py_sq_item, Array_sq_item},
+    {Py_tp_iter, Array_iter},
     {Py_nb_bool, Array_bool},
     {Py_nb_int, Array_int},
     {Py_nb_float, Array_float},

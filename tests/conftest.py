@@ -1,0 +1,65 @@
+"""Runs the whole suite on a GPU when there is one, else on the simulator.
+
+PYGPU_SIMULATOR is read before pygpu's first operation, so it is set here,
+before any test touches a device. On the simulator two devices are simulated
+(PYGPU_SIM_DEVICES=2), so the multi-device checks run on CI too.
+"""
+
+import os
+
+import numpy as np
+import pytest
+
+import pygpu
+
+GPU_PRESENT = pygpu._core.has_cuda() and os.environ.get("PYGPU_SIMULATOR", "") in ("", "0") \
+    and pygpu.cuda.is_available()
+if not GPU_PRESENT:
+    os.environ["PYGPU_SIMULATOR"] = "1"
+    os.environ.setdefault("PYGPU_SIM_DEVICES", "2")
+
+ON_SIMULATOR = pygpu.cuda.is_simulator()
+
+
+def pytest_report_header(config):
+    dev = pygpu.cuda.get_current_device()
+    kind = "simulator" if ON_SIMULATOR else "GPU"
+    return f"pygpu backend: {kind}, device 0: {dev.name}, {len(pygpu.cuda.gpus)} device(s)"
+
+
+def pytest_collection_modifyitems(config, items):
+    skip_gpu = pytest.mark.skip(reason="needs a real NVIDIA GPU; running on the simulator")
+    skip_sim = pytest.mark.skip(reason="checks simulator behaviour; running on a GPU")
+    for item in items:
+        if ON_SIMULATOR and "gpu" in item.keywords:
+            item.add_marker(skip_gpu)
+        if not ON_SIMULATOR and "simulator" in item.keywords:
+            item.add_marker(skip_sim)
+
+
+@pytest.fixture
+def rng(request):
+    """A generator seeded from the test's name: random, but reproducible."""
+    seed = sum(ord(c) * (i + 1) for i, c in enumerate(request.node.nodeid)) % 2**32
+    return np.random.default_rng(seed)
+
+
+def random_array(rng, shape, dtype):
+    """Random data of a dtype, never all zeros."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return rng.integers(0, 2, size=shape).astype(np.bool_)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        lo, hi = max(info.min, -1000), min(info.max, 1000)
+        return rng.integers(lo, hi, size=shape, endpoint=True).astype(dtype)
+    if dtype.kind == "c":
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def rel_error(got, ref):
+    got = np.asarray(got, dtype=np.float64)
+    ref = np.asarray(ref, dtype=np.float64)
+    denom = np.linalg.norm(ref)
+    return np.linalg.norm(got - ref) / (denom if denom > 0 else 1.0)

@@ -1,0 +1,107 @@
+"""CUDA errors as Python exceptions; memory and references freed."""
+
+import gc
+import sys
+
+import numpy as np
+import pytest
+
+import pygpu
+from conftest import ON_SIMULATOR
+from pygpu import cuda
+
+
+def test_exception_hierarchy():
+    assert issubclass(pygpu.CudaError, RuntimeError)
+    assert issubclass(pygpu.OutOfMemoryError, pygpu.CudaError)
+    assert issubclass(pygpu.OutOfMemoryError, MemoryError)
+    assert issubclass(pygpu.NoDeviceError, pygpu.CudaError)
+    e = pygpu.CudaError("plain")
+    assert e.code is None and e.name is None
+
+
+def test_out_of_memory_names_the_size_and_leaves_nothing_behind():
+    before = cuda.memory_allocated()
+    total = cuda.gpus[0].total_memory
+    n = (total * 2) // 8
+    with pytest.raises(pygpu.OutOfMemoryError) as info:
+        pygpu.empty(n, dtype=np.float64)
+    e = info.value
+    assert isinstance(e, MemoryError) and isinstance(e, pygpu.CudaError)
+    assert e.code == 2 and e.name == "cudaErrorMemoryAllocation"
+    assert f"({n * 8} bytes)" in str(e)
+    assert "GiB" in str(e) and "cudaMalloc failed" in str(e)
+    assert cuda.memory_allocated() == before
+    a = pygpu.zeros(1000)  # the device still works
+    assert a.copy_to_host().sum() == 0
+
+
+def test_memory_is_freed_when_the_last_reference_goes():
+    before = cuda.memory_allocated()
+    a = pygpu.empty((1000, 1000), dtype=np.float32)
+    assert cuda.memory_allocated() == before + 4_000_000
+    v = a[::2]
+    del a
+    assert cuda.memory_allocated() == before + 4_000_000  # the view keeps it
+    del v
+    assert cuda.memory_allocated() == before
+
+
+def test_device_mem_info_sees_allocations():
+    free0, total = cuda.gpus[0].mem_info()
+    a = pygpu.empty(64 * 2**20, dtype=np.uint8)
+    free1, _ = cuda.gpus[0].mem_info()
+    assert free0 - free1 >= 60 * 2**20
+    del a
+
+
+def test_creating_and_dropping_many_arrays_leaks_nothing(rng):
+    host = rng.standard_normal(16).astype(np.float32)
+    dt = np.dtype(np.float32)
+    gc.collect()
+    mem0 = cuda.memory_allocated()
+    refs0 = (sys.getrefcount(host), sys.getrefcount(dt))
+    for i in range(100_000):
+        if i % 4 == 0:
+            d = pygpu.empty(16, dtype=dt)
+        elif i % 4 == 1:
+            d = cuda.to_device(host)
+        elif i % 4 == 2:
+            d = cuda.to_device(host)[::2]
+        else:
+            d = pygpu.zeros((4, 4), dtype=dt).T.reshape(16)
+        del d
+    gc.collect()
+    assert cuda.memory_allocated() == mem0
+    assert (sys.getrefcount(host), sys.getrefcount(dt)) == refs0
+
+
+def test_copy_to_host_leaks_no_references(rng):
+    d = cuda.to_device(rng.standard_normal((8, 8)))
+    out = np.empty((8, 8))
+    r0 = (sys.getrefcount(d), sys.getrefcount(out))
+    for _ in range(1000):
+        d.copy_to_host(out=out)
+        d[::2].copy_to_host()
+    assert (sys.getrefcount(d), sys.getrefcount(out)) == r0
+
+
+@pytest.mark.simulator
+def test_simulated_memory_limit_is_a_real_limit():
+    total = cuda.gpus[0].total_memory
+    a = pygpu.empty(total // 2, dtype=np.uint8)
+    with pytest.raises(pygpu.OutOfMemoryError):
+        pygpu.empty(total // 2 + 4096, dtype=np.uint8)
+    del a
+    b = pygpu.empty(total // 2 + 4096, dtype=np.uint8)
+    assert b.nbytes == total // 2 + 4096
+
+
+def test_errors_are_raised_before_any_device_work():
+    before = cuda.memory_allocated()
+    for bad in [lambda: pygpu.empty(-1), lambda: pygpu.empty((3, "x")),
+                lambda: cuda.to_device(np.array(["x"])), lambda: pygpu.zeros(3, "U4")]:
+        with pytest.raises((TypeError, ValueError)):
+            bad()
+    assert cuda.memory_allocated() == before
+    assert not ON_SIMULATOR or cuda.is_simulator()
