@@ -122,6 +122,13 @@ check_config(pg_state *st, pg_dim3 grid, pg_dim3 block)
         (p = pg_device_props_get(st, device)) == NULL) {
         return -1;
     }
+    if (threads > (unsigned long long)p->max_threads_per_block) {
+        PyErr_Format(PyExc_ValueError,
+                     "block has %llu threads (%u x %u x %u); this device allows "
+                     "at most %d per block",
+                     threads, block.x, block.y, block.z, p->max_threads_per_block);
+        return -1;
+    }
     for (int i = 0; i < 3; i++) {
         if (b[i] > (unsigned int)p->max_block_dim[i]) {
             PyErr_Format(PyExc_ValueError,
@@ -131,13 +138,6 @@ check_config(pg_state *st, pg_dim3 grid, pg_dim3 block)
                          p->max_block_dim[1], p->max_block_dim[2]);
             return -1;
         }
-    }
-    if (threads > (unsigned long long)p->max_threads_per_block) {
-        PyErr_Format(PyExc_ValueError,
-                     "block has %llu threads (%u x %u x %u); this device allows "
-                     "at most %d per block",
-                     threads, block.x, block.y, block.z, p->max_threads_per_block);
-        return -1;
     }
     for (int i = 0; i < 3; i++) {
         if (g[i] > (unsigned int)p->max_grid_dim[i]) {
