@@ -1,0 +1,48 @@
+"""The notebooks and the README's examples run as written."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_runs_top_to_bottom(path):
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    nb = nbformat.read(path, as_version=4)
+    client = nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
+                                     resources={"metadata": {"path": str(ROOT)}})
+    client.execute()
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    text = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
+    if path.name.startswith("01"):
+        assert "block has 2048 threads" in text
+        assert "copy_to_host" in text
+    else:
+        assert "relative error" in text
+        assert any("image/png" in o.get("data", {}) for o in outputs)
+
+
+def test_notebooks_exist():
+    names = [p.name for p in NOTEBOOKS]
+    assert "01_getting_started.ipynb" in names
+    assert "02_matmul_naive_vs_shared.ipynb" in names
+
+
+def test_readme_python_examples_run():
+    text = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert blocks
+    for code in blocks:
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           timeout=300, cwd=ROOT)
+        assert r.returncode == 0, r.stderr
+        assert "True" in r.stdout
