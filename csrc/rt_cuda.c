@@ -10,11 +10,23 @@
 
 #include <cuda_runtime_api.h>
 
+/* The runtime remembers a failed call's error until cudaGetLastError() reads
+ * it, and a later launch would report it as its own: consume it here, so that
+ * each call reports only its own error. Sticky errors stay regardless. */
+static pg_err
+ret(cudaError_t e)
+{
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+    }
+    return (pg_err)e;
+}
+
 static pg_err
 cuda_device_count(int *count)
 {
     *count = 0;
-    return (pg_err)cudaGetDeviceCount(count);
+    return ret(cudaGetDeviceCount(count));
 }
 
 static int
@@ -23,7 +35,7 @@ attr(int device, enum cudaDeviceAttr a, pg_err *err)
     int value = 0;
     cudaError_t e = cudaDeviceGetAttribute(&value, a, device);
     if (e != cudaSuccess && *err == PG_SUCCESS) {
-        *err = (pg_err)e;
+        *err = ret(e);
     }
     return value;
 }
@@ -32,7 +44,7 @@ static pg_err
 cuda_get_props(int device, pg_device_props *p)
 {
     struct cudaDeviceProp prop;
-    pg_err err = (pg_err)cudaGetDeviceProperties(&prop, device);
+    pg_err err = ret(cudaGetDeviceProperties(&prop, device));
     if (err != PG_SUCCESS) {
         return err;
     }
@@ -69,8 +81,8 @@ cuda_get_props(int device, pg_device_props *p)
     p->cooperative_launch = attr(device, cudaDevAttrCooperativeLaunch, &err);
     p->memory_pools_supported = attr(device, cudaDevAttrMemoryPoolsSupported, &err);
     if (err == PG_SUCCESS) {
-        err = (pg_err)cudaDeviceGetPCIBusId(p->pci_bus_id,
-                                            (int)sizeof(p->pci_bus_id), device);
+        err = ret(cudaDeviceGetPCIBusId(p->pci_bus_id, (int)sizeof(p->pci_bus_id),
+                                        device));
     }
     return err;
 }
@@ -78,31 +90,31 @@ cuda_get_props(int device, pg_device_props *p)
 static pg_err
 cuda_set_device(int device)
 {
-    return (pg_err)cudaSetDevice(device);
+    return ret(cudaSetDevice(device));
 }
 
 static pg_err
 cuda_get_device(int *device)
 {
-    return (pg_err)cudaGetDevice(device);
+    return ret(cudaGetDevice(device));
 }
 
 static pg_err
 cuda_mem_get_info(size_t *free_bytes, size_t *total_bytes)
 {
-    return (pg_err)cudaMemGetInfo(free_bytes, total_bytes);
+    return ret(cudaMemGetInfo(free_bytes, total_bytes));
 }
 
 static pg_err
 cuda_malloc(void **ptr, size_t size)
 {
-    return (pg_err)cudaMalloc(ptr, size);
+    return ret(cudaMalloc(ptr, size));
 }
 
 static pg_err
 cuda_free(void *ptr)
 {
-    return (pg_err)cudaFree(ptr);
+    return ret(cudaFree(ptr));
 }
 
 static pg_err
@@ -111,19 +123,19 @@ cuda_memcpy(void *dst, const void *src, size_t size, int kind)
     enum cudaMemcpyKind k = kind == PG_MEMCPY_H2D   ? cudaMemcpyHostToDevice
                             : kind == PG_MEMCPY_D2H ? cudaMemcpyDeviceToHost
                                                     : cudaMemcpyDeviceToDevice;
-    return (pg_err)cudaMemcpy(dst, src, size, k);
+    return ret(cudaMemcpy(dst, src, size, k));
 }
 
 static pg_err
 cuda_memset(void *ptr, int value, size_t size)
 {
-    return (pg_err)cudaMemset(ptr, value, size);
+    return ret(cudaMemset(ptr, value, size));
 }
 
 static pg_err
 cuda_synchronize(void)
 {
-    return (pg_err)cudaDeviceSynchronize();
+    return ret(cudaDeviceSynchronize());
 }
 
 static pg_err

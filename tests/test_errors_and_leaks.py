@@ -32,8 +32,9 @@ def test_out_of_memory_names_the_size_and_leaves_nothing_behind():
     assert f"({n * 8} bytes)" in str(e)
     assert "GiB" in str(e) and "cudaMalloc failed" in str(e)
     assert cuda.memory_allocated() == before
-    a = pygpu.zeros(1000)  # the device still works
-    assert a.copy_to_host().sum() == 0
+    a = pygpu.zeros(1000)  # the device still works, and the error is not
+    pygpu.add_one(a)       # reported again by the next launch
+    assert a.copy_to_host().sum() == 1000
 
 
 def test_memory_is_freed_when_the_last_reference_goes():

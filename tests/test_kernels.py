@@ -217,7 +217,7 @@ def test_large_arrays(rng):
 @pytest.mark.gpu
 def test_more_than_2_to_the_31_elements(rng):
     n = 2**31 + 1000
-    d = pygpu.zeros(n, dtype=np.int8)
+    d = pygpu.zeros(n, dtype=np.int32)
     pygpu.add_one(d)
     tail = d[-2000:].copy_to_host()
     assert (tail == 1).all()
