@@ -16,29 +16,43 @@
 /* ---- dtypes and shapes ------------------------------------------------------ */
 
 static const char supported_dtypes[] =
-    "bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, "
-    "float16, float32, float64, complex64 and complex128";
+  "bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, "
+  "float16, float32, float64, complex64 and complex128";
 
 int
 pg_check_dtype(PyArray_Descr *descr)
 {
     switch (descr->type_num) {
-    case NPY_BOOL: case NPY_BYTE: case NPY_UBYTE: case NPY_SHORT:
-    case NPY_USHORT: case NPY_INT: case NPY_UINT: case NPY_LONG:
-    case NPY_ULONG: case NPY_LONGLONG: case NPY_ULONGLONG: case NPY_HALF:
-    case NPY_FLOAT: case NPY_DOUBLE: case NPY_CFLOAT: case NPY_CDOUBLE:
+    case NPY_BOOL:
+    case NPY_BYTE:
+    case NPY_UBYTE:
+    case NPY_SHORT:
+    case NPY_USHORT:
+    case NPY_INT:
+    case NPY_UINT:
+    case NPY_LONG:
+    case NPY_ULONG:
+    case NPY_LONGLONG:
+    case NPY_ULONGLONG:
+    case NPY_HALF:
+    case NPY_FLOAT:
+    case NPY_DOUBLE:
+    case NPY_CFLOAT:
+    case NPY_CDOUBLE:
         if (!PyArray_ISNBO(descr->byteorder)) {
             PyErr_Format(PyExc_TypeError,
                          "pygpu arrays use the native byte order; got dtype %R "
                          "(convert it with .astype(%R.newbyteorder('=')))",
-                         (PyObject *)descr, (PyObject *)descr);
+                         (PyObject *)descr,
+                         (PyObject *)descr);
             return -1;
         }
         return 0;
     default:
         PyErr_Format(PyExc_TypeError,
                      "pygpu does not support dtype %R; supported dtypes are %s",
-                     (PyObject *)descr, supported_dtypes);
+                     (PyObject *)descr,
+                     supported_dtypes);
         return -1;
     }
 }
@@ -85,7 +99,8 @@ pg_parse_shape(PyObject *obj, npy_intp *shape)
     if (nd > PG_MAXDIMS) {
         PyErr_Format(PyExc_ValueError,
                      "shape has %zd dimensions; pygpu arrays have at most %d",
-                     nd, PG_MAXDIMS);
+                     nd,
+                     PG_MAXDIMS);
         goto error;
     }
     for (Py_ssize_t i = 0; i < nd; i++) {
@@ -93,7 +108,8 @@ pg_parse_shape(PyObject *obj, npy_intp *shape)
         if (PyBool_Check(item) || !PyIndex_Check(item)) {
             PyErr_Format(PyExc_TypeError,
                          "shape must be a tuple of ints; item %zd is %.100s",
-                         i, Py_TYPE(item)->tp_name);
+                         i,
+                         Py_TYPE(item)->tp_name);
             goto error;
         }
         shape[i] = PyNumber_AsSsize_t(item, PyExc_OverflowError);
@@ -102,13 +118,15 @@ pg_parse_shape(PyObject *obj, npy_intp *shape)
                 PyErr_Clear();
                 PyErr_Format(PyExc_ValueError,
                              "shape %R is too large: dimension %zd does not "
-                             "fit in 64 bits", obj, i);
+                             "fit in 64 bits",
+                             obj,
+                             i);
             }
             goto error;
         }
         if (shape[i] < 0) {
-            PyErr_Format(PyExc_ValueError,
-                         "negative dimensions are not allowed: shape %R", obj);
+            PyErr_Format(
+              PyExc_ValueError, "negative dimensions are not allowed: shape %R", obj);
             goto error;
         }
     }
@@ -139,7 +157,9 @@ checked_nbytes(int nd, const npy_intp *shape, npy_intp itemsize)
             if (t != NULL) {
                 PyErr_Format(PyExc_ValueError,
                              "array is too big: shape %R with itemsize %zd needs "
-                             "more than 2**63 bytes", t, (Py_ssize_t)itemsize);
+                             "more than 2**63 bytes",
+                             t,
+                             (Py_ssize_t)itemsize);
                 Py_DECREF(t);
             }
             return -1;
@@ -180,7 +200,10 @@ contiguity(int nd, const npy_intp *shape, const npy_intp *strides, npy_intp item
 }
 
 static void
-dense_strides(int nd, const npy_intp *shape, npy_intp itemsize, int fortran,
+dense_strides(int nd,
+              const npy_intp *shape,
+              npy_intp itemsize,
+              int fortran,
               npy_intp *strides)
 {
     npy_intp sd = itemsize;
@@ -194,8 +217,12 @@ dense_strides(int nd, const npy_intp *shape, npy_intp itemsize, int fortran,
 /* Two dense layouts that put every element at the same offset: one memcpy
  * copies either into the other. */
 int
-pg_same_dense_layout(int nd, const npy_intp *shape, const npy_intp *sa,
-                  int flags_a, const npy_intp *sb, int flags_b)
+pg_same_dense_layout(int nd,
+                     const npy_intp *shape,
+                     const npy_intp *sa,
+                     int flags_a,
+                     const npy_intp *sb,
+                     int flags_b)
 {
     if (!(flags_a & PG_CONTIG) || !(flags_b & PG_CONTIG)) {
         return 0;
@@ -211,8 +238,11 @@ pg_same_dense_layout(int nd, const npy_intp *shape, const npy_intp *sa,
 /* ---- construction -------------------------------------------------------- */
 
 static pg_array *
-array_alloc_struct(PyTypeObject *type, int nd, const npy_intp *shape,
-                   const npy_intp *strides, PyArray_Descr *descr)
+array_alloc_struct(PyTypeObject *type,
+                   int nd,
+                   const npy_intp *shape,
+                   const npy_intp *strides,
+                   PyArray_Descr *descr)
 {
     pg_array *a = (pg_array *)type->tp_alloc(type, 0);
     if (a == NULL) {
@@ -228,8 +258,12 @@ array_alloc_struct(PyTypeObject *type, int nd, const npy_intp *shape,
 }
 
 static pg_array *
-array_empty_typed(pg_state *st, PyTypeObject *type, int nd, const npy_intp *shape,
-                  PyArray_Descr *descr, int fortran)
+array_empty_typed(pg_state *st,
+                  PyTypeObject *type,
+                  int nd,
+                  const npy_intp *shape,
+                  PyArray_Descr *descr,
+                  int fortran)
 {
     npy_intp strides[PG_MAXDIMS];
     const pg_backend *rt = pg_get_rt(st);
@@ -252,10 +286,9 @@ array_empty_typed(pg_state *st, PyTypeObject *type, int nd, const npy_intp *shap
         return NULL;
     }
     if (nbytes > 0) {
-        Py_BEGIN_ALLOW_THREADS
-        err = pg_rt_alloc(&ptr, (size_t)nbytes, &device);
-        Py_END_ALLOW_THREADS
-        if (err == PG_ERR_MEMORY_ALLOCATION) {
+        Py_BEGIN_ALLOW_THREADS err = pg_rt_alloc(&ptr, (size_t)nbytes, &device);
+        Py_END_ALLOW_THREADS if (err == PG_ERR_MEMORY_ALLOCATION)
+        {
             pg_raise_oom(st, err, "cudaMalloc", (size_t)nbytes, device);
             goto error;
         }
@@ -278,7 +311,10 @@ error:
 }
 
 pg_array *
-pg_array_empty(pg_state *st, int nd, const npy_intp *shape, PyArray_Descr *descr,
+pg_array_empty(pg_state *st,
+               int nd,
+               const npy_intp *shape,
+               PyArray_Descr *descr,
                int fortran)
 {
     return array_empty_typed(st, st->DeviceArrayType, nd, shape, descr, fortran);
@@ -286,11 +322,15 @@ pg_array_empty(pg_state *st, int nd, const npy_intp *shape, PyArray_Descr *descr
 
 /* A view of src's memory with the given geometry. */
 static pg_array *
-array_view(pg_state *st, pg_array *src, char *data, int nd, const npy_intp *shape,
+array_view(pg_state *st,
+           pg_array *src,
+           char *data,
+           int nd,
+           const npy_intp *shape,
            const npy_intp *strides)
 {
-    pg_array *v = array_alloc_struct(st->DeviceArrayType, nd, shape, strides,
-                                     src->descr);
+    pg_array *v =
+      array_alloc_struct(st->DeviceArrayType, nd, shape, strides, src->descr);
     if (v == NULL) {
         return NULL;
     }
@@ -310,15 +350,16 @@ Array_dealloc(PyObject *self)
     }
     if (a->alloc != NULL && !pg_is_finalizing()) {
         pg_err err;
-        Py_BEGIN_ALLOW_THREADS
-        err = pg_rt_release(a->alloc, a->alloc_size, a->device);
-        Py_END_ALLOW_THREADS
-        if (err != PG_SUCCESS) {
+        Py_BEGIN_ALLOW_THREADS err = pg_rt_release(a->alloc, a->alloc_size, a->device);
+        Py_END_ALLOW_THREADS if (err != PG_SUCCESS)
+        {
             PyObject *exc_type, *exc_value, *exc_tb;
             PyErr_Fetch(&exc_type, &exc_value, &exc_tb);
-            if (PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
+            if (PyErr_WarnFormat(PyExc_RuntimeWarning,
+                                 1,
                                  "pygpu: freeing %zu bytes of device memory "
-                                 "failed: %s", a->alloc_size,
+                                 "failed: %s",
+                                 a->alloc_size,
                                  pg_rt()->error_name(err)) < 0) {
                 PyErr_WriteUnraisable(self);
             }
@@ -350,17 +391,26 @@ standin(pg_array *a, int layout)
 {
     npy_intp strides[PG_MAXDIMS];
     if (layout != OWN_LAYOUT) {
-        dense_strides(a->nd, a->shape, PyDataType_ELSIZE(a->descr), layout == DENSE_F, strides);
+        dense_strides(
+          a->nd, a->shape, PyDataType_ELSIZE(a->descr), layout == DENSE_F, strides);
     }
     Py_INCREF(a->descr);
-    return PyArray_NewFromDescr(&PyArray_Type, a->descr, a->nd, a->shape,
+    return PyArray_NewFromDescr(&PyArray_Type,
+                                a->descr,
+                                a->nd,
+                                a->shape,
                                 layout == OWN_LAYOUT ? a->strides : strides,
-                                standin_base(a), 0, NULL);
+                                standin_base(a),
+                                0,
+                                NULL);
 }
 
 /* getattr(standin(a, layout), method)(*args, **kwargs) */
 static PyObject *
-standin_call(pg_array *a, int layout, const char *method, PyObject *args,
+standin_call(pg_array *a,
+             int layout,
+             const char *method,
+             PyObject *args,
              PyObject *kwargs)
 {
     PyObject *sa = standin(a, layout), *meth = NULL, *res = NULL;
@@ -389,11 +439,13 @@ view_from_standin(pg_state *st, pg_array *a, PyObject *res)
     if (PyArray_NDIM(r) > PG_MAXDIMS) {
         return PyErr_Format(PyExc_ValueError,
                             "the result would have %d dimensions; pygpu arrays "
-                            "have at most %d", PyArray_NDIM(r), PG_MAXDIMS);
+                            "have at most %d",
+                            PyArray_NDIM(r),
+                            PG_MAXDIMS);
     }
     data = a->data == NULL ? NULL : a->data + (PyArray_BYTES(r) - standin_base(a));
-    return (PyObject *)array_view(st, a, data, PyArray_NDIM(r), PyArray_DIMS(r),
-                                  PyArray_STRIDES(r));
+    return (PyObject *)array_view(
+      st, a, data, PyArray_NDIM(r), PyArray_DIMS(r), PyArray_STRIDES(r));
 }
 
 /* ---- copies ----------------------------------------------------------------- */
@@ -421,10 +473,9 @@ memcpy_checked(pg_state *st, void *dst, const void *src, size_t n, int kind)
     if (n == 0) {
         return 0;
     }
-    Py_BEGIN_ALLOW_THREADS
-    err = rt->memcpy(dst, src, n, kind);
-    Py_END_ALLOW_THREADS
-    if (err != PG_SUCCESS) {
+    Py_BEGIN_ALLOW_THREADS err = rt->memcpy(dst, src, n, kind);
+    Py_END_ALLOW_THREADS if (err != PG_SUCCESS)
+    {
         pg_raise(st, err, "cudaMemcpy");
         return -1;
     }
@@ -441,10 +492,13 @@ pg_array_copy_into(pg_state *st, pg_array *dst, pg_array *src, pg_stream stream)
     if (pg_array_size(dst) == 0) {
         return 0;
     }
-    if (pg_same_dense_layout(dst->nd, dst->shape, dst->strides, dst->flags,
-                          src->strides, src->flags)) {
-        return memcpy_checked(st, dst->data, src->data,
-                              (size_t)pg_array_size(dst) * PyDataType_ELSIZE(dst->descr),
+    if (pg_same_dense_layout(
+          dst->nd, dst->shape, dst->strides, dst->flags, src->strides, src->flags)) {
+        return memcpy_checked(st,
+                              dst->data,
+                              src->data,
+                              (size_t)pg_array_size(dst) *
+                                PyDataType_ELSIZE(dst->descr),
                               PG_MEMCPY_D2D);
     }
     for (int i = 0; i < dst->nd; i++) {
@@ -455,8 +509,14 @@ pg_array_copy_into(pg_state *st, pg_array *dst, pg_array *src, pg_stream stream)
     if (pg_device_push(st, rt, dst->device, &prev) < 0) {
         return -1;
     }
-    err = rt->kernels->copy_strided((int)PyDataType_ELSIZE(dst->descr), dst->nd, shape,
-                                    src->data, ss, dst->data, ds, stream);
+    err = rt->kernels->copy_strided((int)PyDataType_ELSIZE(dst->descr),
+                                    dst->nd,
+                                    shape,
+                                    src->data,
+                                    ss,
+                                    dst->data,
+                                    ds,
+                                    stream);
     pg_device_pop(rt, prev);
     if (err != PG_SUCCESS) {
         pg_raise(st, err, "copy_strided kernel launch");
@@ -478,14 +538,17 @@ copy_from_host(pg_state *st, pg_array *dst, PyArrayObject *src)
     }
     if (dst->flags & PG_CONTIG) {
         int src_flags = PyArray_FLAGS(src) & PG_CONTIG;
-        if (pg_same_dense_layout(dst->nd, dst->shape, dst->strides, dst->flags,
-                              PyArray_STRIDES(src), src_flags)) {
-            return memcpy_checked(st, dst->data, PyArray_DATA(src), nbytes,
-                                  PG_MEMCPY_H2D);
+        if (pg_same_dense_layout(dst->nd,
+                                 dst->shape,
+                                 dst->strides,
+                                 dst->flags,
+                                 PyArray_STRIDES(src),
+                                 src_flags)) {
+            return memcpy_checked(
+              st, dst->data, PyArray_DATA(src), nbytes, PG_MEMCPY_H2D);
         }
         tmp = (PyArrayObject *)PyArray_NewCopy(
-            src, (dst->flags & NPY_ARRAY_C_CONTIGUOUS) ? NPY_CORDER
-                                                        : NPY_FORTRANORDER);
+          src, (dst->flags & NPY_ARRAY_C_CONTIGUOUS) ? NPY_CORDER : NPY_FORTRANORDER);
         if (tmp == NULL) {
             return -1;
         }
@@ -502,8 +565,8 @@ copy_from_host(pg_state *st, pg_array *dst, PyArrayObject *src)
     if (staging == NULL) {
         goto done;
     }
-    if (memcpy_checked(st, staging->data, PyArray_DATA(tmp), nbytes,
-                       PG_MEMCPY_H2D) < 0) {
+    if (memcpy_checked(st, staging->data, PyArray_DATA(tmp), nbytes, PG_MEMCPY_H2D) <
+        0) {
         goto done;
     }
     rc = pg_array_copy_into(st, dst, staging, NULL);
@@ -532,15 +595,18 @@ copy_to_host(pg_state *st, pg_array *src, PyArrayObject *out)
         }
         src = dense;
     }
-    if (pg_same_dense_layout(src->nd, src->shape, src->strides, src->flags,
-                          PyArray_STRIDES(out), PyArray_FLAGS(out) & PG_CONTIG)) {
+    if (pg_same_dense_layout(src->nd,
+                             src->shape,
+                             src->strides,
+                             src->flags,
+                             PyArray_STRIDES(out),
+                             PyArray_FLAGS(out) & PG_CONTIG)) {
         rc = memcpy_checked(st, PyArray_DATA(out), src->data, nbytes, PG_MEMCPY_D2H);
         goto done;
     }
     Py_INCREF(src->descr);
-    tmp = (PyArrayObject *)PyArray_NewFromDescr(&PyArray_Type, src->descr, src->nd,
-                                                src->shape, src->strides, NULL,
-                                                0, NULL);
+    tmp = (PyArrayObject *)PyArray_NewFromDescr(
+      &PyArray_Type, src->descr, src->nd, src->shape, src->strides, NULL, 0, NULL);
     if (tmp == NULL) {
         goto done;
     }
@@ -555,7 +621,10 @@ done:
 }
 
 static int
-check_same_shape(const char *what, int nd_a, const npy_intp *a, int nd_b,
+check_same_shape(const char *what,
+                 int nd_a,
+                 const npy_intp *a,
+                 int nd_b,
                  const npy_intp *b)
 {
     PyObject *sa = NULL, *sb = NULL;
@@ -584,7 +653,9 @@ check_same_dtype(const char *what, PyArray_Descr *a, PyArray_Descr *b)
     }
     PyErr_Format(PyExc_TypeError,
                  "%s: dtype mismatch: %R and %R (convert one with .astype())",
-                 what, (PyObject *)a, (PyObject *)b);
+                 what,
+                 (PyObject *)a,
+                 (PyObject *)b);
     return -1;
 }
 
@@ -601,8 +672,8 @@ host_array(PyObject *obj, PyArray_Descr *dtype)
         return NULL;
     }
     if (!PyArray_ISNBO(PyArray_DESCR(arr)->byteorder)) {
-        PyArray_Descr *native = PyArray_DescrNewByteorder(PyArray_DESCR(arr),
-                                                          NPY_NATIVE);
+        PyArray_Descr *native =
+          PyArray_DescrNewByteorder(PyArray_DESCR(arr), NPY_NATIVE);
         PyArrayObject *conv = NULL;
         if (native != NULL) {
             conv = (PyArrayObject *)PyArray_FromArray(arr, native, 0);
@@ -616,7 +687,8 @@ host_array(PyObject *obj, PyArray_Descr *dtype)
     if (PyArray_NDIM(arr) > PG_MAXDIMS) {
         PyErr_Format(PyExc_ValueError,
                      "array has %d dimensions; pygpu arrays have at most %d",
-                     PyArray_NDIM(arr), PG_MAXDIMS);
+                     PyArray_NDIM(arr),
+                     PG_MAXDIMS);
         Py_DECREF(arr);
         return NULL;
     }
@@ -637,8 +709,8 @@ pg_array_from_host(pg_state *st, PyObject *obj, PyArray_Descr *dtype)
         return NULL;
     }
     fortran = PyArray_IS_F_CONTIGUOUS(arr) && !PyArray_IS_C_CONTIGUOUS(arr);
-    a = pg_array_empty(st, PyArray_NDIM(arr), PyArray_DIMS(arr), PyArray_DESCR(arr),
-                       fortran);
+    a = pg_array_empty(
+      st, PyArray_NDIM(arr), PyArray_DIMS(arr), PyArray_DESCR(arr), fortran);
     if (a != NULL && copy_from_host(st, a, arr) < 0) {
         Py_CLEAR(a);
     }
@@ -661,7 +733,8 @@ assign(pg_state *st, pg_array *dst, PyObject *obj, const char *what)
         return pg_array_copy_into(st, dst, src, NULL);
     }
     if (PyArray_Check(obj)) {
-        if (check_same_dtype(what, dst->descr, PyArray_DESCR((PyArrayObject *)obj)) < 0) {
+        if (check_same_dtype(what, dst->descr, PyArray_DESCR((PyArrayObject *)obj)) <
+            0) {
             return -1;
         }
         arr = host_array(obj, NULL);
@@ -683,8 +756,8 @@ assign(pg_state *st, pg_array *dst, PyObject *obj, const char *what)
         }
         Py_SETREF(arr, full);
     }
-    rc = check_same_shape(what, dst->nd, dst->shape, PyArray_NDIM(arr),
-                          PyArray_DIMS(arr));
+    rc =
+      check_same_shape(what, dst->nd, dst->shape, PyArray_NDIM(arr), PyArray_DIMS(arr));
     if (rc == 0) {
         rc = copy_from_host(st, dst, arr);
     }
@@ -695,16 +768,24 @@ assign(pg_state *st, pg_array *dst, PyObject *obj, const char *what)
 /* ---- argument parsing ------------------------------------------------------- */
 
 int
-pg_parse_args(const char *fname, PyObject *const *args, Py_ssize_t nargs,
-              PyObject *kwnames, const char *const *names, int n, int required,
+pg_parse_args(const char *fname,
+              PyObject *const *args,
+              Py_ssize_t nargs,
+              PyObject *kwnames,
+              const char *const *names,
+              int n,
+              int required,
               PyObject **out)
 {
     for (int i = 0; i < n; i++) {
         out[i] = NULL;
     }
     if (nargs > n) {
-        PyErr_Format(PyExc_TypeError, "%s() takes at most %d arguments (%zd given)",
-                     fname, n, nargs);
+        PyErr_Format(PyExc_TypeError,
+                     "%s() takes at most %d arguments (%zd given)",
+                     fname,
+                     n,
+                     nargs);
         return -1;
     }
     for (Py_ssize_t i = 0; i < nargs; i++) {
@@ -725,12 +806,15 @@ pg_parse_args(const char *fname, PyObject *const *args, Py_ssize_t nargs,
             if (i == n) {
                 PyErr_Format(PyExc_TypeError,
                              "%s() got an unexpected keyword argument '%s'",
-                             fname, key);
+                             fname,
+                             key);
                 return -1;
             }
             if (out[i] != NULL) {
                 PyErr_Format(PyExc_TypeError,
-                             "%s() got multiple values for argument '%s'", fname, key);
+                             "%s() got multiple values for argument '%s'",
+                             fname,
+                             key);
                 return -1;
             }
             out[i] = args[nargs + k];
@@ -738,8 +822,8 @@ pg_parse_args(const char *fname, PyObject *const *args, Py_ssize_t nargs,
     }
     for (int i = 0; i < required; i++) {
         if (out[i] == NULL) {
-            PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'",
-                         fname, names[i]);
+            PyErr_Format(
+              PyExc_TypeError, "%s() missing required argument '%s'", fname, names[i]);
             return -1;
         }
     }
@@ -785,10 +869,12 @@ pg_tuple_from_array(PyObject *const *items, Py_ssize_t n)
 /* ---- methods -------------------------------------------------------------- */
 
 static PyObject *
-Array_copy_to_host(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+Array_copy_to_host(PyObject *self,
+                   PyObject *const *args,
+                   Py_ssize_t nargs,
                    PyObject *kwnames)
 {
-    static const char *const names[] = {"out", "stream"};
+    static const char *const names[] = { "out", "stream" };
     pg_state *st = STATE_OR_NULL(self);
     pg_array *a = ARR(self);
     PyObject *argv[2];
@@ -805,8 +891,9 @@ Array_copy_to_host(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                                 Py_TYPE(argv[0])->tp_name);
         }
         out = (PyArrayObject *)argv[0];
-        if (check_same_shape("copy_to_host", PyArray_NDIM(out), PyArray_DIMS(out),
-                             a->nd, a->shape) < 0 ||
+        if (check_same_shape(
+              "copy_to_host", PyArray_NDIM(out), PyArray_DIMS(out), a->nd, a->shape) <
+              0 ||
             check_same_dtype("copy_to_host", PyArray_DESCR(out), a->descr) < 0 ||
             PyArray_FailUnlessWriteable(out, "out") < 0) {
             return NULL;
@@ -817,9 +904,11 @@ Array_copy_to_host(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
         return Py_NewRef(argv[0]);
     }
     Py_INCREF(a->descr);
-    out = (PyArrayObject *)PyArray_Empty(
-        a->nd, a->shape, a->descr,
-        (a->flags & NPY_ARRAY_F_CONTIGUOUS) && !(a->flags & NPY_ARRAY_C_CONTIGUOUS));
+    out = (PyArrayObject *)PyArray_Empty(a->nd,
+                                         a->shape,
+                                         a->descr,
+                                         (a->flags & NPY_ARRAY_F_CONTIGUOUS) &&
+                                           !(a->flags & NPY_ARRAY_C_CONTIGUOUS));
     if (out == NULL) {
         return NULL;
     }
@@ -831,10 +920,12 @@ Array_copy_to_host(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
 }
 
 static PyObject *
-Array_copy_to_device(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+Array_copy_to_device(PyObject *self,
+                     PyObject *const *args,
+                     Py_ssize_t nargs,
                      PyObject *kwnames)
 {
-    static const char *const names[] = {"ary", "stream"};
+    static const char *const names[] = { "ary", "stream" };
     pg_state *st = STATE_OR_NULL(self);
     PyObject *argv[2];
     if (st == NULL ||
@@ -859,20 +950,19 @@ pg_array_copy(pg_state *st, pg_array *a, int fortran)
 }
 
 static PyObject *
-Array_copy(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-           PyObject *kwnames)
+Array_copy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = {"order"};
+    static const char *const names[] = { "order" };
     pg_state *st = STATE_OR_NULL(self);
     PyObject *argv[1];
     int fortran = 0;
-    if (st == NULL || pg_parse_args("copy", args, nargs, kwnames, names, 1, 0, argv) < 0 ||
+    if (st == NULL ||
+        pg_parse_args("copy", args, nargs, kwnames, names, 1, 0, argv) < 0 ||
         parse_order(argv[0], &fortran) < 0) {
         return NULL;
     }
     return pg_array_copy(st, ARR(self), fortran);
 }
-
 
 /* A view of a with a new shape; a dense copy first when no view can have it. */
 static PyObject *
@@ -911,7 +1001,9 @@ done:
 }
 
 static PyObject *
-Array_reshape(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+Array_reshape(PyObject *self,
+              PyObject *const *args,
+              Py_ssize_t nargs,
               PyObject *kwnames)
 {
     pg_state *st = STATE_OR_NULL(self);
@@ -926,13 +1018,15 @@ Array_reshape(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
             if (PyUnicode_CompareWithASCIIString(key, "order") == 0) {
                 order = args[nargs + k];
             }
-            else if (PyUnicode_CompareWithASCIIString(key, "shape") == 0 && nargs == 0) {
+            else if (PyUnicode_CompareWithASCIIString(key, "shape") == 0 &&
+                     nargs == 0) {
                 shape = Py_NewRef(args[nargs + k]);
             }
             else {
                 return PyErr_Format(PyExc_TypeError,
                                     "reshape() got an unexpected keyword "
-                                    "argument %R", key);
+                                    "argument %R",
+                                    key);
             }
         }
     }
@@ -954,7 +1048,8 @@ Array_reshape(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
         (PyBool_Check(shape) || !PyIndex_Check(shape))) {
         PyErr_Format(PyExc_TypeError,
                      "reshape() takes a shape: an int or a tuple of ints, "
-                     "not %.100s", Py_TYPE(shape)->tp_name);
+                     "not %.100s",
+                     Py_TYPE(shape)->tp_name);
     }
     else {
         res = reshape_impl(st, ARR(self), shape, fortran);
@@ -964,14 +1059,14 @@ Array_reshape(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
 }
 
 static PyObject *
-Array_ravel(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-            PyObject *kwnames)
+Array_ravel(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = {"order"};
+    static const char *const names[] = { "order" };
     pg_state *st = STATE_OR_NULL(self);
     PyObject *argv[1], *shape = NULL, *res = NULL;
     int fortran = 0;
-    if (st == NULL || pg_parse_args("ravel", args, nargs, kwnames, names, 1, 0, argv) < 0 ||
+    if (st == NULL ||
+        pg_parse_args("ravel", args, nargs, kwnames, names, 1, 0, argv) < 0 ||
         parse_order(argv[0], &fortran) < 0) {
         return NULL;
     }
@@ -1001,7 +1096,9 @@ transpose_impl(pg_state *st, pg_array *a, PyObject *axes)
 }
 
 static PyObject *
-Array_transpose(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+Array_transpose(PyObject *self,
+                PyObject *const *args,
+                Py_ssize_t nargs,
                 PyObject *kwnames)
 {
     pg_state *st = STATE_OR_NULL(self);
@@ -1041,7 +1138,8 @@ Array_item(PyObject *self, PyObject *Py_UNUSED(ignored))
     if (pg_array_size(a) != 1) {
         PyErr_Format(PyExc_ValueError,
                      "can only convert an array of size 1 to a Python scalar; "
-                     "this one has size %zd", (Py_ssize_t)pg_array_size(a));
+                     "this one has size %zd",
+                     (Py_ssize_t)pg_array_size(a));
         return NULL;
     }
     Py_INCREF(a->descr);
@@ -1117,7 +1215,8 @@ Array_getitem(PyObject *self, PyObject *key)
         if (!basic_index_item(key)) {
             goto advanced;
         }
-        full_key = key == Py_Ellipsis ? Py_NewRef(key) : PyTuple_Pack(2, key, Py_Ellipsis);
+        full_key =
+          key == Py_Ellipsis ? Py_NewRef(key) : PyTuple_Pack(2, key, Py_Ellipsis);
     }
     if (full_key == NULL) {
         return NULL;
@@ -1248,7 +1347,9 @@ Array_repr(PyObject *self)
         return NULL;
     }
     r = PyUnicode_FromFormat("<pygpu.DeviceArray shape=%R dtype=%S device=%d%s>",
-                             shape, (PyObject *)a->descr, a->device,
+                             shape,
+                             (PyObject *)a->descr,
+                             a->device,
                              rt != NULL && rt->is_simulator ? " (simulated)" : "");
     Py_DECREF(shape);
     return r;
@@ -1269,11 +1370,13 @@ Array_get(PyObject *self, void *closure)
     case 7: return PyLong_FromVoidPtr(a->data);
     case 8: return Py_NewRef(a->base != NULL ? a->base : Py_None);
     case 9:
-        return Py_BuildValue("{sOsOsO}", "C_CONTIGUOUS",
+        return Py_BuildValue("{sOsOsO}",
+                             "C_CONTIGUOUS",
                              (a->flags & NPY_ARRAY_C_CONTIGUOUS) ? Py_True : Py_False,
                              "F_CONTIGUOUS",
                              (a->flags & NPY_ARRAY_F_CONTIGUOUS) ? Py_True : Py_False,
-                             "OWNDATA", a->base == NULL ? Py_True : Py_False);
+                             "OWNDATA",
+                             a->base == NULL ? Py_True : Py_False);
     case 10: {
         pg_state *st = STATE_OR_NULL(self);
         return st == NULL ? NULL : pg_device_new(st, a->device);
@@ -1301,20 +1404,20 @@ Array_is_f_contiguous(PyObject *self, PyObject *Py_UNUSED(ignored))
 static PyObject *
 Array_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"shape", "dtype", "order", NULL};
+    static char *kwlist[] = { "shape", "dtype", "order", NULL };
     pg_state *st = pg_state_of_type(type);
     PyObject *shape_obj = NULL, *dtype_obj = NULL, *order = NULL;
     PyArray_Descr *descr = NULL;
     npy_intp shape[PG_MAXDIMS];
     pg_array *a = NULL;
     int nd, fortran = 0;
-    if (st == NULL || !PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:DeviceArray",
-                                                   kwlist, &shape_obj, &dtype_obj,
-                                                   &order)) {
+    if (st == NULL ||
+        !PyArg_ParseTupleAndKeywords(
+          args, kwargs, "O|OO:DeviceArray", kwlist, &shape_obj, &dtype_obj, &order)) {
         return NULL;
     }
-    if ((nd = pg_parse_shape(shape_obj, shape)) < 0 || parse_order(order, &fortran) < 0 ||
-        (descr = parse_dtype(dtype_obj)) == NULL) {
+    if ((nd = pg_parse_shape(shape_obj, shape)) < 0 ||
+        parse_order(order, &fortran) < 0 || (descr = parse_dtype(dtype_obj)) == NULL) {
         return NULL;
     }
     a = array_empty_typed(st, type, nd, shape, descr, fortran);
@@ -1323,92 +1426,124 @@ Array_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 }
 
 static PyGetSetDef Array_getset[] = {
-    {"shape", Array_get, NULL, "Tuple of dimensions.", (void *)0},
-    {"strides", Array_get, NULL, "Tuple of byte steps per dimension.", (void *)1},
-    {"dtype", Array_get, NULL, "Element type, a numpy.dtype.", (void *)2},
-    {"size", Array_get, NULL, "Number of elements.", (void *)3},
-    {"nbytes", Array_get, NULL, "Bytes the elements take.", (void *)4},
-    {"ndim", Array_get, NULL, "Number of dimensions.", (void *)5},
-    {"itemsize", Array_get, NULL, "Bytes per element.", (void *)6},
-    {"ptr", Array_get, NULL, "Device address of the first element, an int.",
-     (void *)7},
-    {"base", Array_get, NULL, "The array that owns the memory of a view, else None.",
-     (void *)8},
-    {"flags", Array_get, NULL,
-     "Dict with C_CONTIGUOUS, F_CONTIGUOUS and OWNDATA.", (void *)9},
-    {"device", Array_get, NULL, "The Device holding the array.", (void *)10},
-    {"T", Array_get, NULL, "Transposed view.", (void *)11},
-    {NULL},
+    { "shape", Array_get, NULL, "Tuple of dimensions.", (void *)0 },
+    { "strides", Array_get, NULL, "Tuple of byte steps per dimension.", (void *)1 },
+    { "dtype", Array_get, NULL, "Element type, a numpy.dtype.", (void *)2 },
+    { "size", Array_get, NULL, "Number of elements.", (void *)3 },
+    { "nbytes", Array_get, NULL, "Bytes the elements take.", (void *)4 },
+    { "ndim", Array_get, NULL, "Number of dimensions.", (void *)5 },
+    { "itemsize", Array_get, NULL, "Bytes per element.", (void *)6 },
+    { "ptr",
+      Array_get,
+      NULL,
+      "Device address of the first element, an int.",
+      (void *)7 },
+    { "base",
+      Array_get,
+      NULL,
+      "The array that owns the memory of a view, else None.",
+      (void *)8 },
+    { "flags",
+      Array_get,
+      NULL,
+      "Dict with C_CONTIGUOUS, F_CONTIGUOUS and OWNDATA.",
+      (void *)9 },
+    { "device", Array_get, NULL, "The Device holding the array.", (void *)10 },
+    { "T", Array_get, NULL, "Transposed view.", (void *)11 },
+    { NULL },
 };
 
 static PyMethodDef Array_methods[] = {
-    {"copy_to_host", (PyCFunction)(void (*)(void))Array_copy_to_host,
-     METH_FASTCALL | METH_KEYWORDS,
-     "copy_to_host($self, /, out=None, stream=None)\n--\n\n"
-     "Copy to the host: a new numpy.ndarray, or into `out` (same shape and dtype)."},
-    {"get", (PyCFunction)(void (*)(void))Array_copy_to_host,
-     METH_FASTCALL | METH_KEYWORDS,
-     "get($self, /, out=None, stream=None)\n--\n\nSame as copy_to_host (CuPy's name)."},
-    {"copy_to_device", (PyCFunction)(void (*)(void))Array_copy_to_device,
-     METH_FASTCALL | METH_KEYWORDS,
-     "copy_to_device($self, /, ary, stream=None)\n--\n\n"
-     "Copy `ary` (a DeviceArray or host array of the same shape and dtype) into "
-     "this array."},
-    {"set", (PyCFunction)(void (*)(void))Array_copy_to_device,
-     METH_FASTCALL | METH_KEYWORDS,
-     "set($self, /, ary, stream=None)\n--\n\nSame as copy_to_device (CuPy's name)."},
-    {"copy", (PyCFunction)(void (*)(void))Array_copy, METH_FASTCALL | METH_KEYWORDS,
-     "copy($self, /, order='C')\n--\n\nA new device array with the same contents."},
-    {"reshape", (PyCFunction)(void (*)(void))Array_reshape,
-     METH_FASTCALL | METH_KEYWORDS,
-     "reshape($self, /, *shape, order='C')\n--\n\n"
-     "A view with a new shape, or a copy where no view can have it (as NumPy)."},
-    {"ravel", (PyCFunction)(void (*)(void))Array_ravel, METH_FASTCALL | METH_KEYWORDS,
-     "ravel($self, /, order='C')\n--\n\nA 1-D view, or copy where needed."},
-    {"transpose", (PyCFunction)(void (*)(void))Array_transpose,
-     METH_FASTCALL | METH_KEYWORDS,
-     "transpose($self, /, *axes)\n--\n\nA view with axes permuted."},
-    {"item", Array_item, METH_NOARGS,
-     "item($self, /)\n--\n\nThe element of a size-1 array as a Python scalar."},
-    {"is_c_contiguous", Array_is_c_contiguous, METH_NOARGS,
-     "is_c_contiguous($self, /)\n--\n\nTrue if laid out in C order."},
-    {"is_f_contiguous", Array_is_f_contiguous, METH_NOARGS,
-     "is_f_contiguous($self, /)\n--\n\nTrue if laid out in Fortran order."},
-    {"__array__", (PyCFunction)(void (*)(void))Array_array, METH_VARARGS | METH_KEYWORDS,
-     NULL},
-    {"__reduce__", Array_reduce, METH_NOARGS, NULL},
-    {NULL},
+    { "copy_to_host",
+      (PyCFunction)(void (*)(void))Array_copy_to_host,
+      METH_FASTCALL | METH_KEYWORDS,
+      "copy_to_host($self, /, out=None, stream=None)\n--\n\n"
+      "Copy to the host: a new numpy.ndarray, or into `out` (same shape and dtype)." },
+    { "get",
+      (PyCFunction)(void (*)(void))Array_copy_to_host,
+      METH_FASTCALL | METH_KEYWORDS,
+      "get($self, /, out=None, stream=None)\n--\n\nSame as copy_to_host (CuPy's "
+      "name)." },
+    { "copy_to_device",
+      (PyCFunction)(void (*)(void))Array_copy_to_device,
+      METH_FASTCALL | METH_KEYWORDS,
+      "copy_to_device($self, /, ary, stream=None)\n--\n\n"
+      "Copy `ary` (a DeviceArray or host array of the same shape and dtype) into "
+      "this array." },
+    { "set",
+      (PyCFunction)(void (*)(void))Array_copy_to_device,
+      METH_FASTCALL | METH_KEYWORDS,
+      "set($self, /, ary, stream=None)\n--\n\nSame as copy_to_device (CuPy's name)." },
+    { "copy",
+      (PyCFunction)(void (*)(void))Array_copy,
+      METH_FASTCALL | METH_KEYWORDS,
+      "copy($self, /, order='C')\n--\n\nA new device array with the same contents." },
+    { "reshape",
+      (PyCFunction)(void (*)(void))Array_reshape,
+      METH_FASTCALL | METH_KEYWORDS,
+      "reshape($self, /, *shape, order='C')\n--\n\n"
+      "A view with a new shape, or a copy where no view can have it (as NumPy)." },
+    { "ravel",
+      (PyCFunction)(void (*)(void))Array_ravel,
+      METH_FASTCALL | METH_KEYWORDS,
+      "ravel($self, /, order='C')\n--\n\nA 1-D view, or copy where needed." },
+    { "transpose",
+      (PyCFunction)(void (*)(void))Array_transpose,
+      METH_FASTCALL | METH_KEYWORDS,
+      "transpose($self, /, *axes)\n--\n\nA view with axes permuted." },
+    { "item",
+      Array_item,
+      METH_NOARGS,
+      "item($self, /)\n--\n\nThe element of a size-1 array as a Python scalar." },
+    { "is_c_contiguous",
+      Array_is_c_contiguous,
+      METH_NOARGS,
+      "is_c_contiguous($self, /)\n--\n\nTrue if laid out in C order." },
+    { "is_f_contiguous",
+      Array_is_f_contiguous,
+      METH_NOARGS,
+      "is_f_contiguous($self, /)\n--\n\nTrue if laid out in Fortran order." },
+    { "__array__",
+      (PyCFunction)(void (*)(void))Array_array,
+      METH_VARARGS | METH_KEYWORDS,
+      NULL },
+    { "__reduce__", Array_reduce, METH_NOARGS, NULL },
+    { NULL },
 };
 
 static PyMemberDef Array_members[] = {
-    {"__weaklistoffset__", Py_T_PYSSIZET, offsetof(pg_array, weakreflist), Py_READONLY},
-    {NULL},
+    { "__weaklistoffset__",
+      Py_T_PYSSIZET,
+      offsetof(pg_array, weakreflist),
+      Py_READONLY },
+    { NULL },
 };
 
 static PyType_Slot Array_slots[] = {
-    {Py_tp_new, Array_new},
-    {Py_tp_dealloc, Array_dealloc},
-    {Py_tp_repr, Array_repr},
-    {Py_tp_methods, Array_methods},
-    {Py_tp_getset, Array_getset},
-    {Py_tp_members, Array_members},
-    {Py_mp_subscript, Array_getitem},
-    {Py_mp_ass_subscript, Array_setitem},
-    {Py_mp_length, Array_length},
-    {Py_sq_length, Array_length},
-    {Py_sq_item, Array_sq_item},
-    {Py_tp_iter, Array_iter},
-    {Py_nb_bool, Array_bool},
-    {Py_nb_int, Array_int},
-    {Py_nb_float, Array_float},
-    {Py_nb_add, pg_array_add},
-    {Py_nb_inplace_add, pg_array_iadd},
-    {Py_nb_matrix_multiply, pg_array_matmul},
-    {Py_tp_doc, "DeviceArray(shape, dtype=float64, order='C')\n--\n\n"
-                "An n-dimensional array in device memory (uninitialized when "
-                "made this way). Made by pygpu.cuda.to_device, pygpu.asarray, "
-                "pygpu.empty, zeros, ones, full."},
-    {0, NULL},
+    { Py_tp_new, Array_new },
+    { Py_tp_dealloc, Array_dealloc },
+    { Py_tp_repr, Array_repr },
+    { Py_tp_methods, Array_methods },
+    { Py_tp_getset, Array_getset },
+    { Py_tp_members, Array_members },
+    { Py_mp_subscript, Array_getitem },
+    { Py_mp_ass_subscript, Array_setitem },
+    { Py_mp_length, Array_length },
+    { Py_sq_length, Array_length },
+    { Py_sq_item, Array_sq_item },
+    { Py_tp_iter, Array_iter },
+    { Py_nb_bool, Array_bool },
+    { Py_nb_int, Array_int },
+    { Py_nb_float, Array_float },
+    { Py_nb_add, pg_array_add },
+    { Py_nb_inplace_add, pg_array_iadd },
+    { Py_nb_matrix_multiply, pg_array_matmul },
+    { Py_tp_doc,
+      "DeviceArray(shape, dtype=float64, order='C')\n--\n\n"
+      "An n-dimensional array in device memory (uninitialized when "
+      "made this way). Made by pygpu.cuda.to_device, pygpu.asarray, "
+      "pygpu.empty, zeros, ones, full." },
+    { 0, NULL },
 };
 
 PyType_Spec pg_array_spec = {
@@ -1423,7 +1558,10 @@ PyType_Spec pg_array_spec = {
 #define MODULE_STATE(m) pg_state_of_module(m)
 
 static PyObject *
-fill_new(pg_state *st, PyObject *shape_obj, PyObject *dtype_obj, PyObject *order,
+fill_new(pg_state *st,
+         PyObject *shape_obj,
+         PyObject *dtype_obj,
+         PyObject *order,
          PyObject *value)
 {
     npy_intp shape[PG_MAXDIMS];
@@ -1432,7 +1570,8 @@ fill_new(pg_state *st, PyObject *shape_obj, PyObject *dtype_obj, PyObject *order
     pg_array *a = NULL;
     int nd, fortran = 0;
     pg_err err = PG_SUCCESS;
-    if ((nd = pg_parse_shape(shape_obj, shape)) < 0 || parse_order(order, &fortran) < 0) {
+    if ((nd = pg_parse_shape(shape_obj, shape)) < 0 ||
+        parse_order(order, &fortran) < 0) {
         return NULL;
     }
     if (value != NULL && (dtype_obj == NULL || dtype_obj == Py_None)) {
@@ -1464,17 +1603,19 @@ fill_new(pg_state *st, PyObject *shape_obj, PyObject *dtype_obj, PyObject *order
         goto done;
     }
     if (v == NULL) {
-        Py_BEGIN_ALLOW_THREADS
-        err = pg_rt()->memset(a->data, 0, a->alloc_size);
-        Py_END_ALLOW_THREADS
-        if (err != PG_SUCCESS) {
+        Py_BEGIN_ALLOW_THREADS err = pg_rt()->memset(a->data, 0, a->alloc_size);
+        Py_END_ALLOW_THREADS if (err != PG_SUCCESS)
+        {
             pg_raise(st, err, "cudaMemset");
             Py_CLEAR(a);
         }
     }
     else {
-        err = pg_rt()->kernels->fill((int)PyDataType_ELSIZE(descr), a->data, pg_array_size(a),
-                                     PyArray_DATA(v), NULL);
+        err = pg_rt()->kernels->fill((int)PyDataType_ELSIZE(descr),
+                                     a->data,
+                                     pg_array_size(a),
+                                     PyArray_DATA(v),
+                                     NULL);
         if (err != PG_SUCCESS) {
             pg_raise(st, err, "fill kernel launch");
             Py_CLEAR(a);
@@ -1489,7 +1630,7 @@ done:
 static PyObject *
 mod_empty(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = {"shape", "dtype", "order"};
+    static const char *const names[] = { "shape", "dtype", "order" };
     pg_state *st = MODULE_STATE(m);
     PyObject *argv[3];
     npy_intp shape[PG_MAXDIMS];
@@ -1497,8 +1638,8 @@ mod_empty(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwname
     pg_array *a = NULL;
     int nd, fortran = 0;
     if (pg_parse_args("empty", args, nargs, kwnames, names, 3, 1, argv) < 0 ||
-        (nd = pg_parse_shape(argv[0], shape)) < 0 || parse_order(argv[2], &fortran) < 0 ||
-        (descr = parse_dtype(argv[1])) == NULL) {
+        (nd = pg_parse_shape(argv[0], shape)) < 0 ||
+        parse_order(argv[2], &fortran) < 0 || (descr = parse_dtype(argv[1])) == NULL) {
         return NULL;
     }
     a = pg_array_empty(st, nd, shape, descr, fortran);
@@ -1509,7 +1650,7 @@ mod_empty(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwname
 static PyObject *
 mod_zeros(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = {"shape", "dtype", "order"};
+    static const char *const names[] = { "shape", "dtype", "order" };
     PyObject *argv[3];
     if (pg_parse_args("zeros", args, nargs, kwnames, names, 3, 1, argv) < 0) {
         return NULL;
@@ -1520,7 +1661,7 @@ mod_zeros(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwname
 static PyObject *
 mod_full(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = {"shape", "fill_value", "dtype", "order"};
+    static const char *const names[] = { "shape", "fill_value", "dtype", "order" };
     PyObject *argv[4];
     if (pg_parse_args("full", args, nargs, kwnames, names, 4, 2, argv) < 0) {
         return NULL;
@@ -1531,7 +1672,7 @@ mod_full(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames
 static PyObject *
 mod_to_device(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = {"obj", "stream", "copy", "to"};
+    static const char *const names[] = { "obj", "stream", "copy", "to" };
     pg_state *st = MODULE_STATE(m);
     PyObject *argv[4];
     if (pg_parse_args("to_device", args, nargs, kwnames, names, 4, 1, argv) < 0 ||
@@ -1558,14 +1699,15 @@ mod_to_device(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw
 static PyObject *
 mod_asarray(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = {"obj", "dtype"};
+    static const char *const names[] = { "obj", "dtype" };
     pg_state *st = MODULE_STATE(m);
     PyObject *argv[2], *res = NULL;
     PyArray_Descr *descr = NULL;
     if (pg_parse_args("asarray", args, nargs, kwnames, names, 2, 1, argv) < 0) {
         return NULL;
     }
-    if (argv[1] != NULL && argv[1] != Py_None && (descr = parse_dtype(argv[1])) == NULL) {
+    if (argv[1] != NULL && argv[1] != Py_None &&
+        (descr = parse_dtype(argv[1])) == NULL) {
         return NULL;
     }
     if (pg_array_check(st, argv[0])) {
@@ -1591,7 +1733,7 @@ mod_asarray(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwna
 static PyObject *
 mod_asnumpy(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = {"a", "out", "stream"};
+    static const char *const names[] = { "a", "out", "stream" };
     pg_state *st = MODULE_STATE(m);
     PyObject *argv[3];
     if (pg_parse_args("asnumpy", args, nargs, kwnames, names, 3, 1, argv) < 0) {
@@ -1604,20 +1746,23 @@ mod_asnumpy(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwna
 }
 
 static PyObject *
-mod_device_array_like(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+mod_device_array_like(PyObject *m,
+                      PyObject *const *args,
+                      Py_ssize_t nargs,
                       PyObject *kwnames)
 {
-    static const char *const names[] = {"ary", "stream"};
+    static const char *const names[] = { "ary", "stream" };
     pg_state *st = MODULE_STATE(m);
     PyObject *argv[2];
-    if (pg_parse_args("device_array_like", args, nargs, kwnames, names, 2, 1, argv) < 0 ||
+    if (pg_parse_args("device_array_like", args, nargs, kwnames, names, 2, 1, argv) <
+          0 ||
         check_stream(argv[1]) < 0) {
         return NULL;
     }
     if (pg_array_check(st, argv[0])) {
         pg_array *a = ARR(argv[0]);
-        int fortran = (a->flags & NPY_ARRAY_F_CONTIGUOUS) &&
-                      !(a->flags & NPY_ARRAY_C_CONTIGUOUS);
+        int fortran =
+          (a->flags & NPY_ARRAY_F_CONTIGUOUS) && !(a->flags & NPY_ARRAY_C_CONTIGUOUS);
         return (PyObject *)pg_array_empty(st, a->nd, a->shape, a->descr, fortran);
     }
     if (PyArray_Check(argv[0])) {
@@ -1626,22 +1771,26 @@ mod_device_array_like(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
         if (pg_check_dtype(PyArray_DESCR(h)) < 0) {
             return NULL;
         }
-        return (PyObject *)pg_array_empty(st, PyArray_NDIM(h), PyArray_DIMS(h),
-                                          PyArray_DESCR(h), fortran);
+        return (PyObject *)pg_array_empty(
+          st, PyArray_NDIM(h), PyArray_DIMS(h), PyArray_DESCR(h), fortran);
     }
     return PyErr_Format(PyExc_TypeError,
                         "device_array_like() takes a DeviceArray or numpy.ndarray, "
-                        "not %.100s", Py_TYPE(argv[0])->tp_name);
+                        "not %.100s",
+                        Py_TYPE(argv[0])->tp_name);
 }
 
 static PyObject *
-mod_memory_allocated(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+mod_memory_allocated(PyObject *m,
+                     PyObject *const *args,
+                     Py_ssize_t nargs,
                      PyObject *kwnames)
 {
-    static const char *const names[] = {"device"};
+    static const char *const names[] = { "device" };
     PyObject *argv[1];
     int device = 0;
-    if (pg_parse_args("memory_allocated", args, nargs, kwnames, names, 1, 0, argv) < 0) {
+    if (pg_parse_args("memory_allocated", args, nargs, kwnames, names, 1, 0, argv) <
+        0) {
         return NULL;
     }
     if (argv[0] != NULL && argv[0] != Py_None) {
@@ -1662,27 +1811,35 @@ mod_memory_allocated(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
 #define FASTKW(f) (PyCFunction)(void (*)(void))(f), METH_FASTCALL | METH_KEYWORDS
 
 PyMethodDef pg_array_functions[] = {
-    {"empty", FASTKW(mod_empty),
-     "empty(shape, dtype=float64, order='C')\n--\n\nAn uninitialized device array."},
-    {"zeros", FASTKW(mod_zeros),
-     "zeros(shape, dtype=float64, order='C')\n--\n\nA device array of zeros."},
-    {"full", FASTKW(mod_full),
-     "full(shape, fill_value, dtype=None, order='C')\n--\n\n"
-     "A device array filled with fill_value (dtype from it when None)."},
-    {"to_device", FASTKW(mod_to_device),
-     "to_device(obj, stream=None, copy=True, to=None)\n--\n\n"
-     "Copy a host array (or anything numpy.asarray takes) to a new device array, "
-     "or into `to`."},
-    {"asarray", FASTKW(mod_asarray),
-     "asarray(obj, dtype=None)\n--\n\n"
-     "A device array from obj; a DeviceArray of that dtype is returned as is."},
-    {"asnumpy", FASTKW(mod_asnumpy),
-     "asnumpy(a, out=None, stream=None)\n--\n\nCopy a device array to the host."},
-    {"device_array_like", FASTKW(mod_device_array_like),
-     "device_array_like(ary, stream=None)\n--\n\n"
-     "An uninitialized device array with ary's shape, dtype and order."},
-    {"memory_allocated", FASTKW(mod_memory_allocated),
-     "memory_allocated(device=None)\n--\n\n"
-     "Bytes of device memory pygpu's arrays hold on the device (default: current)."},
-    {NULL},
+    { "empty",
+      FASTKW(mod_empty),
+      "empty(shape, dtype=float64, order='C')\n--\n\nAn uninitialized device array." },
+    { "zeros",
+      FASTKW(mod_zeros),
+      "zeros(shape, dtype=float64, order='C')\n--\n\nA device array of zeros." },
+    { "full",
+      FASTKW(mod_full),
+      "full(shape, fill_value, dtype=None, order='C')\n--\n\n"
+      "A device array filled with fill_value (dtype from it when None)." },
+    { "to_device",
+      FASTKW(mod_to_device),
+      "to_device(obj, stream=None, copy=True, to=None)\n--\n\n"
+      "Copy a host array (or anything numpy.asarray takes) to a new device array, "
+      "or into `to`." },
+    { "asarray",
+      FASTKW(mod_asarray),
+      "asarray(obj, dtype=None)\n--\n\n"
+      "A device array from obj; a DeviceArray of that dtype is returned as is." },
+    { "asnumpy",
+      FASTKW(mod_asnumpy),
+      "asnumpy(a, out=None, stream=None)\n--\n\nCopy a device array to the host." },
+    { "device_array_like",
+      FASTKW(mod_device_array_like),
+      "device_array_like(ary, stream=None)\n--\n\n"
+      "An uninitialized device array with ary's shape, dtype and order." },
+    { "memory_allocated",
+      FASTKW(mod_memory_allocated),
+      "memory_allocated(device=None)\n--\n\n"
+      "Bytes of device memory pygpu's arrays hold on the device (default: current)." },
+    { NULL },
 };

@@ -54,7 +54,10 @@ pg_state_of_type(PyTypeObject *tp)
 int pg_errors_init(PyObject *module, pg_state *st);
 /* Sets pygpu.CudaError (or OutOfMemoryError) for `err` from `call`; returns NULL. */
 PyObject *pg_raise(pg_state *st, pg_err err, const char *call);
-PyObject *pg_raise_oom(pg_state *st, pg_err err, const char *call, size_t size,
+PyObject *pg_raise_oom(pg_state *st,
+                       pg_err err,
+                       const char *call,
+                       size_t size,
                        int device);
 /* The backend, once it has a usable device; else NoDeviceError and NULL. */
 const pg_backend *pg_get_rt(pg_state *st);
@@ -64,8 +67,7 @@ void pg_format_bytes(char *buf, size_t len, size_t n);
 /* ---- device.c ---------------------------------------------------------------- */
 
 typedef struct {
-    PyObject_HEAD
-    int id;
+    PyObject_HEAD int id;
     pg_device_props props;
 } pg_device;
 
@@ -80,14 +82,13 @@ void pg_device_pop(const pg_backend *rt, int prev);
 /* ---- array.c ------------------------------------------------------------------ */
 
 typedef struct {
-    PyObject_HEAD
-    char *data;         /* device address of element [0, 0, ...] */
-    PyObject *base;     /* the owner of the memory for a view; NULL if we own it */
-    void *alloc;        /* the allocation we own (NULL for views, empty arrays) */
+    PyObject_HEAD char *data; /* device address of element [0, 0, ...] */
+    PyObject *base; /* the owner of the memory for a view; NULL if we own it */
+    void *alloc;    /* the allocation we own (NULL for views, empty arrays) */
     size_t alloc_size;
     int device;
     int nd;
-    int flags;          /* NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_F_CONTIGUOUS */
+    int flags; /* NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_F_CONTIGUOUS */
     PyArray_Descr *descr;
     npy_intp shape[PG_MAXDIMS];
     npy_intp strides[PG_MAXDIMS];
@@ -113,8 +114,11 @@ pg_array_size(const pg_array *a)
 }
 
 /* A new C-contiguous (or F-contiguous, if fortran) array on the current device. */
-pg_array *pg_array_empty(pg_state *st, int nd, const npy_intp *shape,
-                         PyArray_Descr *descr, int fortran);
+pg_array *pg_array_empty(pg_state *st,
+                         int nd,
+                         const npy_intp *shape,
+                         PyArray_Descr *descr,
+                         int fortran);
 /* Device-to-device copy between arrays of one shape and dtype. */
 int pg_array_copy_into(pg_state *st, pg_array *dst, pg_array *src, pg_stream stream);
 /* Host (anything NumPy accepts) to a new device array. */
@@ -126,12 +130,21 @@ int pg_parse_shape(PyObject *obj, npy_intp *shape);
 
 /* Parses fastcall arguments into out[0..n) by position, then by keyword;
  * the first `required` must be given. Absent ones are NULL. */
-int pg_parse_args(const char *fname, PyObject *const *args, Py_ssize_t nargs,
-                  PyObject *kwnames, const char *const *names, int n, int required,
+int pg_parse_args(const char *fname,
+                  PyObject *const *args,
+                  Py_ssize_t nargs,
+                  PyObject *kwnames,
+                  const char *const *names,
+                  int n,
+                  int required,
                   PyObject **out);
 /* Same shape and same element order in memory for two dense layouts. */
-int pg_same_dense_layout(int nd, const npy_intp *shape, const npy_intp *sa,
-                         int flags_a, const npy_intp *sb, int flags_b);
+int pg_same_dense_layout(int nd,
+                         const npy_intp *shape,
+                         const npy_intp *sa,
+                         int flags_a,
+                         const npy_intp *sb,
+                         int flags_b);
 PyObject *pg_array_copy(pg_state *st, pg_array *a, int fortran);
 
 extern PyMethodDef pg_array_functions[];

@@ -67,7 +67,7 @@ cuda_get_props(int device, pg_device_props *p)
     p->max_grid_dim[1] = attr(device, cudaDevAttrMaxGridDimY, &err);
     p->max_grid_dim[2] = attr(device, cudaDevAttrMaxGridDimZ, &err);
     p->max_threads_per_multiprocessor =
-        attr(device, cudaDevAttrMaxThreadsPerMultiProcessor, &err);
+      attr(device, cudaDevAttrMaxThreadsPerMultiProcessor, &err);
     p->registers_per_block = attr(device, cudaDevAttrMaxRegistersPerBlock, &err);
     p->l2_cache_size = attr(device, cudaDevAttrL2CacheSize, &err);
     p->clock_rate_khz = attr(device, cudaDevAttrClockRate, &err);
@@ -81,8 +81,8 @@ cuda_get_props(int device, pg_device_props *p)
     p->cooperative_launch = attr(device, cudaDevAttrCooperativeLaunch, &err);
     p->memory_pools_supported = attr(device, cudaDevAttrMemoryPoolsSupported, &err);
     if (err == PG_SUCCESS) {
-        err = ret(cudaDeviceGetPCIBusId(p->pci_bus_id, (int)sizeof(p->pci_bus_id),
-                                        device));
+        err =
+          ret(cudaDeviceGetPCIBusId(p->pci_bus_id, (int)sizeof(p->pci_bus_id), device));
     }
     return err;
 }

@@ -35,9 +35,12 @@ parse_size(const char *s, size_t fallback)
         return fallback;
     }
     switch (*end) {
-    case 'k': case 'K': v *= 1024.0; break;
-    case 'm': case 'M': v *= 1024.0 * 1024.0; break;
-    case 'g': case 'G': v *= 1024.0 * 1024.0 * 1024.0; break;
+    case 'k':
+    case 'K': v *= 1024.0; break;
+    case 'm':
+    case 'M': v *= 1024.0 * 1024.0; break;
+    case 'g':
+    case 'G': v *= 1024.0 * 1024.0 * 1024.0; break;
     default: break;
     }
     return (size_t)v;
@@ -209,21 +212,24 @@ static const struct {
     const char *name;
     const char *text;
 } sim_errors[] = {
-    {PG_SUCCESS, "cudaSuccess", "no error"},
-    {PG_ERR_INVALID_VALUE, "cudaErrorInvalidValue", "invalid argument"},
-    {PG_ERR_MEMORY_ALLOCATION, "cudaErrorMemoryAllocation", "out of memory"},
-    {PG_ERR_INITIALIZATION, "cudaErrorInitializationError", "initialization error"},
-    {PG_ERR_INVALID_CONFIGURATION, "cudaErrorInvalidConfiguration",
-     "invalid configuration argument"},
-    {PG_ERR_INSUFFICIENT_DRIVER, "cudaErrorInsufficientDriver",
-     "CUDA driver version is insufficient for CUDA runtime version"},
-    {PG_ERR_NO_DEVICE, "cudaErrorNoDevice", "no CUDA-capable device is detected"},
-    {PG_ERR_INVALID_DEVICE, "cudaErrorInvalidDevice", "invalid device ordinal"},
-    {PG_ERR_NOT_READY, "cudaErrorNotReady", "device not ready"},
-    {PG_ERR_LAUNCH_FAILURE, "cudaErrorLaunchFailure",
-     "unspecified launch failure (simulator: barrier misuse in a kernel)"},
-    {PG_ERR_NOT_SUPPORTED, "cudaErrorNotSupported", "operation not supported"},
-    {PG_ERR_UNKNOWN, "cudaErrorUnknown", "unknown error"},
+    { PG_SUCCESS, "cudaSuccess", "no error" },
+    { PG_ERR_INVALID_VALUE, "cudaErrorInvalidValue", "invalid argument" },
+    { PG_ERR_MEMORY_ALLOCATION, "cudaErrorMemoryAllocation", "out of memory" },
+    { PG_ERR_INITIALIZATION, "cudaErrorInitializationError", "initialization error" },
+    { PG_ERR_INVALID_CONFIGURATION,
+      "cudaErrorInvalidConfiguration",
+      "invalid configuration argument" },
+    { PG_ERR_INSUFFICIENT_DRIVER,
+      "cudaErrorInsufficientDriver",
+      "CUDA driver version is insufficient for CUDA runtime version" },
+    { PG_ERR_NO_DEVICE, "cudaErrorNoDevice", "no CUDA-capable device is detected" },
+    { PG_ERR_INVALID_DEVICE, "cudaErrorInvalidDevice", "invalid device ordinal" },
+    { PG_ERR_NOT_READY, "cudaErrorNotReady", "device not ready" },
+    { PG_ERR_LAUNCH_FAILURE,
+      "cudaErrorLaunchFailure",
+      "unspecified launch failure (simulator: barrier misuse in a kernel)" },
+    { PG_ERR_NOT_SUPPORTED, "cudaErrorNotSupported", "operation not supported" },
+    { PG_ERR_UNKNOWN, "cudaErrorUnknown", "unknown error" },
 };
 
 static const char *

@@ -78,25 +78,58 @@ typedef struct {
  * and returns the launch error; none checks Python-level arguments. Sizes are
  * element counts, strides are in bytes. */
 typedef struct {
-    pg_err (*copy_strided)(int itemsize, int nd, const int64_t *shape,
-                           const void *src, const int64_t *src_strides,
-                           void *dst, const int64_t *dst_strides,
+    pg_err (*copy_strided)(int itemsize,
+                           int nd,
+                           const int64_t *shape,
+                           const void *src,
+                           const int64_t *src_strides,
+                           void *dst,
+                           const int64_t *dst_strides,
                            pg_stream stream);
-    pg_err (*fill)(int itemsize, void *dst, int64_t n, const void *value,
-                   pg_stream stream);
-    pg_err (*add)(int dtype, const void *a, const void *b, void *out,
-                  int64_t n, pg_dim3 grid, pg_dim3 block, pg_stream stream);
-    pg_err (*add_scalar)(int dtype, const void *a, const void *scalar,
-                         void *out, int64_t n, pg_dim3 grid, pg_dim3 block,
+    pg_err (
+      *fill)(int itemsize, void *dst, int64_t n, const void *value, pg_stream stream);
+    pg_err (*add)(int dtype,
+                  const void *a,
+                  const void *b,
+                  void *out,
+                  int64_t n,
+                  pg_dim3 grid,
+                  pg_dim3 block,
+                  pg_stream stream);
+    pg_err (*add_scalar)(int dtype,
+                         const void *a,
+                         const void *scalar,
+                         void *out,
+                         int64_t n,
+                         pg_dim3 grid,
+                         pg_dim3 block,
                          pg_stream stream);
-    pg_err (*add_one)(int dtype, void *a, int64_t n, pg_dim3 grid,
-                      pg_dim3 block, pg_stream stream);
-    pg_err (*matmul_naive)(int dtype, const void *a, const void *b, void *c,
-                           int64_t m, int64_t n, int64_t k, pg_dim3 grid,
-                           pg_dim3 block, pg_stream stream);
-    pg_err (*matmul_shared)(int dtype, const void *a, const void *b, void *c,
-                            int64_t m, int64_t n, int64_t k, pg_dim3 grid,
-                            pg_dim3 block, pg_stream stream);
+    pg_err (*add_one)(int dtype,
+                      void *a,
+                      int64_t n,
+                      pg_dim3 grid,
+                      pg_dim3 block,
+                      pg_stream stream);
+    pg_err (*matmul_naive)(int dtype,
+                           const void *a,
+                           const void *b,
+                           void *c,
+                           int64_t m,
+                           int64_t n,
+                           int64_t k,
+                           pg_dim3 grid,
+                           pg_dim3 block,
+                           pg_stream stream);
+    pg_err (*matmul_shared)(int dtype,
+                            const void *a,
+                            const void *b,
+                            void *c,
+                            int64_t m,
+                            int64_t n,
+                            int64_t k,
+                            pg_dim3 grid,
+                            pg_dim3 block,
+                            pg_stream stream);
 } pg_kernel_table;
 
 typedef struct {

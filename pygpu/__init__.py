@@ -12,7 +12,7 @@ With no GPU, set PYGPU_SIMULATOR=1 before the first operation and the same
 code runs on pygpu's CPU simulator.
 """
 
-from . import _core
+from . import _core  # noqa: F401  (pygpu._core, the C extension)
 from ._core import (
     CudaError,
     Device,

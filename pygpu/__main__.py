@@ -69,7 +69,7 @@ def main():
     ref = A.astype(np.float64) @ B.astype(np.float64)
     for method in ("naive", "shared"):
         C = pygpu.matmul(dA, dB, method=method)
-        t = _timed(lambda: pygpu.matmul(dA, dB, method=method, out=C), 2 if sim else 10)
+        t = _timed(lambda m=method, c=C: pygpu.matmul(dA, dB, method=m, out=c), 2 if sim else 10)
         rel = np.linalg.norm(C.copy_to_host() - ref) / np.linalg.norm(ref)
         good = rel < 1e-5
         ok &= good

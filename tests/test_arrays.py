@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
+from conftest import ON_SIMULATOR, random_array
 
 import pygpu
-from conftest import ON_SIMULATOR, random_array
 from pygpu import cuda
 
 ALL_DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
@@ -289,7 +289,7 @@ def test_iteration_gives_rows(rng):
     x = random_array(rng, (3, 2), np.float32)
     rows = [r.copy_to_host() for r in cuda.to_device(x)]
     assert len(rows) == 3
-    for r, e in zip(rows, x):
+    for r, e in zip(rows, x, strict=True):
         np.testing.assert_array_equal(r, e)
 
 

@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
+from conftest import random_array
 
 import pygpu
-from conftest import random_array
 from pygpu import cuda
 
 HOST_VIEWS = [

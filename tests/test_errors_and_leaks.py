@@ -5,9 +5,9 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import ON_SIMULATOR
 
 import pygpu
-from conftest import ON_SIMULATOR
 from pygpu import cuda
 
 

@@ -6,9 +6,9 @@ import sys
 import textwrap
 
 import pytest
+from conftest import GPU_PRESENT, ON_SIMULATOR
 
 import pygpu
-from conftest import GPU_PRESENT, ON_SIMULATOR
 from pygpu import cuda
 
 

@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
+from conftest import ON_SIMULATOR, random_array, rel_error
 
 import pygpu
-from conftest import ON_SIMULATOR, random_array, rel_error
 from pygpu import cuda, kernels
 
 KERNEL_DTYPES = [np.float32, np.float64, np.int32, np.int64]
