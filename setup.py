@@ -21,7 +21,7 @@ from setuptools.command.build_ext import build_ext
 HERE = Path(__file__).resolve().parent
 CSRC = HERE / "csrc"
 C_SOURCES = ["module.c", "errors.c", "device.c", "array.c", "launch.c", "rt.c",
-             "rt_cuda.c", "rt_sim.c"]
+             "rt_cuda.c", "rt_sim.c", "pool.c", "stream.c", "transfer.c"]
 DEFAULT_ARCHS = "80;86;89;90"
 
 

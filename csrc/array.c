@@ -16,8 +16,8 @@
 /* ---- dtypes and shapes ------------------------------------------------------ */
 
 static const char supported_dtypes[] =
-  "bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, "
-  "float16, float32, float64, complex64 and complex128";
+    "bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, "
+    "float16, float32, float64, complex64 and complex128";
 
 int
 pg_check_dtype(PyArray_Descr *descr)
@@ -43,16 +43,14 @@ pg_check_dtype(PyArray_Descr *descr)
             PyErr_Format(PyExc_TypeError,
                          "pygpu arrays use the native byte order; got dtype %R "
                          "(convert it with .astype(%R.newbyteorder('=')))",
-                         (PyObject *)descr,
-                         (PyObject *)descr);
+                         (PyObject *)descr, (PyObject *)descr);
             return -1;
         }
         return 0;
     default:
         PyErr_Format(PyExc_TypeError,
                      "pygpu does not support dtype %R; supported dtypes are %s",
-                     (PyObject *)descr,
-                     supported_dtypes);
+                     (PyObject *)descr, supported_dtypes);
         return -1;
     }
 }
@@ -98,8 +96,7 @@ pg_parse_shape(PyObject *obj, npy_intp *shape)
     nd = PyTuple_GET_SIZE(seq);
     if (nd > PG_MAXDIMS) {
         PyErr_Format(PyExc_ValueError,
-                     "shape has %zd dimensions; pygpu arrays have at most %d",
-                     nd,
+                     "shape has %zd dimensions; pygpu arrays have at most %d", nd,
                      PG_MAXDIMS);
         goto error;
     }
@@ -107,8 +104,7 @@ pg_parse_shape(PyObject *obj, npy_intp *shape)
         PyObject *item = PyTuple_GET_ITEM(seq, i);
         if (PyBool_Check(item) || !PyIndex_Check(item)) {
             PyErr_Format(PyExc_TypeError,
-                         "shape must be a tuple of ints; item %zd is %.100s",
-                         i,
+                         "shape must be a tuple of ints; item %zd is %.100s", i,
                          Py_TYPE(item)->tp_name);
             goto error;
         }
@@ -119,14 +115,13 @@ pg_parse_shape(PyObject *obj, npy_intp *shape)
                 PyErr_Format(PyExc_ValueError,
                              "shape %R is too large: dimension %zd does not "
                              "fit in 64 bits",
-                             obj,
-                             i);
+                             obj, i);
             }
             goto error;
         }
         if (shape[i] < 0) {
-            PyErr_Format(
-              PyExc_ValueError, "negative dimensions are not allowed: shape %R", obj);
+            PyErr_Format(PyExc_ValueError,
+                         "negative dimensions are not allowed: shape %R", obj);
             goto error;
         }
     }
@@ -158,8 +153,7 @@ checked_nbytes(int nd, const npy_intp *shape, npy_intp itemsize)
                 PyErr_Format(PyExc_ValueError,
                              "array is too big: shape %R with itemsize %zd needs "
                              "more than 2**63 bytes",
-                             t,
-                             (Py_ssize_t)itemsize);
+                             t, (Py_ssize_t)itemsize);
                 Py_DECREF(t);
             }
             return -1;
@@ -200,10 +194,7 @@ contiguity(int nd, const npy_intp *shape, const npy_intp *strides, npy_intp item
 }
 
 static void
-dense_strides(int nd,
-              const npy_intp *shape,
-              npy_intp itemsize,
-              int fortran,
+dense_strides(int nd, const npy_intp *shape, npy_intp itemsize, int fortran,
               npy_intp *strides)
 {
     npy_intp sd = itemsize;
@@ -217,12 +208,8 @@ dense_strides(int nd,
 /* Two dense layouts that put every element at the same offset: one memcpy
  * copies either into the other. */
 int
-pg_same_dense_layout(int nd,
-                     const npy_intp *shape,
-                     const npy_intp *sa,
-                     int flags_a,
-                     const npy_intp *sb,
-                     int flags_b)
+pg_same_dense_layout(int nd, const npy_intp *shape, const npy_intp *sa, int flags_a,
+                     const npy_intp *sb, int flags_b)
 {
     if (!(flags_a & PG_CONTIG) || !(flags_b & PG_CONTIG)) {
         return 0;
@@ -238,11 +225,8 @@ pg_same_dense_layout(int nd,
 /* ---- construction -------------------------------------------------------- */
 
 static pg_array *
-array_alloc_struct(PyTypeObject *type,
-                   int nd,
-                   const npy_intp *shape,
-                   const npy_intp *strides,
-                   PyArray_Descr *descr)
+array_alloc_struct(PyTypeObject *type, int nd, const npy_intp *shape,
+                   const npy_intp *strides, PyArray_Descr *descr)
 {
     pg_array *a = (pg_array *)type->tp_alloc(type, 0);
     if (a == NULL) {
@@ -258,13 +242,10 @@ array_alloc_struct(PyTypeObject *type,
 }
 
 static pg_array *
-array_empty_typed(pg_state *st,
-                  PyTypeObject *type,
-                  int nd,
-                  const npy_intp *shape,
-                  PyArray_Descr *descr,
-                  int fortran)
+array_empty_typed(pg_state *st, PyTypeObject *type, int nd, const npy_intp *shape,
+                  PyArray_Descr *descr, int fortran, const pg_stream_ref *s)
 {
+    pg_stream_ref current;
     npy_intp strides[PG_MAXDIMS];
     const pg_backend *rt = pg_get_rt(st);
     npy_intp nbytes;
@@ -276,6 +257,10 @@ array_empty_typed(pg_state *st,
     if (rt == NULL) {
         return NULL;
     }
+    if (s == NULL) {
+        (void)pg_resolve_stream(st, NULL, &current);
+        s = &current;
+    }
     nbytes = checked_nbytes(nd, shape, PyDataType_ELSIZE(descr));
     if (nbytes < 0) {
         return NULL;
@@ -285,10 +270,16 @@ array_empty_typed(pg_state *st,
     if (a == NULL) {
         return NULL;
     }
+    err = rt->get_device(&device);
+    if (err != PG_SUCCESS) {
+        pg_raise(st, err, "cudaGetDevice");
+        goto error;
+    }
     if (nbytes > 0) {
-        Py_BEGIN_ALLOW_THREADS err = pg_rt_alloc(&ptr, (size_t)nbytes, &device);
-        Py_END_ALLOW_THREADS if (err == PG_ERR_MEMORY_ALLOCATION)
-        {
+        Py_BEGIN_ALLOW_THREADS
+            err = pg_pool_alloc(&ptr, (size_t)nbytes, device, s->handle, s->serial);
+        Py_END_ALLOW_THREADS
+        if (err == PG_ERR_MEMORY_ALLOCATION) {
             pg_raise_oom(st, err, "cudaMalloc", (size_t)nbytes, device);
             goto error;
         }
@@ -297,10 +288,10 @@ array_empty_typed(pg_state *st,
             goto error;
         }
     }
-    else if (rt->get_device(&device) != PG_SUCCESS) {
-        device = 0;
-    }
     a->alloc = ptr;
+    a->stream = s->handle;
+    a->serial = s->serial;
+    a->stream_obj = Py_XNewRef(s->obj);
     a->alloc_size = (size_t)nbytes;
     a->data = ptr;
     a->device = device;
@@ -311,26 +302,31 @@ error:
 }
 
 pg_array *
-pg_array_empty(pg_state *st,
-               int nd,
-               const npy_intp *shape,
-               PyArray_Descr *descr,
-               int fortran)
+pg_array_empty(pg_state *st, int nd, const npy_intp *shape, PyArray_Descr *descr,
+               int fortran, const pg_stream_ref *s)
 {
-    return array_empty_typed(st, st->DeviceArrayType, nd, shape, descr, fortran);
+    return array_empty_typed(st, st->DeviceArrayType, nd, shape, descr, fortran, s);
+}
+
+void
+pg_array_note_stream(pg_array *a, const pg_stream_ref *s)
+{
+    pg_array *owner = a->base != NULL ? (pg_array *)a->base : a;
+    if (owner->serial == s->serial) {
+        return;
+    }
+    owner->stream = s->handle;
+    owner->serial = s->serial;
+    Py_XSETREF(owner->stream_obj, Py_XNewRef(s->obj));
 }
 
 /* A view of src's memory with the given geometry. */
 static pg_array *
-array_view(pg_state *st,
-           pg_array *src,
-           char *data,
-           int nd,
-           const npy_intp *shape,
+array_view(pg_state *st, pg_array *src, char *data, int nd, const npy_intp *shape,
            const npy_intp *strides)
 {
     pg_array *v =
-      array_alloc_struct(st->DeviceArrayType, nd, shape, strides, src->descr);
+        array_alloc_struct(st->DeviceArrayType, nd, shape, strides, src->descr);
     if (v == NULL) {
         return NULL;
     }
@@ -350,17 +346,18 @@ Array_dealloc(PyObject *self)
     }
     if (a->alloc != NULL && !pg_is_finalizing()) {
         pg_err err;
-        Py_BEGIN_ALLOW_THREADS err = pg_rt_release(a->alloc, a->alloc_size, a->device);
-        Py_END_ALLOW_THREADS if (err != PG_SUCCESS)
-        {
+        pg_stream stream = a->stream;
+        uint64_t serial = a->serial;
+        Py_BEGIN_ALLOW_THREADS
+            err = pg_pool_free(a->alloc, a->alloc_size, a->device, stream, serial);
+        Py_END_ALLOW_THREADS
+        if (err != PG_SUCCESS) {
             PyObject *exc_type, *exc_value, *exc_tb;
             PyErr_Fetch(&exc_type, &exc_value, &exc_tb);
-            if (PyErr_WarnFormat(PyExc_RuntimeWarning,
-                                 1,
+            if (PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
                                  "pygpu: freeing %zu bytes of device memory "
                                  "failed: %s",
-                                 a->alloc_size,
-                                 pg_rt()->error_name(err)) < 0) {
+                                 a->alloc_size, pg_rt()->error_name(err)) < 0) {
                 PyErr_WriteUnraisable(self);
             }
             PyErr_Restore(exc_type, exc_value, exc_tb);
@@ -368,6 +365,7 @@ Array_dealloc(PyObject *self)
     }
     Py_CLEAR(a->base);
     Py_CLEAR(a->descr);
+    Py_CLEAR(a->stream_obj);
     tp->tp_free(self);
     Py_DECREF(tp);
 }
@@ -391,26 +389,18 @@ standin(pg_array *a, int layout)
 {
     npy_intp strides[PG_MAXDIMS];
     if (layout != OWN_LAYOUT) {
-        dense_strides(
-          a->nd, a->shape, PyDataType_ELSIZE(a->descr), layout == DENSE_F, strides);
+        dense_strides(a->nd, a->shape, PyDataType_ELSIZE(a->descr), layout == DENSE_F,
+                      strides);
     }
     Py_INCREF(a->descr);
-    return PyArray_NewFromDescr(&PyArray_Type,
-                                a->descr,
-                                a->nd,
-                                a->shape,
+    return PyArray_NewFromDescr(&PyArray_Type, a->descr, a->nd, a->shape,
                                 layout == OWN_LAYOUT ? a->strides : strides,
-                                standin_base(a),
-                                0,
-                                NULL);
+                                standin_base(a), 0, NULL);
 }
 
 /* getattr(standin(a, layout), method)(*args, **kwargs) */
 static PyObject *
-standin_call(pg_array *a,
-             int layout,
-             const char *method,
-             PyObject *args,
+standin_call(pg_array *a, int layout, const char *method, PyObject *args,
              PyObject *kwargs)
 {
     PyObject *sa = standin(a, layout), *meth = NULL, *res = NULL;
@@ -440,50 +430,25 @@ view_from_standin(pg_state *st, pg_array *a, PyObject *res)
         return PyErr_Format(PyExc_ValueError,
                             "the result would have %d dimensions; pygpu arrays "
                             "have at most %d",
-                            PyArray_NDIM(r),
-                            PG_MAXDIMS);
+                            PyArray_NDIM(r), PG_MAXDIMS);
     }
     data = a->data == NULL ? NULL : a->data + (PyArray_BYTES(r) - standin_base(a));
-    return (PyObject *)array_view(
-      st, a, data, PyArray_NDIM(r), PyArray_DIMS(r), PyArray_STRIDES(r));
+    return (PyObject *)array_view(st, a, data, PyArray_NDIM(r), PyArray_DIMS(r),
+                                  PyArray_STRIDES(r));
 }
 
 /* ---- copies ----------------------------------------------------------------- */
 
+/* Raises for a failed copy or launch; returns -1. */
 static int
-check_stream(PyObject *stream)
+failed(pg_state *st, pg_err err, const char *call)
 {
-    if (stream == NULL || stream == Py_None) {
-        return 0;
-    }
-    if (PyLong_Check(stream) && PyLong_AsLong(stream) == 0) {
-        return 0;
-    }
-    PyErr_Format(PyExc_TypeError,
-                 "stream must be None or 0 (the default stream), not %.100s",
-                 Py_TYPE(stream)->tp_name);
+    pg_raise(st, err, call);
     return -1;
 }
 
-static int
-memcpy_checked(pg_state *st, void *dst, const void *src, size_t n, int kind)
-{
-    const pg_backend *rt = pg_rt();
-    pg_err err;
-    if (n == 0) {
-        return 0;
-    }
-    Py_BEGIN_ALLOW_THREADS err = rt->memcpy(dst, src, n, kind);
-    Py_END_ALLOW_THREADS if (err != PG_SUCCESS)
-    {
-        pg_raise(st, err, "cudaMemcpy");
-        return -1;
-    }
-    return 0;
-}
-
 int
-pg_array_copy_into(pg_state *st, pg_array *dst, pg_array *src, pg_stream stream)
+pg_array_copy_into(pg_state *st, pg_array *dst, pg_array *src, const pg_stream_ref *s)
 {
     const pg_backend *rt = pg_rt();
     int64_t shape[PG_MAXDIMS], ss[PG_MAXDIMS], ds[PG_MAXDIMS];
@@ -492,14 +457,13 @@ pg_array_copy_into(pg_state *st, pg_array *dst, pg_array *src, pg_stream stream)
     if (pg_array_size(dst) == 0) {
         return 0;
     }
-    if (pg_same_dense_layout(
-          dst->nd, dst->shape, dst->strides, dst->flags, src->strides, src->flags)) {
-        return memcpy_checked(st,
-                              dst->data,
-                              src->data,
-                              (size_t)pg_array_size(dst) *
-                                PyDataType_ELSIZE(dst->descr),
-                              PG_MEMCPY_D2D);
+    pg_array_note_stream(dst, s);
+    pg_array_note_stream(src, s);
+    if (pg_same_dense_layout(dst->nd, dst->shape, dst->strides, dst->flags,
+                             src->strides, src->flags)) {
+        size_t n = (size_t)pg_array_size(dst) * PyDataType_ELSIZE(dst->descr);
+        err = rt->memcpy_async(dst->data, src->data, n, PG_MEMCPY_D2D, s->handle);
+        return err == PG_SUCCESS ? 0 : failed(st, err, "cudaMemcpyAsync");
     }
     for (int i = 0; i < dst->nd; i++) {
         shape[i] = dst->shape[i];
@@ -509,25 +473,39 @@ pg_array_copy_into(pg_state *st, pg_array *dst, pg_array *src, pg_stream stream)
     if (pg_device_push(st, rt, dst->device, &prev) < 0) {
         return -1;
     }
-    err = rt->kernels->copy_strided((int)PyDataType_ELSIZE(dst->descr),
-                                    dst->nd,
-                                    shape,
-                                    src->data,
-                                    ss,
-                                    dst->data,
-                                    ds,
-                                    stream);
+    err = rt->kernels->copy_strided((int)PyDataType_ELSIZE(dst->descr), dst->nd, shape,
+                                    src->data, ss, dst->data, ds, s->handle);
     pg_device_pop(rt, prev);
-    if (err != PG_SUCCESS) {
-        pg_raise(st, err, "copy_strided kernel launch");
-        return -1;
-    }
-    return 0;
+    return err == PG_SUCCESS ? 0 : failed(st, err, "copy_strided kernel launch");
 }
 
-/* Host array (same shape and dtype as dst) into dst. */
 static int
-copy_from_host(pg_state *st, pg_array *dst, PyArrayObject *src)
+h2d(pg_state *st, void *dst, const void *src, size_t n, const pg_stream_ref *s,
+    int sync)
+{
+    pg_err err;
+    Py_BEGIN_ALLOW_THREADS
+        err = pg_copy_h2d(dst, src, n, s->handle, sync);
+    Py_END_ALLOW_THREADS
+    return err == PG_SUCCESS ? 0 : failed(st, err, "cudaMemcpy (host to device)");
+}
+
+static int
+d2h(pg_state *st, void *dst, const void *src, size_t n, const pg_stream_ref *s,
+    int sync)
+{
+    pg_err err;
+    Py_BEGIN_ALLOW_THREADS
+        err = pg_copy_d2h(dst, src, n, s->handle, sync);
+    Py_END_ALLOW_THREADS
+    return err == PG_SUCCESS ? 0 : failed(st, err, "cudaMemcpy (device to host)");
+}
+
+/* Host array (same shape and dtype as dst) into dst, on stream s. Without
+ * sync, a copy from page-locked memory may still run when this returns. */
+static int
+copy_from_host(pg_state *st, pg_array *dst, PyArrayObject *src, const pg_stream_ref *s,
+               int sync)
 {
     PyArrayObject *tmp = NULL;
     pg_array *staging = NULL;
@@ -536,23 +514,19 @@ copy_from_host(pg_state *st, pg_array *dst, PyArrayObject *src)
     if (nbytes == 0) {
         return 0;
     }
+    pg_array_note_stream(dst, s);
     if (dst->flags & PG_CONTIG) {
         int src_flags = PyArray_FLAGS(src) & PG_CONTIG;
-        if (pg_same_dense_layout(dst->nd,
-                                 dst->shape,
-                                 dst->strides,
-                                 dst->flags,
-                                 PyArray_STRIDES(src),
-                                 src_flags)) {
-            return memcpy_checked(
-              st, dst->data, PyArray_DATA(src), nbytes, PG_MEMCPY_H2D);
+        if (pg_same_dense_layout(dst->nd, dst->shape, dst->strides, dst->flags,
+                                 PyArray_STRIDES(src), src_flags)) {
+            return h2d(st, dst->data, PyArray_DATA(src), nbytes, s, sync);
         }
         tmp = (PyArrayObject *)PyArray_NewCopy(
-          src, (dst->flags & NPY_ARRAY_C_CONTIGUOUS) ? NPY_CORDER : NPY_FORTRANORDER);
+            src, (dst->flags & NPY_ARRAY_C_CONTIGUOUS) ? NPY_CORDER : NPY_FORTRANORDER);
         if (tmp == NULL) {
             return -1;
         }
-        rc = memcpy_checked(st, dst->data, PyArray_DATA(tmp), nbytes, PG_MEMCPY_H2D);
+        rc = h2d(st, dst->data, PyArray_DATA(tmp), nbytes, s, 1);
         Py_DECREF(tmp);
         return rc;
     }
@@ -561,24 +535,21 @@ copy_from_host(pg_state *st, pg_array *dst, PyArrayObject *src)
     if (tmp == NULL) {
         return -1;
     }
-    staging = pg_array_empty(st, dst->nd, dst->shape, dst->descr, 0);
-    if (staging == NULL) {
-        goto done;
+    staging = pg_array_empty(st, dst->nd, dst->shape, dst->descr, 0, s);
+    if (staging != NULL &&
+        h2d(st, staging->data, PyArray_DATA(tmp), nbytes, s, 1) == 0) {
+        rc = pg_array_copy_into(st, dst, staging, s);
     }
-    if (memcpy_checked(st, staging->data, PyArray_DATA(tmp), nbytes, PG_MEMCPY_H2D) <
-        0) {
-        goto done;
-    }
-    rc = pg_array_copy_into(st, dst, staging, NULL);
-done:
     Py_XDECREF(staging);
     Py_DECREF(tmp);
     return rc;
 }
 
-/* src into the host array out (same shape and dtype, writeable). */
+/* src into the host array out (same shape and dtype, writeable), on stream
+ * s. Without sync, a copy into page-locked memory may still run on return. */
 static int
-copy_to_host(pg_state *st, pg_array *src, PyArrayObject *out)
+copy_to_host(pg_state *st, pg_array *src, PyArrayObject *out, const pg_stream_ref *s,
+             int sync)
 {
     pg_array *dense = NULL;
     PyArrayObject *tmp = NULL;
@@ -587,30 +558,27 @@ copy_to_host(pg_state *st, pg_array *src, PyArrayObject *out)
     if (nbytes == 0) {
         return 0;
     }
+    pg_array_note_stream(src, s);
     if (!(src->flags & PG_CONTIG)) {
-        dense = pg_array_empty(st, src->nd, src->shape, src->descr, 0);
-        if (dense == NULL || pg_array_copy_into(st, dense, src, NULL) < 0) {
+        dense = pg_array_empty(st, src->nd, src->shape, src->descr, 0, s);
+        if (dense == NULL || pg_array_copy_into(st, dense, src, s) < 0) {
             Py_XDECREF(dense);
             return -1;
         }
         src = dense;
     }
-    if (pg_same_dense_layout(src->nd,
-                             src->shape,
-                             src->strides,
-                             src->flags,
-                             PyArray_STRIDES(out),
-                             PyArray_FLAGS(out) & PG_CONTIG)) {
-        rc = memcpy_checked(st, PyArray_DATA(out), src->data, nbytes, PG_MEMCPY_D2H);
+    if (pg_same_dense_layout(src->nd, src->shape, src->strides, src->flags,
+                             PyArray_STRIDES(out), PyArray_FLAGS(out) & PG_CONTIG)) {
+        rc = d2h(st, PyArray_DATA(out), src->data, nbytes, s, sync);
         goto done;
     }
     Py_INCREF(src->descr);
     tmp = (PyArrayObject *)PyArray_NewFromDescr(
-      &PyArray_Type, src->descr, src->nd, src->shape, src->strides, NULL, 0, NULL);
+        &PyArray_Type, src->descr, src->nd, src->shape, src->strides, NULL, 0, NULL);
     if (tmp == NULL) {
         goto done;
     }
-    if (memcpy_checked(st, PyArray_DATA(tmp), src->data, nbytes, PG_MEMCPY_D2H) < 0) {
+    if (d2h(st, PyArray_DATA(tmp), src->data, nbytes, s, 1) < 0) {
         goto done;
     }
     rc = PyArray_CopyInto(out, tmp);
@@ -621,10 +589,7 @@ done:
 }
 
 static int
-check_same_shape(const char *what,
-                 int nd_a,
-                 const npy_intp *a,
-                 int nd_b,
+check_same_shape(const char *what, int nd_a, const npy_intp *a, int nd_b,
                  const npy_intp *b)
 {
     PyObject *sa = NULL, *sb = NULL;
@@ -652,10 +617,8 @@ check_same_dtype(const char *what, PyArray_Descr *a, PyArray_Descr *b)
         return 0;
     }
     PyErr_Format(PyExc_TypeError,
-                 "%s: dtype mismatch: %R and %R (convert one with .astype())",
-                 what,
-                 (PyObject *)a,
-                 (PyObject *)b);
+                 "%s: dtype mismatch: %R and %R (convert one with .astype())", what,
+                 (PyObject *)a, (PyObject *)b);
     return -1;
 }
 
@@ -673,7 +636,7 @@ host_array(PyObject *obj, PyArray_Descr *dtype)
     }
     if (!PyArray_ISNBO(PyArray_DESCR(arr)->byteorder)) {
         PyArray_Descr *native =
-          PyArray_DescrNewByteorder(PyArray_DESCR(arr), NPY_NATIVE);
+            PyArray_DescrNewByteorder(PyArray_DESCR(arr), NPY_NATIVE);
         PyArrayObject *conv = NULL;
         if (native != NULL) {
             conv = (PyArrayObject *)PyArray_FromArray(arr, native, 0);
@@ -687,8 +650,7 @@ host_array(PyObject *obj, PyArray_Descr *dtype)
     if (PyArray_NDIM(arr) > PG_MAXDIMS) {
         PyErr_Format(PyExc_ValueError,
                      "array has %d dimensions; pygpu arrays have at most %d",
-                     PyArray_NDIM(arr),
-                     PG_MAXDIMS);
+                     PyArray_NDIM(arr), PG_MAXDIMS);
         Py_DECREF(arr);
         return NULL;
     }
@@ -700,7 +662,8 @@ host_array(PyObject *obj, PyArray_Descr *dtype)
 }
 
 pg_array *
-pg_array_from_host(pg_state *st, PyObject *obj, PyArray_Descr *dtype)
+pg_array_from_host(pg_state *st, PyObject *obj, PyArray_Descr *dtype,
+                   const pg_stream_ref *s, int sync)
 {
     PyArrayObject *arr = host_array(obj, dtype);
     pg_array *a = NULL;
@@ -709,18 +672,21 @@ pg_array_from_host(pg_state *st, PyObject *obj, PyArray_Descr *dtype)
         return NULL;
     }
     fortran = PyArray_IS_F_CONTIGUOUS(arr) && !PyArray_IS_C_CONTIGUOUS(arr);
-    a = pg_array_empty(
-      st, PyArray_NDIM(arr), PyArray_DIMS(arr), PyArray_DESCR(arr), fortran);
-    if (a != NULL && copy_from_host(st, a, arr) < 0) {
+    a = pg_array_empty(st, PyArray_NDIM(arr), PyArray_DIMS(arr), PyArray_DESCR(arr),
+                       fortran, s);
+    /* a temporary made by the conversion must be copied before it goes */
+    if (a != NULL &&
+        copy_from_host(st, a, arr, s, sync || (PyObject *)arr != obj) < 0) {
         Py_CLEAR(a);
     }
     Py_DECREF(arr);
     return a;
 }
 
-/* Copies obj (a DeviceArray, or anything NumPy accepts) into dst. */
+/* Copies obj (a DeviceArray, or anything NumPy accepts) into dst on stream s. */
 static int
-assign(pg_state *st, pg_array *dst, PyObject *obj, const char *what)
+assign(pg_state *st, pg_array *dst, PyObject *obj, const char *what,
+       const pg_stream_ref *s, int sync)
 {
     PyArrayObject *arr = NULL;
     int rc;
@@ -730,7 +696,7 @@ assign(pg_state *st, pg_array *dst, PyObject *obj, const char *what)
             check_same_dtype(what, dst->descr, src->descr) < 0) {
             return -1;
         }
-        return pg_array_copy_into(st, dst, src, NULL);
+        return pg_array_copy_into(st, dst, src, s);
     }
     if (PyArray_Check(obj)) {
         if (check_same_dtype(what, dst->descr, PyArray_DESCR((PyArrayObject *)obj)) <
@@ -756,10 +722,10 @@ assign(pg_state *st, pg_array *dst, PyObject *obj, const char *what)
         }
         Py_SETREF(arr, full);
     }
-    rc =
-      check_same_shape(what, dst->nd, dst->shape, PyArray_NDIM(arr), PyArray_DIMS(arr));
+    rc = check_same_shape(what, dst->nd, dst->shape, PyArray_NDIM(arr),
+                          PyArray_DIMS(arr));
     if (rc == 0) {
-        rc = copy_from_host(st, dst, arr);
+        rc = copy_from_host(st, dst, arr, s, sync || (PyObject *)arr != obj);
     }
     Py_DECREF(arr);
     return rc;
@@ -768,24 +734,16 @@ assign(pg_state *st, pg_array *dst, PyObject *obj, const char *what)
 /* ---- argument parsing ------------------------------------------------------- */
 
 int
-pg_parse_args(const char *fname,
-              PyObject *const *args,
-              Py_ssize_t nargs,
-              PyObject *kwnames,
-              const char *const *names,
-              int n,
-              int required,
+pg_parse_args(const char *fname, PyObject *const *args, Py_ssize_t nargs,
+              PyObject *kwnames, const char *const *names, int n, int required,
               PyObject **out)
 {
     for (int i = 0; i < n; i++) {
         out[i] = NULL;
     }
     if (nargs > n) {
-        PyErr_Format(PyExc_TypeError,
-                     "%s() takes at most %d arguments (%zd given)",
-                     fname,
-                     n,
-                     nargs);
+        PyErr_Format(PyExc_TypeError, "%s() takes at most %d arguments (%zd given)",
+                     fname, n, nargs);
         return -1;
     }
     for (Py_ssize_t i = 0; i < nargs; i++) {
@@ -805,16 +763,13 @@ pg_parse_args(const char *fname,
             }
             if (i == n) {
                 PyErr_Format(PyExc_TypeError,
-                             "%s() got an unexpected keyword argument '%s'",
-                             fname,
+                             "%s() got an unexpected keyword argument '%s'", fname,
                              key);
                 return -1;
             }
             if (out[i] != NULL) {
                 PyErr_Format(PyExc_TypeError,
-                             "%s() got multiple values for argument '%s'",
-                             fname,
-                             key);
+                             "%s() got multiple values for argument '%s'", fname, key);
                 return -1;
             }
             out[i] = args[nargs + k];
@@ -822,8 +777,8 @@ pg_parse_args(const char *fname,
     }
     for (int i = 0; i < required; i++) {
         if (out[i] == NULL) {
-            PyErr_Format(
-              PyExc_TypeError, "%s() missing required argument '%s'", fname, names[i]);
+            PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", fname,
+                         names[i]);
             return -1;
         }
     }
@@ -869,21 +824,22 @@ pg_tuple_from_array(PyObject *const *items, Py_ssize_t n)
 /* ---- methods -------------------------------------------------------------- */
 
 static PyObject *
-Array_copy_to_host(PyObject *self,
-                   PyObject *const *args,
-                   Py_ssize_t nargs,
+Array_copy_to_host(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                    PyObject *kwnames)
 {
-    static const char *const names[] = { "out", "stream" };
+    static const char *const names[] = {"out", "stream"};
     pg_state *st = STATE_OR_NULL(self);
     pg_array *a = ARR(self);
     PyObject *argv[2];
     PyArrayObject *out = NULL;
+    pg_stream_ref s;
+    int sync;
     if (st == NULL ||
         pg_parse_args("copy_to_host", args, nargs, kwnames, names, 2, 0, argv) < 0 ||
-        check_stream(argv[1]) < 0) {
+        pg_resolve_stream(st, argv[1], &s) < 0) {
         return NULL;
     }
+    sync = !pg_stream_given(argv[1]);
     if (argv[0] != NULL && argv[0] != Py_None) {
         if (!PyArray_Check(argv[0])) {
             return PyErr_Format(PyExc_TypeError,
@@ -891,28 +847,25 @@ Array_copy_to_host(PyObject *self,
                                 Py_TYPE(argv[0])->tp_name);
         }
         out = (PyArrayObject *)argv[0];
-        if (check_same_shape(
-              "copy_to_host", PyArray_NDIM(out), PyArray_DIMS(out), a->nd, a->shape) <
-              0 ||
+        if (check_same_shape("copy_to_host", PyArray_NDIM(out), PyArray_DIMS(out),
+                             a->nd, a->shape) < 0 ||
             check_same_dtype("copy_to_host", PyArray_DESCR(out), a->descr) < 0 ||
             PyArray_FailUnlessWriteable(out, "out") < 0) {
             return NULL;
         }
-        if (copy_to_host(st, a, out) < 0) {
+        if (copy_to_host(st, a, out, &s, sync) < 0) {
             return NULL;
         }
         return Py_NewRef(argv[0]);
     }
     Py_INCREF(a->descr);
-    out = (PyArrayObject *)PyArray_Empty(a->nd,
-                                         a->shape,
-                                         a->descr,
+    out = (PyArrayObject *)PyArray_Empty(a->nd, a->shape, a->descr,
                                          (a->flags & NPY_ARRAY_F_CONTIGUOUS) &&
-                                           !(a->flags & NPY_ARRAY_C_CONTIGUOUS));
+                                             !(a->flags & NPY_ARRAY_C_CONTIGUOUS));
     if (out == NULL) {
         return NULL;
     }
-    if (copy_to_host(st, a, out) < 0) {
+    if (copy_to_host(st, a, out, &s, 1) < 0) { /* a new, pageable array */
         Py_DECREF(out);
         return NULL;
     }
@@ -920,30 +873,36 @@ Array_copy_to_host(PyObject *self,
 }
 
 static PyObject *
-Array_copy_to_device(PyObject *self,
-                     PyObject *const *args,
-                     Py_ssize_t nargs,
+Array_copy_to_device(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                      PyObject *kwnames)
 {
-    static const char *const names[] = { "ary", "stream" };
+    static const char *const names[] = {"ary", "stream"};
     pg_state *st = STATE_OR_NULL(self);
     PyObject *argv[2];
+    pg_stream_ref s;
     if (st == NULL ||
         pg_parse_args("copy_to_device", args, nargs, kwnames, names, 2, 1, argv) < 0 ||
-        check_stream(argv[1]) < 0) {
+        pg_resolve_stream(st, argv[1], &s) < 0) {
         return NULL;
     }
-    if (assign(st, ARR(self), argv[0], "copy_to_device") < 0) {
+    if (assign(st, ARR(self), argv[0], "copy_to_device", &s,
+               !pg_stream_given(argv[1])) < 0) {
         return NULL;
     }
     Py_RETURN_NONE;
 }
 
 PyObject *
-pg_array_copy(pg_state *st, pg_array *a, int fortran)
+pg_array_copy(pg_state *st, pg_array *a, int fortran, const pg_stream_ref *s)
 {
-    pg_array *c = pg_array_empty(st, a->nd, a->shape, a->descr, fortran);
-    if (c != NULL && pg_array_copy_into(st, c, a, NULL) < 0) {
+    pg_stream_ref current;
+    pg_array *c;
+    if (s == NULL) {
+        (void)pg_resolve_stream(st, NULL, &current);
+        s = &current;
+    }
+    c = pg_array_empty(st, a->nd, a->shape, a->descr, fortran, s);
+    if (c != NULL && pg_array_copy_into(st, c, a, s) < 0) {
         Py_CLEAR(c);
     }
     return (PyObject *)c;
@@ -952,7 +911,7 @@ pg_array_copy(pg_state *st, pg_array *a, int fortran)
 static PyObject *
 Array_copy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = { "order" };
+    static const char *const names[] = {"order"};
     pg_state *st = STATE_OR_NULL(self);
     PyObject *argv[1];
     int fortran = 0;
@@ -961,7 +920,7 @@ Array_copy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kw
         parse_order(argv[0], &fortran) < 0) {
         return NULL;
     }
-    return pg_array_copy(st, ARR(self), fortran);
+    return pg_array_copy(st, ARR(self), fortran, NULL);
 }
 
 /* A view of a with a new shape; a dense copy first when no view can have it. */
@@ -987,7 +946,7 @@ reshape_impl(pg_state *st, pg_array *a, PyObject *shape, int fortran)
     PyErr_Clear();
     res = standin_call(a, fortran ? DENSE_F : DENSE_C, "reshape", args, kwargs);
     if (res != NULL) {
-        PyObject *dense = pg_array_copy(st, a, fortran);
+        PyObject *dense = pg_array_copy(st, a, fortran, NULL);
         if (dense != NULL) {
             out = reshape_impl(st, ARR(dense), shape, fortran);
             Py_DECREF(dense);
@@ -1001,9 +960,7 @@ done:
 }
 
 static PyObject *
-Array_reshape(PyObject *self,
-              PyObject *const *args,
-              Py_ssize_t nargs,
+Array_reshape(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
               PyObject *kwnames)
 {
     pg_state *st = STATE_OR_NULL(self);
@@ -1061,7 +1018,7 @@ Array_reshape(PyObject *self,
 static PyObject *
 Array_ravel(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = { "order" };
+    static const char *const names[] = {"order"};
     pg_state *st = STATE_OR_NULL(self);
     PyObject *argv[1], *shape = NULL, *res = NULL;
     int fortran = 0;
@@ -1096,9 +1053,7 @@ transpose_impl(pg_state *st, pg_array *a, PyObject *axes)
 }
 
 static PyObject *
-Array_transpose(PyObject *self,
-                PyObject *const *args,
-                Py_ssize_t nargs,
+Array_transpose(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                 PyObject *kwnames)
 {
     pg_state *st = STATE_OR_NULL(self);
@@ -1147,7 +1102,9 @@ Array_item(PyObject *self, PyObject *Py_UNUSED(ignored))
     if (host == NULL) {
         return NULL;
     }
-    if (copy_to_host(st, a, host) == 0) {
+    pg_stream_ref cur;
+    (void)pg_resolve_stream(st, NULL, &cur);
+    if (copy_to_host(st, a, host, &cur, 1) == 0) {
         res = PyArray_GETITEM(host, PyArray_DATA(host));
     }
     Py_DECREF(host);
@@ -1216,7 +1173,7 @@ Array_getitem(PyObject *self, PyObject *key)
             goto advanced;
         }
         full_key =
-          key == Py_Ellipsis ? Py_NewRef(key) : PyTuple_Pack(2, key, Py_Ellipsis);
+            key == Py_Ellipsis ? Py_NewRef(key) : PyTuple_Pack(2, key, Py_Ellipsis);
     }
     if (full_key == NULL) {
         return NULL;
@@ -1259,7 +1216,9 @@ Array_setitem(PyObject *self, PyObject *key, PyObject *value)
     if (view == NULL) {
         return -1;
     }
-    rc = assign(st, ARR(view), value, "setitem");
+    pg_stream_ref cur;
+    (void)pg_resolve_stream(st, NULL, &cur);
+    rc = assign(st, ARR(view), value, "setitem", &cur, 1);
     Py_DECREF(view);
     return rc;
 }
@@ -1346,10 +1305,8 @@ Array_repr(PyObject *self)
     if (shape == NULL) {
         return NULL;
     }
-    r = PyUnicode_FromFormat("<pygpu.DeviceArray shape=%R dtype=%S device=%d%s>",
-                             shape,
-                             (PyObject *)a->descr,
-                             a->device,
+    r = PyUnicode_FromFormat("<pygpu.DeviceArray shape=%R dtype=%S device=%d%s>", shape,
+                             (PyObject *)a->descr, a->device,
                              rt != NULL && rt->is_simulator ? " (simulated)" : "");
     Py_DECREF(shape);
     return r;
@@ -1370,13 +1327,11 @@ Array_get(PyObject *self, void *closure)
     case 7: return PyLong_FromVoidPtr(a->data);
     case 8: return Py_NewRef(a->base != NULL ? a->base : Py_None);
     case 9:
-        return Py_BuildValue("{sOsOsO}",
-                             "C_CONTIGUOUS",
+        return Py_BuildValue("{sOsOsO}", "C_CONTIGUOUS",
                              (a->flags & NPY_ARRAY_C_CONTIGUOUS) ? Py_True : Py_False,
                              "F_CONTIGUOUS",
                              (a->flags & NPY_ARRAY_F_CONTIGUOUS) ? Py_True : Py_False,
-                             "OWNDATA",
-                             a->base == NULL ? Py_True : Py_False);
+                             "OWNDATA", a->base == NULL ? Py_True : Py_False);
     case 10: {
         pg_state *st = STATE_OR_NULL(self);
         return st == NULL ? NULL : pg_device_new(st, a->device);
@@ -1404,7 +1359,7 @@ Array_is_f_contiguous(PyObject *self, PyObject *Py_UNUSED(ignored))
 static PyObject *
 Array_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = { "shape", "dtype", "order", NULL };
+    static char *kwlist[] = {"shape", "dtype", "order", NULL};
     pg_state *st = pg_state_of_type(type);
     PyObject *shape_obj = NULL, *dtype_obj = NULL, *order = NULL;
     PyArray_Descr *descr = NULL;
@@ -1412,138 +1367,106 @@ Array_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     pg_array *a = NULL;
     int nd, fortran = 0;
     if (st == NULL ||
-        !PyArg_ParseTupleAndKeywords(
-          args, kwargs, "O|OO:DeviceArray", kwlist, &shape_obj, &dtype_obj, &order)) {
+        !PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO:DeviceArray", kwlist,
+                                     &shape_obj, &dtype_obj, &order)) {
         return NULL;
     }
     if ((nd = pg_parse_shape(shape_obj, shape)) < 0 ||
         parse_order(order, &fortran) < 0 || (descr = parse_dtype(dtype_obj)) == NULL) {
         return NULL;
     }
-    a = array_empty_typed(st, type, nd, shape, descr, fortran);
+    a = array_empty_typed(st, type, nd, shape, descr, fortran, NULL);
     Py_DECREF(descr);
     return (PyObject *)a;
 }
 
 static PyGetSetDef Array_getset[] = {
-    { "shape", Array_get, NULL, "Tuple of dimensions.", (void *)0 },
-    { "strides", Array_get, NULL, "Tuple of byte steps per dimension.", (void *)1 },
-    { "dtype", Array_get, NULL, "Element type, a numpy.dtype.", (void *)2 },
-    { "size", Array_get, NULL, "Number of elements.", (void *)3 },
-    { "nbytes", Array_get, NULL, "Bytes the elements take.", (void *)4 },
-    { "ndim", Array_get, NULL, "Number of dimensions.", (void *)5 },
-    { "itemsize", Array_get, NULL, "Bytes per element.", (void *)6 },
-    { "ptr",
-      Array_get,
-      NULL,
-      "Device address of the first element, an int.",
-      (void *)7 },
-    { "base",
-      Array_get,
-      NULL,
-      "The array that owns the memory of a view, else None.",
-      (void *)8 },
-    { "flags",
-      Array_get,
-      NULL,
-      "Dict with C_CONTIGUOUS, F_CONTIGUOUS and OWNDATA.",
-      (void *)9 },
-    { "device", Array_get, NULL, "The Device holding the array.", (void *)10 },
-    { "T", Array_get, NULL, "Transposed view.", (void *)11 },
-    { NULL },
+    {"shape", Array_get, NULL, "Tuple of dimensions.", (void *)0},
+    {"strides", Array_get, NULL, "Tuple of byte steps per dimension.", (void *)1},
+    {"dtype", Array_get, NULL, "Element type, a numpy.dtype.", (void *)2},
+    {"size", Array_get, NULL, "Number of elements.", (void *)3},
+    {"nbytes", Array_get, NULL, "Bytes the elements take.", (void *)4},
+    {"ndim", Array_get, NULL, "Number of dimensions.", (void *)5},
+    {"itemsize", Array_get, NULL, "Bytes per element.", (void *)6},
+    {"ptr", Array_get, NULL, "Device address of the first element, an int.", (void *)7},
+    {"base", Array_get, NULL, "The array that owns the memory of a view, else None.",
+     (void *)8},
+    {"flags", Array_get, NULL, "Dict with C_CONTIGUOUS, F_CONTIGUOUS and OWNDATA.",
+     (void *)9},
+    {"device", Array_get, NULL, "The Device holding the array.", (void *)10},
+    {"T", Array_get, NULL, "Transposed view.", (void *)11},
+    {NULL},
 };
 
 static PyMethodDef Array_methods[] = {
-    { "copy_to_host",
-      (PyCFunction)(void (*)(void))Array_copy_to_host,
-      METH_FASTCALL | METH_KEYWORDS,
-      "copy_to_host($self, /, out=None, stream=None)\n--\n\n"
-      "Copy to the host: a new numpy.ndarray, or into `out` (same shape and dtype)." },
-    { "get",
-      (PyCFunction)(void (*)(void))Array_copy_to_host,
-      METH_FASTCALL | METH_KEYWORDS,
-      "get($self, /, out=None, stream=None)\n--\n\nSame as copy_to_host (CuPy's "
-      "name)." },
-    { "copy_to_device",
-      (PyCFunction)(void (*)(void))Array_copy_to_device,
-      METH_FASTCALL | METH_KEYWORDS,
-      "copy_to_device($self, /, ary, stream=None)\n--\n\n"
-      "Copy `ary` (a DeviceArray or host array of the same shape and dtype) into "
-      "this array." },
-    { "set",
-      (PyCFunction)(void (*)(void))Array_copy_to_device,
-      METH_FASTCALL | METH_KEYWORDS,
-      "set($self, /, ary, stream=None)\n--\n\nSame as copy_to_device (CuPy's name)." },
-    { "copy",
-      (PyCFunction)(void (*)(void))Array_copy,
-      METH_FASTCALL | METH_KEYWORDS,
-      "copy($self, /, order='C')\n--\n\nA new device array with the same contents." },
-    { "reshape",
-      (PyCFunction)(void (*)(void))Array_reshape,
-      METH_FASTCALL | METH_KEYWORDS,
-      "reshape($self, /, *shape, order='C')\n--\n\n"
-      "A view with a new shape, or a copy where no view can have it (as NumPy)." },
-    { "ravel",
-      (PyCFunction)(void (*)(void))Array_ravel,
-      METH_FASTCALL | METH_KEYWORDS,
-      "ravel($self, /, order='C')\n--\n\nA 1-D view, or copy where needed." },
-    { "transpose",
-      (PyCFunction)(void (*)(void))Array_transpose,
-      METH_FASTCALL | METH_KEYWORDS,
-      "transpose($self, /, *axes)\n--\n\nA view with axes permuted." },
-    { "item",
-      Array_item,
-      METH_NOARGS,
-      "item($self, /)\n--\n\nThe element of a size-1 array as a Python scalar." },
-    { "is_c_contiguous",
-      Array_is_c_contiguous,
-      METH_NOARGS,
-      "is_c_contiguous($self, /)\n--\n\nTrue if laid out in C order." },
-    { "is_f_contiguous",
-      Array_is_f_contiguous,
-      METH_NOARGS,
-      "is_f_contiguous($self, /)\n--\n\nTrue if laid out in Fortran order." },
-    { "__array__",
-      (PyCFunction)(void (*)(void))Array_array,
-      METH_VARARGS | METH_KEYWORDS,
-      NULL },
-    { "__reduce__", Array_reduce, METH_NOARGS, NULL },
-    { NULL },
+    {"copy_to_host", (PyCFunction)(void (*)(void))Array_copy_to_host,
+     METH_FASTCALL | METH_KEYWORDS,
+     "copy_to_host($self, /, out=None, stream=None)\n--\n\n"
+     "Copy to the host: a new numpy.ndarray, or into `out` (same shape and dtype)."},
+    {"get", (PyCFunction)(void (*)(void))Array_copy_to_host,
+     METH_FASTCALL | METH_KEYWORDS,
+     "get($self, /, out=None, stream=None)\n--\n\nSame as copy_to_host (CuPy's "
+     "name)."},
+    {"copy_to_device", (PyCFunction)(void (*)(void))Array_copy_to_device,
+     METH_FASTCALL | METH_KEYWORDS,
+     "copy_to_device($self, /, ary, stream=None)\n--\n\n"
+     "Copy `ary` (a DeviceArray or host array of the same shape and dtype) into "
+     "this array."},
+    {"set", (PyCFunction)(void (*)(void))Array_copy_to_device,
+     METH_FASTCALL | METH_KEYWORDS,
+     "set($self, /, ary, stream=None)\n--\n\nSame as copy_to_device (CuPy's name)."},
+    {"copy", (PyCFunction)(void (*)(void))Array_copy, METH_FASTCALL | METH_KEYWORDS,
+     "copy($self, /, order='C')\n--\n\nA new device array with the same contents."},
+    {"reshape", (PyCFunction)(void (*)(void))Array_reshape,
+     METH_FASTCALL | METH_KEYWORDS,
+     "reshape($self, /, *shape, order='C')\n--\n\n"
+     "A view with a new shape, or a copy where no view can have it (as NumPy)."},
+    {"ravel", (PyCFunction)(void (*)(void))Array_ravel, METH_FASTCALL | METH_KEYWORDS,
+     "ravel($self, /, order='C')\n--\n\nA 1-D view, or copy where needed."},
+    {"transpose", (PyCFunction)(void (*)(void))Array_transpose,
+     METH_FASTCALL | METH_KEYWORDS,
+     "transpose($self, /, *axes)\n--\n\nA view with axes permuted."},
+    {"item", Array_item, METH_NOARGS,
+     "item($self, /)\n--\n\nThe element of a size-1 array as a Python scalar."},
+    {"is_c_contiguous", Array_is_c_contiguous, METH_NOARGS,
+     "is_c_contiguous($self, /)\n--\n\nTrue if laid out in C order."},
+    {"is_f_contiguous", Array_is_f_contiguous, METH_NOARGS,
+     "is_f_contiguous($self, /)\n--\n\nTrue if laid out in Fortran order."},
+    {"__array__", (PyCFunction)(void (*)(void))Array_array,
+     METH_VARARGS | METH_KEYWORDS, NULL},
+    {"__reduce__", Array_reduce, METH_NOARGS, NULL},
+    {NULL},
 };
 
 static PyMemberDef Array_members[] = {
-    { "__weaklistoffset__",
-      Py_T_PYSSIZET,
-      offsetof(pg_array, weakreflist),
-      Py_READONLY },
-    { NULL },
+    {"__weaklistoffset__", Py_T_PYSSIZET, offsetof(pg_array, weakreflist), Py_READONLY},
+    {NULL},
 };
 
 static PyType_Slot Array_slots[] = {
-    { Py_tp_new, Array_new },
-    { Py_tp_dealloc, Array_dealloc },
-    { Py_tp_repr, Array_repr },
-    { Py_tp_methods, Array_methods },
-    { Py_tp_getset, Array_getset },
-    { Py_tp_members, Array_members },
-    { Py_mp_subscript, Array_getitem },
-    { Py_mp_ass_subscript, Array_setitem },
-    { Py_mp_length, Array_length },
-    { Py_sq_length, Array_length },
-    { Py_sq_item, Array_sq_item },
-    { Py_tp_iter, Array_iter },
-    { Py_nb_bool, Array_bool },
-    { Py_nb_int, Array_int },
-    { Py_nb_float, Array_float },
-    { Py_nb_add, pg_array_add },
-    { Py_nb_inplace_add, pg_array_iadd },
-    { Py_nb_matrix_multiply, pg_array_matmul },
-    { Py_tp_doc,
-      "DeviceArray(shape, dtype=float64, order='C')\n--\n\n"
-      "An n-dimensional array in device memory (uninitialized when "
-      "made this way). Made by pygpu.cuda.to_device, pygpu.asarray, "
-      "pygpu.empty, zeros, ones, full." },
-    { 0, NULL },
+    {Py_tp_new, Array_new},
+    {Py_tp_dealloc, Array_dealloc},
+    {Py_tp_repr, Array_repr},
+    {Py_tp_methods, Array_methods},
+    {Py_tp_getset, Array_getset},
+    {Py_tp_members, Array_members},
+    {Py_mp_subscript, Array_getitem},
+    {Py_mp_ass_subscript, Array_setitem},
+    {Py_mp_length, Array_length},
+    {Py_sq_length, Array_length},
+    {Py_sq_item, Array_sq_item},
+    {Py_tp_iter, Array_iter},
+    {Py_nb_bool, Array_bool},
+    {Py_nb_int, Array_int},
+    {Py_nb_float, Array_float},
+    {Py_nb_add, pg_array_add},
+    {Py_nb_inplace_add, pg_array_iadd},
+    {Py_nb_matrix_multiply, pg_array_matmul},
+    {Py_tp_doc, "DeviceArray(shape, dtype=float64, order='C')\n--\n\n"
+                "An n-dimensional array in device memory (uninitialized when "
+                "made this way). Made by pygpu.cuda.to_device, pygpu.asarray, "
+                "pygpu.empty, zeros, ones, full."},
+    {0, NULL},
 };
 
 PyType_Spec pg_array_spec = {
@@ -1558,16 +1481,14 @@ PyType_Spec pg_array_spec = {
 #define MODULE_STATE(m) pg_state_of_module(m)
 
 static PyObject *
-fill_new(pg_state *st,
-         PyObject *shape_obj,
-         PyObject *dtype_obj,
-         PyObject *order,
+fill_new(pg_state *st, PyObject *shape_obj, PyObject *dtype_obj, PyObject *order,
          PyObject *value)
 {
     npy_intp shape[PG_MAXDIMS];
     PyArray_Descr *descr = NULL;
     PyArrayObject *v = NULL;
     pg_array *a = NULL;
+    pg_stream_ref s;
     int nd, fortran = 0;
     pg_err err = PG_SUCCESS;
     if ((nd = pg_parse_shape(shape_obj, shape)) < 0 ||
@@ -1594,28 +1515,25 @@ fill_new(pg_state *st,
     }
     if (v != NULL && PyArray_NDIM(v) != 0) {
         PyErr_Format(PyExc_ValueError,
-                     "fill_value must be a scalar, got an array of shape %R",
-                     PyArray_IntTupleFromIntp(PyArray_NDIM(v), PyArray_DIMS(v)));
+                     "fill_value must be a scalar, got an array with %d dimension(s)",
+                     PyArray_NDIM(v));
         goto done;
     }
-    a = pg_array_empty(st, nd, shape, descr, fortran);
+    (void)pg_resolve_stream(st, NULL, &s);
+    a = pg_array_empty(st, nd, shape, descr, fortran, &s);
     if (a == NULL || a->alloc == NULL) {
         goto done;
     }
     if (v == NULL) {
-        Py_BEGIN_ALLOW_THREADS err = pg_rt()->memset(a->data, 0, a->alloc_size);
-        Py_END_ALLOW_THREADS if (err != PG_SUCCESS)
-        {
+        err = pg_rt()->memset_async(a->data, 0, a->alloc_size, s.handle);
+        if (err != PG_SUCCESS) {
             pg_raise(st, err, "cudaMemset");
             Py_CLEAR(a);
         }
     }
     else {
-        err = pg_rt()->kernels->fill((int)PyDataType_ELSIZE(descr),
-                                     a->data,
-                                     pg_array_size(a),
-                                     PyArray_DATA(v),
-                                     NULL);
+        err = pg_rt()->kernels->fill((int)PyDataType_ELSIZE(descr), a->data,
+                                     pg_array_size(a), PyArray_DATA(v), s.handle);
         if (err != PG_SUCCESS) {
             pg_raise(st, err, "fill kernel launch");
             Py_CLEAR(a);
@@ -1630,7 +1548,7 @@ done:
 static PyObject *
 mod_empty(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = { "shape", "dtype", "order" };
+    static const char *const names[] = {"shape", "dtype", "order"};
     pg_state *st = MODULE_STATE(m);
     PyObject *argv[3];
     npy_intp shape[PG_MAXDIMS];
@@ -1642,7 +1560,7 @@ mod_empty(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwname
         parse_order(argv[2], &fortran) < 0 || (descr = parse_dtype(argv[1])) == NULL) {
         return NULL;
     }
-    a = pg_array_empty(st, nd, shape, descr, fortran);
+    a = pg_array_empty(st, nd, shape, descr, fortran, NULL);
     Py_DECREF(descr);
     return (PyObject *)a;
 }
@@ -1650,7 +1568,7 @@ mod_empty(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwname
 static PyObject *
 mod_zeros(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = { "shape", "dtype", "order" };
+    static const char *const names[] = {"shape", "dtype", "order"};
     PyObject *argv[3];
     if (pg_parse_args("zeros", args, nargs, kwnames, names, 3, 1, argv) < 0) {
         return NULL;
@@ -1661,7 +1579,7 @@ mod_zeros(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwname
 static PyObject *
 mod_full(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = { "shape", "fill_value", "dtype", "order" };
+    static const char *const names[] = {"shape", "fill_value", "dtype", "order"};
     PyObject *argv[4];
     if (pg_parse_args("full", args, nargs, kwnames, names, 4, 2, argv) < 0) {
         return NULL;
@@ -1672,40 +1590,45 @@ mod_full(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames
 static PyObject *
 mod_to_device(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = { "obj", "stream", "copy", "to" };
+    static const char *const names[] = {"obj", "stream", "copy", "to"};
     pg_state *st = MODULE_STATE(m);
     PyObject *argv[4];
+    pg_stream_ref s;
+    int sync;
     if (pg_parse_args("to_device", args, nargs, kwnames, names, 4, 1, argv) < 0 ||
-        check_stream(argv[1]) < 0) {
+        pg_resolve_stream(st, argv[1], &s) < 0) {
         return NULL;
     }
+    sync = !pg_stream_given(argv[1]);
     if (argv[3] != NULL && argv[3] != Py_None) {
         if (!pg_array_check(st, argv[3])) {
             return PyErr_Format(PyExc_TypeError,
                                 "to= must be a pygpu.DeviceArray, not %.100s",
                                 Py_TYPE(argv[3])->tp_name);
         }
-        if (assign(st, ARR(argv[3]), argv[0], "to_device") < 0) {
+        if (assign(st, ARR(argv[3]), argv[0], "to_device", &s, sync) < 0) {
             return NULL;
         }
         return Py_NewRef(argv[3]);
     }
     if (pg_array_check(st, argv[0])) {
-        return pg_array_copy(st, ARR(argv[0]), 0);
+        return pg_array_copy(st, ARR(argv[0]), 0, &s);
     }
-    return (PyObject *)pg_array_from_host(st, argv[0], NULL);
+    return (PyObject *)pg_array_from_host(st, argv[0], NULL, &s, sync);
 }
 
 static PyObject *
 mod_asarray(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = { "obj", "dtype" };
+    static const char *const names[] = {"obj", "dtype"};
     pg_state *st = MODULE_STATE(m);
     PyObject *argv[2], *res = NULL;
     PyArray_Descr *descr = NULL;
+    pg_stream_ref s;
     if (pg_parse_args("asarray", args, nargs, kwnames, names, 2, 1, argv) < 0) {
         return NULL;
     }
+    (void)pg_resolve_stream(st, NULL, &s);
     if (argv[1] != NULL && argv[1] != Py_None &&
         (descr = parse_dtype(argv[1])) == NULL) {
         return NULL;
@@ -1719,13 +1642,13 @@ mod_asarray(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwna
         /* A dtype change: through the host until a cast kernel exists. */
         PyObject *host = Array_copy_to_host(argv[0], NULL, 0, NULL);
         if (host != NULL) {
-            res = (PyObject *)pg_array_from_host(st, host, descr);
+            res = (PyObject *)pg_array_from_host(st, host, descr, &s, 1);
             Py_DECREF(host);
         }
         Py_DECREF(descr);
         return res;
     }
-    res = (PyObject *)pg_array_from_host(st, argv[0], descr);
+    res = (PyObject *)pg_array_from_host(st, argv[0], descr, &s, 1);
     Py_XDECREF(descr);
     return res;
 }
@@ -1733,7 +1656,7 @@ mod_asarray(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwna
 static PyObject *
 mod_asnumpy(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = { "a", "out", "stream" };
+    static const char *const names[] = {"a", "out", "stream"};
     pg_state *st = MODULE_STATE(m);
     PyObject *argv[3];
     if (pg_parse_args("asnumpy", args, nargs, kwnames, names, 3, 1, argv) < 0) {
@@ -1746,24 +1669,23 @@ mod_asnumpy(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwna
 }
 
 static PyObject *
-mod_device_array_like(PyObject *m,
-                      PyObject *const *args,
-                      Py_ssize_t nargs,
+mod_device_array_like(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
                       PyObject *kwnames)
 {
-    static const char *const names[] = { "ary", "stream" };
+    static const char *const names[] = {"ary", "stream"};
     pg_state *st = MODULE_STATE(m);
     PyObject *argv[2];
+    pg_stream_ref s;
     if (pg_parse_args("device_array_like", args, nargs, kwnames, names, 2, 1, argv) <
-          0 ||
-        check_stream(argv[1]) < 0) {
+            0 ||
+        pg_resolve_stream(st, argv[1], &s) < 0) {
         return NULL;
     }
     if (pg_array_check(st, argv[0])) {
         pg_array *a = ARR(argv[0]);
         int fortran =
-          (a->flags & NPY_ARRAY_F_CONTIGUOUS) && !(a->flags & NPY_ARRAY_C_CONTIGUOUS);
-        return (PyObject *)pg_array_empty(st, a->nd, a->shape, a->descr, fortran);
+            (a->flags & NPY_ARRAY_F_CONTIGUOUS) && !(a->flags & NPY_ARRAY_C_CONTIGUOUS);
+        return (PyObject *)pg_array_empty(st, a->nd, a->shape, a->descr, fortran, &s);
     }
     if (PyArray_Check(argv[0])) {
         PyArrayObject *h = (PyArrayObject *)argv[0];
@@ -1771,8 +1693,8 @@ mod_device_array_like(PyObject *m,
         if (pg_check_dtype(PyArray_DESCR(h)) < 0) {
             return NULL;
         }
-        return (PyObject *)pg_array_empty(
-          st, PyArray_NDIM(h), PyArray_DIMS(h), PyArray_DESCR(h), fortran);
+        return (PyObject *)pg_array_empty(st, PyArray_NDIM(h), PyArray_DIMS(h),
+                                          PyArray_DESCR(h), fortran, &s);
     }
     return PyErr_Format(PyExc_TypeError,
                         "device_array_like() takes a DeviceArray or numpy.ndarray, "
@@ -1781,12 +1703,10 @@ mod_device_array_like(PyObject *m,
 }
 
 static PyObject *
-mod_memory_allocated(PyObject *m,
-                     PyObject *const *args,
-                     Py_ssize_t nargs,
+mod_memory_allocated(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
                      PyObject *kwnames)
 {
-    static const char *const names[] = { "device" };
+    static const char *const names[] = {"device"};
     PyObject *argv[1];
     int device = 0;
     if (pg_parse_args("memory_allocated", args, nargs, kwnames, names, 1, 0, argv) <
@@ -1805,41 +1725,34 @@ mod_memory_allocated(PyObject *m,
             device = 0;
         }
     }
-    return PyLong_FromSize_t(pg_rt_allocated(device));
+    return PyLong_FromSize_t(pg_pool_used(device));
 }
 
 #define FASTKW(f) (PyCFunction)(void (*)(void))(f), METH_FASTCALL | METH_KEYWORDS
 
 PyMethodDef pg_array_functions[] = {
-    { "empty",
-      FASTKW(mod_empty),
-      "empty(shape, dtype=float64, order='C')\n--\n\nAn uninitialized device array." },
-    { "zeros",
-      FASTKW(mod_zeros),
-      "zeros(shape, dtype=float64, order='C')\n--\n\nA device array of zeros." },
-    { "full",
-      FASTKW(mod_full),
-      "full(shape, fill_value, dtype=None, order='C')\n--\n\n"
-      "A device array filled with fill_value (dtype from it when None)." },
-    { "to_device",
-      FASTKW(mod_to_device),
-      "to_device(obj, stream=None, copy=True, to=None)\n--\n\n"
-      "Copy a host array (or anything numpy.asarray takes) to a new device array, "
-      "or into `to`." },
-    { "asarray",
-      FASTKW(mod_asarray),
-      "asarray(obj, dtype=None)\n--\n\n"
-      "A device array from obj; a DeviceArray of that dtype is returned as is." },
-    { "asnumpy",
-      FASTKW(mod_asnumpy),
-      "asnumpy(a, out=None, stream=None)\n--\n\nCopy a device array to the host." },
-    { "device_array_like",
-      FASTKW(mod_device_array_like),
-      "device_array_like(ary, stream=None)\n--\n\n"
-      "An uninitialized device array with ary's shape, dtype and order." },
-    { "memory_allocated",
-      FASTKW(mod_memory_allocated),
-      "memory_allocated(device=None)\n--\n\n"
-      "Bytes of device memory pygpu's arrays hold on the device (default: current)." },
-    { NULL },
+    {"empty", FASTKW(mod_empty),
+     "empty(shape, dtype=float64, order='C')\n--\n\nAn uninitialized device array."},
+    {"zeros", FASTKW(mod_zeros),
+     "zeros(shape, dtype=float64, order='C')\n--\n\nA device array of zeros."},
+    {"full", FASTKW(mod_full),
+     "full(shape, fill_value, dtype=None, order='C')\n--\n\n"
+     "A device array filled with fill_value (dtype from it when None)."},
+    {"to_device", FASTKW(mod_to_device),
+     "to_device(obj, stream=None, copy=True, to=None)\n--\n\n"
+     "Copy a host array (or anything numpy.asarray takes) to a new device array, "
+     "or into `to`."},
+    {"asarray", FASTKW(mod_asarray),
+     "asarray(obj, dtype=None)\n--\n\n"
+     "A device array from obj; a DeviceArray of that dtype is returned as is."},
+    {"asnumpy", FASTKW(mod_asnumpy),
+     "asnumpy(a, out=None, stream=None)\n--\n\nCopy a device array to the host."},
+    {"device_array_like", FASTKW(mod_device_array_like),
+     "device_array_like(ary, stream=None)\n--\n\n"
+     "An uninitialized device array with ary's shape, dtype and order."},
+    {"memory_allocated", FASTKW(mod_memory_allocated),
+     "memory_allocated(device=None)\n--\n\n"
+     "Bytes of device memory that live pygpu arrays hold on the device (default: "
+     "current), as the memory pool counts them (rounded up to 512 bytes each)."},
+    {NULL},
 };

@@ -27,20 +27,18 @@ pg_device_props_get(pg_state *st, int device)
         PyErr_Format(PyExc_ValueError,
                      "device %d does not exist: there %s %d device%s, "
                      "numbered 0 to %d",
-                     device,
-                     count == 1 ? "is" : "are",
-                     count,
-                     count == 1 ? "" : "s",
+                     device, count == 1 ? "is" : "are", count, count == 1 ? "" : "s",
                      count - 1);
         return NULL;
     }
     if (!props_valid[device]) {
         pg_device_props p;
-        Py_BEGIN_ALLOW_THREADS err = rt->get_props(device, &p);
-        Py_END_ALLOW_THREADS if (err != PG_SUCCESS)
-        {
-            return (const pg_device_props *)pg_raise(
-              st, err, "cudaGetDeviceProperties");
+        Py_BEGIN_ALLOW_THREADS
+            err = rt->get_props(device, &p);
+        Py_END_ALLOW_THREADS
+        if (err != PG_SUCCESS) {
+            return (const pg_device_props *)pg_raise(st, err,
+                                                     "cudaGetDeviceProperties");
         }
         props_cache[device] = p;
         props_valid[device] = 1;
@@ -92,7 +90,7 @@ pg_device_new(pg_state *st, int id)
 static PyObject *
 Device_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = { "id", NULL };
+    static char *kwlist[] = {"id", NULL};
     pg_state *st = pg_state_of_type(type);
     PyObject *idobj = NULL;
     int overflow = 0;
@@ -117,8 +115,7 @@ Device_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         return pg_device_new(st, cur);
     }
     if (PyBool_Check(idobj) || !PyIndex_Check(idobj)) {
-        return PyErr_Format(PyExc_TypeError,
-                            "a device id must be an int, not %.100s",
+        return PyErr_Format(PyExc_TypeError, "a device id must be an int, not %.100s",
                             Py_TYPE(idobj)->tp_name);
     }
     idobj = PyNumber_Index(idobj);
@@ -159,10 +156,7 @@ Device_repr(PyObject *self)
 {
     const pg_device_props *p = &DEV(self)->props;
     return PyUnicode_FromFormat("<pygpu.Device %d: %s, compute capability %d.%d%s>",
-                                DEV(self)->id,
-                                p->name,
-                                p->major,
-                                p->minor,
+                                DEV(self)->id, p->name, p->major, p->minor,
                                 pg_rt()->is_simulator ? ", simulated" : "");
 }
 
@@ -193,8 +187,10 @@ Device_mem_info(PyObject *self, PyObject *Py_UNUSED(ignored))
     if (rt == NULL || pg_device_push(st, rt, DEV(self)->id, &prev) < 0) {
         return NULL;
     }
-    Py_BEGIN_ALLOW_THREADS err = rt->mem_get_info(&free_bytes, &total_bytes);
-    Py_END_ALLOW_THREADS pg_device_pop(rt, prev);
+    Py_BEGIN_ALLOW_THREADS
+        err = rt->mem_get_info(&free_bytes, &total_bytes);
+    Py_END_ALLOW_THREADS
+    pg_device_pop(rt, prev);
     if (err != PG_SUCCESS) {
         return pg_raise(st, err, "cudaMemGetInfo");
     }
@@ -211,8 +207,10 @@ Device_synchronize(PyObject *self, PyObject *Py_UNUSED(ignored))
     if (rt == NULL || pg_device_push(st, rt, DEV(self)->id, &prev) < 0) {
         return NULL;
     }
-    Py_BEGIN_ALLOW_THREADS err = rt->synchronize();
-    Py_END_ALLOW_THREADS pg_device_pop(rt, prev);
+    Py_BEGIN_ALLOW_THREADS
+        err = rt->synchronize();
+    Py_END_ALLOW_THREADS
+    pg_device_pop(rt, prev);
     if (err != PG_SUCCESS) {
         return pg_raise(st, err, "cudaDeviceSynchronize");
     }
@@ -381,74 +379,52 @@ error:
 }
 
 static PyGetSetDef Device_getset[] = {
-    { "id", Device_get, NULL, "Device ordinal.", (void *)0 },
-    { "name", Device_get, NULL, "Device name.", (void *)1 },
-    { "compute_capability", Device_get, NULL, "(major, minor).", (void *)2 },
-    { "total_memory", Device_get, NULL, "Total device memory in bytes.", (void *)3 },
-    { "multiprocessor_count", Device_get, NULL, "Number of SMs.", (void *)4 },
-    { "warp_size", Device_get, NULL, "Threads per warp.", (void *)5 },
-    { "max_threads_per_block",
-      Device_get,
-      NULL,
-      "Most threads in one block.",
-      (void *)6 },
-    { "max_block_dim",
-      Device_get,
-      NULL,
-      "Most threads per block, (x, y, z).",
-      (void *)7 },
-    { "max_grid_dim", Device_get, NULL, "Most blocks per grid, (x, y, z).", (void *)8 },
-    { "shared_memory_per_block",
-      Device_get,
-      NULL,
-      "Shared memory a block gets by default, in bytes.",
-      (void *)9 },
-    { "pci_bus_id",
-      Device_get,
-      NULL,
-      "PCI bus id, 'domain:bus:device.function'.",
-      (void *)10 },
-    { "is_simulator", Device_get, NULL, "True for pygpu's CPU simulator.", (void *)11 },
-    { "attributes",
-      Device_get,
-      NULL,
-      "A dict of further device attributes.",
-      (void *)12 },
-    { NULL },
+    {"id", Device_get, NULL, "Device ordinal.", (void *)0},
+    {"name", Device_get, NULL, "Device name.", (void *)1},
+    {"compute_capability", Device_get, NULL, "(major, minor).", (void *)2},
+    {"total_memory", Device_get, NULL, "Total device memory in bytes.", (void *)3},
+    {"multiprocessor_count", Device_get, NULL, "Number of SMs.", (void *)4},
+    {"warp_size", Device_get, NULL, "Threads per warp.", (void *)5},
+    {"max_threads_per_block", Device_get, NULL, "Most threads in one block.",
+     (void *)6},
+    {"max_block_dim", Device_get, NULL, "Most threads per block, (x, y, z).",
+     (void *)7},
+    {"max_grid_dim", Device_get, NULL, "Most blocks per grid, (x, y, z).", (void *)8},
+    {"shared_memory_per_block", Device_get, NULL,
+     "Shared memory a block gets by default, in bytes.", (void *)9},
+    {"pci_bus_id", Device_get, NULL, "PCI bus id, 'domain:bus:device.function'.",
+     (void *)10},
+    {"is_simulator", Device_get, NULL, "True for pygpu's CPU simulator.", (void *)11},
+    {"attributes", Device_get, NULL, "A dict of further device attributes.",
+     (void *)12},
+    {NULL},
 };
 
 static PyMethodDef Device_methods[] = {
-    { "mem_info",
-      Device_mem_info,
-      METH_NOARGS,
-      "mem_info($self, /)\n--\n\n(free, total) device memory in bytes." },
-    { "synchronize",
-      Device_synchronize,
-      METH_NOARGS,
-      "synchronize($self, /)\n--\n\nWait for all work on this device." },
-    { "select",
-      Device_select,
-      METH_NOARGS,
-      "select($self, /)\n--\n\nMake this the current device of this thread." },
-    { "__enter__", Device_enter, METH_NOARGS, NULL },
-    { "__exit__", Device_exit, METH_VARARGS, NULL },
-    { NULL },
+    {"mem_info", Device_mem_info, METH_NOARGS,
+     "mem_info($self, /)\n--\n\n(free, total) device memory in bytes."},
+    {"synchronize", Device_synchronize, METH_NOARGS,
+     "synchronize($self, /)\n--\n\nWait for all work on this device."},
+    {"select", Device_select, METH_NOARGS,
+     "select($self, /)\n--\n\nMake this the current device of this thread."},
+    {"__enter__", Device_enter, METH_NOARGS, NULL},
+    {"__exit__", Device_exit, METH_VARARGS, NULL},
+    {NULL},
 };
 
 static PyType_Slot Device_slots[] = {
-    { Py_tp_new, Device_new },
-    { Py_tp_dealloc, Device_dealloc },
-    { Py_tp_traverse, Device_traverse },
-    { Py_tp_repr, Device_repr },
-    { Py_tp_richcompare, Device_richcompare },
-    { Py_tp_hash, Device_hash },
-    { Py_tp_methods, Device_methods },
-    { Py_tp_getset, Device_getset },
-    { Py_tp_doc,
-      "Device(id=None)\n--\n\n"
-      "A CUDA device (or the simulated one). `with device:` makes it "
-      "current on this thread for the block." },
-    { 0, NULL },
+    {Py_tp_new, Device_new},
+    {Py_tp_dealloc, Device_dealloc},
+    {Py_tp_traverse, Device_traverse},
+    {Py_tp_repr, Device_repr},
+    {Py_tp_richcompare, Device_richcompare},
+    {Py_tp_hash, Device_hash},
+    {Py_tp_methods, Device_methods},
+    {Py_tp_getset, Device_getset},
+    {Py_tp_doc, "Device(id=None)\n--\n\n"
+                "A CUDA device (or the simulated one). `with device:` makes it "
+                "current on this thread for the block."},
+    {0, NULL},
 };
 
 PyType_Spec pg_device_spec = {

@@ -31,12 +31,11 @@ int
 pg_errors_init(PyObject *module, pg_state *st)
 {
     PyObject *bases = NULL;
-    st->CudaError =
-      new_exception(module,
-                    "pygpu.CudaError",
-                    "A CUDA runtime call failed. `.code` is the cudaError_t value and "
-                    "`.name` its name, e.g. 'cudaErrorInvalidValue'.",
-                    PyExc_RuntimeError);
+    st->CudaError = new_exception(
+        module, "pygpu.CudaError",
+        "A CUDA runtime call failed. `.code` is the cudaError_t value and "
+        "`.name` its name, e.g. 'cudaErrorInvalidValue'.",
+        PyExc_RuntimeError);
     if (st->CudaError == NULL) {
         return -1;
     }
@@ -44,21 +43,18 @@ pg_errors_init(PyObject *module, pg_state *st)
     if (bases == NULL) {
         return -1;
     }
-    st->OutOfMemoryError =
-      new_exception(module,
-                    "pygpu.OutOfMemoryError",
-                    "The device is out of memory. Both a CudaError and a MemoryError.",
-                    bases);
+    st->OutOfMemoryError = new_exception(
+        module, "pygpu.OutOfMemoryError",
+        "The device is out of memory. Both a CudaError and a MemoryError.", bases);
     Py_DECREF(bases);
     if (st->OutOfMemoryError == NULL) {
         return -1;
     }
     st->NoDeviceError = new_exception(
-      module,
-      "pygpu.NoDeviceError",
-      "No usable CUDA device: no GPU, no driver, or a build without CUDA. "
-      "Set PYGPU_SIMULATOR=1 to run on the CPU simulator.",
-      st->CudaError);
+        module, "pygpu.NoDeviceError",
+        "No usable CUDA device: no GPU, no driver, or a build without CUDA. "
+        "Set PYGPU_SIMULATOR=1 to run on the CPU simulator.",
+        st->CudaError);
     if (st->NoDeviceError == NULL) {
         return -1;
     }
@@ -110,15 +106,15 @@ pg_raise(pg_state *st, pg_err err, const char *call)
     if (err == PG_ERR_MEMORY_ALLOCATION) {
         return pg_raise_oom(st, err, call, 0, -1);
     }
-    snprintf(
-      msg, sizeof(msg), "%s failed: %s: %s", call, err_name(err), err_string(err));
+    snprintf(msg, sizeof(msg), "%s failed: %s: %s", call, err_name(err),
+             err_string(err));
     return raise_with(st->CudaError, err, err_name(err), msg);
 }
 
 void
 pg_format_bytes(char *buf, size_t len, size_t n)
 {
-    static const char *units[] = { "bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+    static const char *units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
     double v = (double)n;
     int u = 0;
     while (v >= 1024.0 && u < 6) {
@@ -139,32 +135,22 @@ pg_raise_oom(pg_state *st, pg_err err, const char *call, size_t size, int device
     char msg[512], amount[64];
     if (device >= 0) {
         pg_format_bytes(amount, sizeof(amount), size);
-        snprintf(msg,
-                 sizeof(msg),
+        snprintf(msg, sizeof(msg),
                  "out of memory allocating %s (%zu bytes) on device %d: "
                  "%s failed: %s: %s",
-                 amount,
-                 size,
-                 device,
-                 call,
-                 err_name(err),
-                 err_string(err));
+                 amount, size, device, call, err_name(err), err_string(err));
     }
     else {
-        snprintf(msg,
-                 sizeof(msg),
-                 "out of memory: %s failed: %s: %s",
-                 call,
-                 err_name(err),
-                 err_string(err));
+        snprintf(msg, sizeof(msg), "out of memory: %s failed: %s: %s", call,
+                 err_name(err), err_string(err));
     }
     return raise_with(st->OutOfMemoryError, err, err_name(err), msg);
 }
 
 static const char simulator_hint[] =
-  "To run on pygpu's CPU simulator instead, set the environment variable "
-  "PYGPU_SIMULATOR=1 before the first pygpu operation (for example "
-  "`PYGPU_SIMULATOR=1 python script.py`).";
+    "To run on pygpu's CPU simulator instead, set the environment variable "
+    "PYGPU_SIMULATOR=1 before the first pygpu operation (for example "
+    "`PYGPU_SIMULATOR=1 python script.py`).";
 
 /* 0 until a device of the chosen backend has been seen; then 1. */
 static int devices_seen;
@@ -182,29 +168,25 @@ pg_get_rt(pg_state *st)
     }
     rt = pg_rt_peek();
     if (rt == NULL) {
-        snprintf(msg,
-                 sizeof(msg),
+        snprintf(msg, sizeof(msg),
                  "no CUDA device is available: this pygpu was built without "
                  "the CUDA toolkit, so it can only simulate a GPU. %s",
                  simulator_hint);
-        return (const pg_backend *)raise_with(
-          st->NoDeviceError, PG_ERR_NO_DEVICE, "cudaErrorNoDevice", msg);
+        return (const pg_backend *)raise_with(st->NoDeviceError, PG_ERR_NO_DEVICE,
+                                              "cudaErrorNoDevice", msg);
     }
     err = rt->device_count(&count);
     if (err != PG_SUCCESS || count == 0) {
         if (err == PG_SUCCESS) {
             err = PG_ERR_NO_DEVICE;
         }
-        snprintf(msg,
-                 sizeof(msg),
+        snprintf(msg, sizeof(msg),
                  "no CUDA device is available: cudaGetDeviceCount failed: "
                  "%s: %s. Is there an NVIDIA GPU, and is its driver installed "
                  "(nvidia-smi should list it)? %s",
-                 rt->error_name(err),
-                 rt->error_string(err),
-                 simulator_hint);
-        return (const pg_backend *)raise_with(
-          st->NoDeviceError, err, rt->error_name(err), msg);
+                 rt->error_name(err), rt->error_string(err), simulator_hint);
+        return (const pg_backend *)raise_with(st->NoDeviceError, err,
+                                              rt->error_name(err), msg);
     }
     (void)pg_rt(); /* commit to this backend for the life of the process */
     devices_seen = 1;

@@ -27,8 +27,8 @@
 #define PG_LAUNCH(barriers, kernel, grid, block, stream, ...)                          \
     do {                                                                               \
         (void)(stream);                                                                \
-        return pg_sim::launch(                                                         \
-          (grid), (block), (barriers), [&] { kernel(__VA_ARGS__); });                  \
+        return pg_sim::launch((grid), (block), (barriers),                             \
+                              [&] { kernel(__VA_ARGS__); });                           \
     } while (0)
 #endif
 
@@ -41,10 +41,10 @@ __device__ __forceinline__ int64_t
 thread_rank()
 {
     int64_t block =
-      ((int64_t)blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+        ((int64_t)blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
     int64_t per_block = (int64_t)blockDim.x * blockDim.y * blockDim.z;
     int64_t in_block =
-      ((int64_t)threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+        ((int64_t)threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
     return block * per_block + in_block;
 }
 
@@ -109,26 +109,20 @@ struct bytes16 {
     uint64_t lo, hi;
 };
 
-template<int N>
-struct item_of;
-template<>
-struct item_of<1> {
+template <int N> struct item_of;
+template <> struct item_of<1> {
     typedef uint8_t type;
 };
-template<>
-struct item_of<2> {
+template <> struct item_of<2> {
     typedef uint16_t type;
 };
-template<>
-struct item_of<4> {
+template <> struct item_of<4> {
     typedef uint32_t type;
 };
-template<>
-struct item_of<8> {
+template <> struct item_of<8> {
     typedef uint64_t type;
 };
-template<>
-struct item_of<16> {
+template <> struct item_of<16> {
     typedef bytes16 type;
 };
 
@@ -168,7 +162,7 @@ struct strided_geometry {
     int64_t dst_strides[PG_MAXDIMS];
 };
 
-template<class T>
+template <class T>
 __global__ void
 copy_strided_kernel(const char *src, char *dst, int64_t n, strided_geometry g)
 {
@@ -184,36 +178,21 @@ copy_strided_kernel(const char *src, char *dst, int64_t n, strided_geometry g)
     }
 }
 
-template<class T>
+template <class T>
 pg_err
-launch_copy_strided(const void *src,
-                    void *dst,
-                    int64_t n,
-                    const strided_geometry &g,
+launch_copy_strided(const void *src, void *dst, int64_t n, const strided_geometry &g,
                     pg_stream stream)
 {
     dim3 grid, block;
     flat_config(n, &grid, &block);
-    PG_LAUNCH(false,
-              copy_strided_kernel<T>,
-              grid,
-              block,
-              stream,
-              (const char *)src,
-              (char *)dst,
-              n,
-              g);
+    PG_LAUNCH(false, copy_strided_kernel<T>, grid, block, stream, (const char *)src,
+              (char *)dst, n, g);
 }
 
 pg_err
-pg_launch_copy_strided(int itemsize,
-                       int nd,
-                       const int64_t *shape,
-                       const void *src,
-                       const int64_t *src_strides,
-                       void *dst,
-                       const int64_t *dst_strides,
-                       pg_stream stream)
+pg_launch_copy_strided(int itemsize, int nd, const int64_t *shape, const void *src,
+                       const int64_t *src_strides, void *dst,
+                       const int64_t *dst_strides, pg_stream stream)
 {
     strided_geometry g;
     int64_t n = 1;
@@ -233,7 +212,7 @@ pg_launch_copy_strided(int itemsize,
     PG_DISPATCH_ITEMSIZE(itemsize, launch_copy_strided, src, dst, n, g, stream);
 }
 
-template<class T>
+template <class T>
 __global__ void
 fill_kernel(T *dst, int64_t n, T value)
 {
@@ -242,14 +221,14 @@ fill_kernel(T *dst, int64_t n, T value)
     }
 }
 
-template<class T>
+template <class T>
 pg_err
 launch_fill(void *dst, int64_t n, const void *value, pg_stream stream)
 {
     dim3 grid, block;
     flat_config(n, &grid, &block);
-    PG_LAUNCH(
-      false, fill_kernel<T>, grid, block, stream, (T *)dst, n, *(const T *)value);
+    PG_LAUNCH(false, fill_kernel<T>, grid, block, stream, (T *)dst, n,
+              *(const T *)value);
 }
 
 pg_err
@@ -263,7 +242,7 @@ pg_launch_fill(int itemsize, void *dst, int64_t n, const void *value, pg_stream 
 
 /* ---- vector add, add one -------------------------------------------------- */
 
-template<class T>
+template <class T>
 __global__ void
 add_kernel(const T *a, const T *b, T *out, int64_t n)
 {
@@ -272,41 +251,23 @@ add_kernel(const T *a, const T *b, T *out, int64_t n)
     }
 }
 
-template<class T>
+template <class T>
 pg_err
-launch_add(const void *a,
-           const void *b,
-           void *out,
-           int64_t n,
-           pg_dim3 grid,
-           pg_dim3 block,
-           pg_stream stream)
+launch_add(const void *a, const void *b, void *out, int64_t n, pg_dim3 grid,
+           pg_dim3 block, pg_stream stream)
 {
-    PG_LAUNCH(false,
-              add_kernel<T>,
-              to_dim3(grid),
-              to_dim3(block),
-              stream,
-              (const T *)a,
-              (const T *)b,
-              (T *)out,
-              n);
+    PG_LAUNCH(false, add_kernel<T>, to_dim3(grid), to_dim3(block), stream, (const T *)a,
+              (const T *)b, (T *)out, n);
 }
 
 pg_err
-pg_launch_add(int dtype,
-              const void *a,
-              const void *b,
-              void *out,
-              int64_t n,
-              pg_dim3 grid,
-              pg_dim3 block,
-              pg_stream stream)
+pg_launch_add(int dtype, const void *a, const void *b, void *out, int64_t n,
+              pg_dim3 grid, pg_dim3 block, pg_stream stream)
 {
     PG_DISPATCH_DTYPE(dtype, launch_add, a, b, out, n, grid, block, stream);
 }
 
-template<class T>
+template <class T>
 __global__ void
 add_scalar_kernel(const T *a, T s, T *out, int64_t n)
 {
@@ -315,41 +276,23 @@ add_scalar_kernel(const T *a, T s, T *out, int64_t n)
     }
 }
 
-template<class T>
+template <class T>
 pg_err
-launch_add_scalar(const void *a,
-                  const void *s,
-                  void *out,
-                  int64_t n,
-                  pg_dim3 grid,
-                  pg_dim3 block,
-                  pg_stream stream)
+launch_add_scalar(const void *a, const void *s, void *out, int64_t n, pg_dim3 grid,
+                  pg_dim3 block, pg_stream stream)
 {
-    PG_LAUNCH(false,
-              add_scalar_kernel<T>,
-              to_dim3(grid),
-              to_dim3(block),
-              stream,
-              (const T *)a,
-              *(const T *)s,
-              (T *)out,
-              n);
+    PG_LAUNCH(false, add_scalar_kernel<T>, to_dim3(grid), to_dim3(block), stream,
+              (const T *)a, *(const T *)s, (T *)out, n);
 }
 
 pg_err
-pg_launch_add_scalar(int dtype,
-                     const void *a,
-                     const void *s,
-                     void *out,
-                     int64_t n,
-                     pg_dim3 grid,
-                     pg_dim3 block,
-                     pg_stream stream)
+pg_launch_add_scalar(int dtype, const void *a, const void *s, void *out, int64_t n,
+                     pg_dim3 grid, pg_dim3 block, pg_stream stream)
 {
     PG_DISPATCH_DTYPE(dtype, launch_add_scalar, a, s, out, n, grid, block, stream);
 }
 
-template<class T>
+template <class T>
 __global__ void
 add_one_kernel(T *a, int64_t n)
 {
@@ -358,20 +301,16 @@ add_one_kernel(T *a, int64_t n)
     }
 }
 
-template<class T>
+template <class T>
 pg_err
 launch_add_one(void *a, int64_t n, pg_dim3 grid, pg_dim3 block, pg_stream stream)
 {
-    PG_LAUNCH(
-      false, add_one_kernel<T>, to_dim3(grid), to_dim3(block), stream, (T *)a, n);
+    PG_LAUNCH(false, add_one_kernel<T>, to_dim3(grid), to_dim3(block), stream, (T *)a,
+              n);
 }
 
 pg_err
-pg_launch_add_one(int dtype,
-                  void *a,
-                  int64_t n,
-                  pg_dim3 grid,
-                  pg_dim3 block,
+pg_launch_add_one(int dtype, void *a, int64_t n, pg_dim3 grid, pg_dim3 block,
                   pg_stream stream)
 {
     PG_DISPATCH_DTYPE(dtype, launch_add_one, a, n, grid, block, stream);
@@ -380,7 +319,7 @@ pg_launch_add_one(int dtype,
 /* ---- matrix multiply: C (m x n) = A (m x k) @ B (k x n), row-major -------- */
 
 /* One thread per output element; rows on y (and z), columns on x. */
-template<class T>
+template <class T>
 __global__ void
 matmul_naive_kernel(const T *a, const T *b, T *c, int64_t m, int64_t n, int64_t k)
 {
@@ -395,51 +334,28 @@ matmul_naive_kernel(const T *a, const T *b, T *c, int64_t m, int64_t n, int64_t 
     }
 }
 
-template<class T>
+template <class T>
 pg_err
-launch_matmul_naive(const void *a,
-                    const void *b,
-                    void *c,
-                    int64_t m,
-                    int64_t n,
-                    int64_t k,
-                    pg_dim3 grid,
-                    pg_dim3 block,
-                    pg_stream stream)
+launch_matmul_naive(const void *a, const void *b, void *c, int64_t m, int64_t n,
+                    int64_t k, pg_dim3 grid, pg_dim3 block, pg_stream stream)
 {
-    PG_LAUNCH(false,
-              matmul_naive_kernel<T>,
-              to_dim3(grid),
-              to_dim3(block),
-              stream,
-              (const T *)a,
-              (const T *)b,
-              (T *)c,
-              m,
-              n,
-              k);
+    PG_LAUNCH(false, matmul_naive_kernel<T>, to_dim3(grid), to_dim3(block), stream,
+              (const T *)a, (const T *)b, (T *)c, m, n, k);
 }
 
 pg_err
-pg_launch_matmul_naive(int dtype,
-                       const void *a,
-                       const void *b,
-                       void *c,
-                       int64_t m,
-                       int64_t n,
-                       int64_t k,
-                       pg_dim3 grid,
-                       pg_dim3 block,
+pg_launch_matmul_naive(int dtype, const void *a, const void *b, void *c, int64_t m,
+                       int64_t n, int64_t k, pg_dim3 grid, pg_dim3 block,
                        pg_stream stream)
 {
-    PG_DISPATCH_FLOAT(
-      dtype, launch_matmul_naive, a, b, c, m, n, k, grid, block, stream);
+    PG_DISPATCH_FLOAT(dtype, launch_matmul_naive, a, b, c, m, n, k, grid, block,
+                      stream);
 }
 
 /* Shared-memory tiles of TILE x TILE; the block must be (TILE, TILE, 1). Each
  * block walks output tiles with a grid stride; the loop bounds are the same
  * for every thread of a block, so every thread meets every barrier. */
-template<class T, int TILE>
+template <class T, int TILE>
 __global__ void
 matmul_shared_kernel(const T *a, const T *b, T *c, int64_t m, int64_t n, int64_t k)
 {
@@ -468,61 +384,29 @@ matmul_shared_kernel(const T *a, const T *b, T *c, int64_t m, int64_t n, int64_t
     }
 }
 
-template<class T>
+template <class T>
 pg_err
-launch_matmul_shared(const void *a,
-                     const void *b,
-                     void *c,
-                     int64_t m,
-                     int64_t n,
-                     int64_t k,
-                     pg_dim3 grid,
-                     pg_dim3 block,
-                     pg_stream stream)
+launch_matmul_shared(const void *a, const void *b, void *c, int64_t m, int64_t n,
+                     int64_t k, pg_dim3 grid, pg_dim3 block, pg_stream stream)
 {
     if (block.x == 16 && block.y == 16 && block.z == 1) {
-        PG_LAUNCH(true,
-                  (matmul_shared_kernel<T, 16>),
-                  to_dim3(grid),
-                  to_dim3(block),
-                  stream,
-                  (const T *)a,
-                  (const T *)b,
-                  (T *)c,
-                  m,
-                  n,
-                  k);
+        PG_LAUNCH(true, (matmul_shared_kernel<T, 16>), to_dim3(grid), to_dim3(block),
+                  stream, (const T *)a, (const T *)b, (T *)c, m, n, k);
     }
     if (block.x == 32 && block.y == 32 && block.z == 1) {
-        PG_LAUNCH(true,
-                  (matmul_shared_kernel<T, 32>),
-                  to_dim3(grid),
-                  to_dim3(block),
-                  stream,
-                  (const T *)a,
-                  (const T *)b,
-                  (T *)c,
-                  m,
-                  n,
-                  k);
+        PG_LAUNCH(true, (matmul_shared_kernel<T, 32>), to_dim3(grid), to_dim3(block),
+                  stream, (const T *)a, (const T *)b, (T *)c, m, n, k);
     }
     return PG_ERR_INVALID_CONFIGURATION;
 }
 
 pg_err
-pg_launch_matmul_shared(int dtype,
-                        const void *a,
-                        const void *b,
-                        void *c,
-                        int64_t m,
-                        int64_t n,
-                        int64_t k,
-                        pg_dim3 grid,
-                        pg_dim3 block,
+pg_launch_matmul_shared(int dtype, const void *a, const void *b, void *c, int64_t m,
+                        int64_t n, int64_t k, pg_dim3 grid, pg_dim3 block,
                         pg_stream stream)
 {
-    PG_DISPATCH_FLOAT(
-      dtype, launch_matmul_shared, a, b, c, m, n, k, grid, block, stream);
+    PG_DISPATCH_FLOAT(dtype, launch_matmul_shared, a, b, c, m, n, k, grid, block,
+                      stream);
 }
 
 } /* namespace */

@@ -14,20 +14,14 @@ static const struct {
     const char *signature;
     const char *doc;
 } kernel_info[K_COUNT] = {
-    { "add",
-      3,
-      "add[grid, block](a, b, out)",
-      "out = a + b elementwise, for float32, float64, int32 and int64 arrays of "
-      "one shape (b may also be a scalar)." },
-    { "add_one", 1, "add_one[grid, block](A)", "A += 1 in place, elementwise." },
-    { "matmul_naive",
-      3,
-      "matmul_naive[grid, block](A, B, C)",
-      "C = A @ B for 2-D float32 or float64 arrays, one thread per element of C." },
-    { "matmul_shared",
-      3,
-      "matmul_shared[grid, block](A, B, C)",
-      "C = A @ B with shared-memory tiles; block must be (16, 16) or (32, 32)." },
+    {"add", 3, "add[grid, block](a, b, out)",
+     "out = a + b elementwise, for float32, float64, int32 and int64 arrays of "
+     "one shape (b may also be a scalar)."},
+    {"add_one", 1, "add_one[grid, block](A)", "A += 1 in place, elementwise."},
+    {"matmul_naive", 3, "matmul_naive[grid, block](A, B, C)",
+     "C = A @ B for 2-D float32 or float64 arrays, one thread per element of C."},
+    {"matmul_shared", 3, "matmul_shared[grid, block](A, B, C)",
+     "C = A @ B with shared-memory tiles; block must be (16, 16) or (32, 32)."},
 };
 
 typedef struct {
@@ -39,6 +33,8 @@ typedef struct {
     kernel_id id;
     pg_dim3 grid;
     pg_dim3 block;
+    int has_stream;       /* 0: the caller's current stream at each call */
+    pg_stream_ref stream; /* stream.obj is a strong reference here */
 } pg_launch;
 
 /* ---- launch configuration ------------------------------------------------- */
@@ -46,7 +42,7 @@ typedef struct {
 static int
 parse_dims(PyObject *o, const char *what, pg_dim3 *d)
 {
-    unsigned int v[3] = { 1, 1, 1 };
+    unsigned int v[3] = {1, 1, 1};
     Py_ssize_t n = 1;
     static const char axes[] = "xyz";
     if (PyTuple_Check(o)) {
@@ -55,8 +51,7 @@ parse_dims(PyObject *o, const char *what, pg_dim3 *d)
             PyErr_Format(PyExc_ValueError,
                          "%s must be an int or a tuple of 1 to 3 ints, got a "
                          "tuple of %zd",
-                         what,
-                         n);
+                         what, n);
             return -1;
         }
     }
@@ -65,8 +60,7 @@ parse_dims(PyObject *o, const char *what, pg_dim3 *d)
         long long x;
         if (PyBool_Check(item) || !PyIndex_Check(item)) {
             PyErr_Format(PyExc_TypeError,
-                         "%s must be an int or a tuple of ints, got %.100s%s",
-                         what,
+                         "%s must be an int or a tuple of ints, got %.100s%s", what,
                          Py_TYPE(item)->tp_name,
                          PyFloat_Check(item) ? " (use // or math.ceil to get an "
                                                "int number of blocks)"
@@ -90,17 +84,13 @@ parse_dims(PyObject *o, const char *what, pg_dim3 *d)
             PyErr_Format(PyExc_ValueError,
                          "%s dimension %c is %lld; every dimension must be at "
                          "least 1",
-                         what,
-                         axes[i],
-                         x);
+                         what, axes[i], x);
             return -1;
         }
         if (x > 0xFFFFFFFFLL) {
             PyErr_Format(PyExc_ValueError,
-                         "%s dimension %c is %lld, more than any device allows",
-                         what,
-                         axes[i],
-                         x);
+                         "%s dimension %c is %lld, more than any device allows", what,
+                         axes[i], x);
             return -1;
         }
         v[i] = (unsigned int)x;
@@ -129,8 +119,7 @@ check_config(pg_state *st, pg_dim3 grid, pg_dim3 block)
     const pg_backend *rt = pg_get_rt(st);
     const pg_device_props *p;
     unsigned long long threads = (unsigned long long)block.x * block.y * block.z;
-    unsigned int g[3] = { grid.x, grid.y, grid.z },
-                 b[3] = { block.x, block.y, block.z };
+    unsigned int g[3] = {grid.x, grid.y, grid.z}, b[3] = {block.x, block.y, block.z};
     int device = 0;
     if (rt == NULL || current_device(st, rt, &device) < 0 ||
         (p = pg_device_props_get(st, device)) == NULL) {
@@ -140,11 +129,7 @@ check_config(pg_state *st, pg_dim3 grid, pg_dim3 block)
         PyErr_Format(PyExc_ValueError,
                      "block has %llu threads (%u x %u x %u); this device allows "
                      "at most %d per block",
-                     threads,
-                     block.x,
-                     block.y,
-                     block.z,
-                     p->max_threads_per_block);
+                     threads, block.x, block.y, block.z, p->max_threads_per_block);
         return -1;
     }
     for (int i = 0; i < 3; i++) {
@@ -152,12 +137,8 @@ check_config(pg_state *st, pg_dim3 grid, pg_dim3 block)
             PyErr_Format(PyExc_ValueError,
                          "block dimension %c is %u; this device allows at most "
                          "%d (block limits are (%d, %d, %d))",
-                         axes[i],
-                         b[i],
-                         p->max_block_dim[i],
-                         p->max_block_dim[0],
-                         p->max_block_dim[1],
-                         p->max_block_dim[2]);
+                         axes[i], b[i], p->max_block_dim[i], p->max_block_dim[0],
+                         p->max_block_dim[1], p->max_block_dim[2]);
             return -1;
         }
     }
@@ -166,32 +147,12 @@ check_config(pg_state *st, pg_dim3 grid, pg_dim3 block)
             PyErr_Format(PyExc_ValueError,
                          "grid dimension %c is %u blocks; this device allows at "
                          "most %d (grid limits are (%d, %d, %d))",
-                         axes[i],
-                         g[i],
-                         p->max_grid_dim[i],
-                         p->max_grid_dim[0],
-                         p->max_grid_dim[1],
-                         p->max_grid_dim[2]);
+                         axes[i], g[i], p->max_grid_dim[i], p->max_grid_dim[0],
+                         p->max_grid_dim[1], p->max_grid_dim[2]);
             return -1;
         }
     }
     return 0;
-}
-
-static int
-parse_stream(PyObject *s)
-{
-    if (s == Py_None || (PyLong_Check(s) && PyLong_AsLong(s) == 0)) {
-        return 0;
-    }
-    if (PyErr_Occurred()) {
-        return -1;
-    }
-    PyErr_Format(PyExc_TypeError,
-                 "the stream in kernel[grid, block, stream] must be None or 0 "
-                 "(the default stream), not %.100s",
-                 Py_TYPE(s)->tp_name);
-    return -1;
 }
 
 /* ---- argument checks ---------------------------------------------------------- */
@@ -227,9 +188,7 @@ arg_array(pg_state *st, const char *kname, const char *name, PyObject *o, int de
     if (!pg_array_check(st, o)) {
         PyErr_Format(PyExc_TypeError,
                      "%s: argument '%s' must be a pygpu.DeviceArray, not %.100s%s",
-                     kname,
-                     name,
-                     Py_TYPE(o)->tp_name,
+                     kname, name, Py_TYPE(o)->tp_name,
                      PyArray_Check(o) ? " (copy it with pygpu.cuda.to_device first)"
                                       : "");
         return NULL;
@@ -239,10 +198,7 @@ arg_array(pg_state *st, const char *kname, const char *name, PyObject *o, int de
         PyErr_Format(PyExc_ValueError,
                      "%s: argument '%s' is on device %d, but the launch is on "
                      "device %d (select its device, or copy it)",
-                     kname,
-                     name,
-                     a->device,
-                     device);
+                     kname, name, a->device, device);
         return NULL;
     }
     return a;
@@ -259,38 +215,25 @@ check_contiguous(const char *kname, const char *name, pg_array *a, int c_only)
     PyErr_Format(PyExc_ValueError,
                  "%s: argument '%s' must be %scontiguous, but it is a strided "
                  "view; pass %s.copy() instead",
-                 kname,
-                 name,
-                 c_only ? "C-" : "",
-                 name);
+                 kname, name, c_only ? "C-" : "", name);
     return -1;
 }
 
 static int
-check_dtype_arg(const char *kname,
-                const char *name,
-                pg_array *a,
-                int float_only,
+check_dtype_arg(const char *kname, const char *name, pg_array *a, int float_only,
                 int *dtype)
 {
     int d = kernel_dtype(a->descr, float_only);
     if (d < 0) {
-        PyErr_Format(PyExc_TypeError,
-                     "%s: argument '%s' has dtype %S; %s takes %s",
-                     kname,
-                     name,
-                     (PyObject *)a->descr,
-                     kname,
-                     dtypes_of(float_only));
+        PyErr_Format(PyExc_TypeError, "%s: argument '%s' has dtype %S; %s takes %s",
+                     kname, name, (PyObject *)a->descr, kname, dtypes_of(float_only));
         return -1;
     }
     if (*dtype >= 0 && d != *dtype) {
         PyErr_Format(PyExc_TypeError,
                      "%s: dtype mismatch: argument '%s' has dtype %S, unlike the "
                      "arguments before it; convert with .astype() so all match",
-                     kname,
-                     name,
-                     (PyObject *)a->descr);
+                     kname, name, (PyObject *)a->descr);
         return -1;
     }
     *dtype = d;
@@ -298,10 +241,7 @@ check_dtype_arg(const char *kname,
 }
 
 static int
-check_shapes_equal(const char *kname,
-                   const char *na,
-                   pg_array *a,
-                   const char *nb,
+check_shapes_equal(const char *kname, const char *na, pg_array *a, const char *nb,
                    pg_array *b)
 {
     int same = a->nd == b->nd;
@@ -316,11 +256,7 @@ check_shapes_equal(const char *kname,
     if (sa != NULL && sb != NULL) {
         PyErr_Format(PyExc_ValueError,
                      "%s: shape mismatch: '%s' has shape %R but '%s' has shape %R",
-                     kname,
-                     na,
-                     sa,
-                     nb,
-                     sb);
+                     kname, na, sa, nb, sb);
     }
     Py_XDECREF(sa);
     Py_XDECREF(sb);
@@ -337,9 +273,7 @@ scalar_value(const char *kname, PyObject *o, PyArray_Descr *descr, char *buf)
         PyErr_Format(PyExc_TypeError,
                      "%s: cannot add the scalar %R to an array of dtype %S without "
                      "losing its fraction; use a float array",
-                     kname,
-                     o,
-                     (PyObject *)descr);
+                     kname, o, (PyObject *)descr);
         return -1;
     }
     if (PyComplex_Check(o) || PyArray_IsScalar(o, ComplexFloating)) {
@@ -389,14 +323,8 @@ launch_result(pg_state *st, pg_err err, const char *kname)
 }
 
 static int
-do_add(pg_state *st,
-       const char *kname,
-       PyObject *ao,
-       PyObject *bo,
-       PyObject *outo,
-       pg_dim3 grid,
-       pg_dim3 block,
-       int device)
+do_add(pg_state *st, const char *kname, PyObject *ao, PyObject *bo, PyObject *outo,
+       pg_dim3 grid, pg_dim3 block, int device, const pg_stream_ref *s)
 {
     pg_array *a, *b = NULL, *out;
     int dtype = -1;
@@ -424,10 +352,10 @@ do_add(pg_state *st,
         check_contiguous(kname, "out", out, 0) < 0) {
         return -1;
     }
-    if (!pg_same_dense_layout(
-          a->nd, a->shape, a->strides, a->flags, out->strides, out->flags) ||
-        (b != NULL && !pg_same_dense_layout(
-                        a->nd, a->shape, a->strides, a->flags, b->strides, b->flags))) {
+    if (!pg_same_dense_layout(a->nd, a->shape, a->strides, a->flags, out->strides,
+                              out->flags) ||
+        (b != NULL && !pg_same_dense_layout(a->nd, a->shape, a->strides, a->flags,
+                                            b->strides, b->flags))) {
         PyErr_Format(PyExc_ValueError,
                      "%s: the arrays mix C and Fortran order; make them all "
                      "C-contiguous with .copy()",
@@ -437,24 +365,23 @@ do_add(pg_state *st,
     if (pg_array_size(a) == 0) {
         return 0;
     }
+    pg_array_note_stream(a, s);
+    pg_array_note_stream(out, s);
     if (b != NULL) {
-        err = pg_rt()->kernels->add(
-          dtype, a->data, b->data, out->data, pg_array_size(a), grid, block, NULL);
+        pg_array_note_stream(b, s);
+        err = pg_rt()->kernels->add(dtype, a->data, b->data, out->data,
+                                    pg_array_size(a), grid, block, s->handle);
     }
     else {
-        err = pg_rt()->kernels->add_scalar(
-          dtype, a->data, scalar, out->data, pg_array_size(a), grid, block, NULL);
+        err = pg_rt()->kernels->add_scalar(dtype, a->data, scalar, out->data,
+                                           pg_array_size(a), grid, block, s->handle);
     }
     return launch_result(st, err, kname);
 }
 
 static int
-do_add_one(pg_state *st,
-           const char *kname,
-           PyObject *ao,
-           pg_dim3 grid,
-           pg_dim3 block,
-           int device)
+do_add_one(pg_state *st, const char *kname, PyObject *ao, pg_dim3 grid, pg_dim3 block,
+           int device, const pg_stream_ref *s)
 {
     pg_array *a;
     int dtype = -1;
@@ -466,25 +393,19 @@ do_add_one(pg_state *st,
     if (pg_array_size(a) == 0) {
         return 0;
     }
-    return launch_result(
-      st,
-      pg_rt()->kernels->add_one(dtype, a->data, pg_array_size(a), grid, block, NULL),
-      kname);
+    pg_array_note_stream(a, s);
+    return launch_result(st,
+                         pg_rt()->kernels->add_one(dtype, a->data, pg_array_size(a),
+                                                   grid, block, s->handle),
+                         kname);
 }
 
 static int
-do_matmul(pg_state *st,
-          kernel_id id,
-          const char *kname,
-          PyObject *ao,
-          PyObject *bo,
-          PyObject *co,
-          pg_dim3 grid,
-          pg_dim3 block,
-          int device)
+do_matmul(pg_state *st, kernel_id id, const char *kname, PyObject *ao, PyObject *bo,
+          PyObject *co, pg_dim3 grid, pg_dim3 block, int device, const pg_stream_ref *s)
 {
-    const char *names[3] = { "A", "B", "C" };
-    PyObject *objs[3] = { ao, bo, co };
+    const char *names[3] = {"A", "B", "C"};
+    PyObject *objs[3] = {ao, bo, co};
     pg_array *m[3];
     int dtype = -1;
     pg_err err;
@@ -497,10 +418,7 @@ do_matmul(pg_state *st,
             PyErr_Format(PyExc_ValueError,
                          "%s: argument '%s' must be 2-D, but it has %d "
                          "dimension%s",
-                         kname,
-                         names[i],
-                         m[i]->nd,
-                         m[i]->nd == 1 ? "" : "s");
+                         kname, names[i], m[i]->nd, m[i]->nd == 1 ? "" : "s");
             return -1;
         }
         if (check_contiguous(kname, names[i], m[i], 1) < 0) {
@@ -512,22 +430,16 @@ do_matmul(pg_state *st,
         PyErr_Format(PyExc_ValueError,
                      "%s: A is %zd x %zd and B is %zd x %zd: A's columns must "
                      "equal B's rows",
-                     kname,
-                     (Py_ssize_t)rows,
-                     (Py_ssize_t)inner,
-                     (Py_ssize_t)m[1]->shape[0],
-                     (Py_ssize_t)cols);
+                     kname, (Py_ssize_t)rows, (Py_ssize_t)inner,
+                     (Py_ssize_t)m[1]->shape[0], (Py_ssize_t)cols);
         return -1;
     }
     if (m[2]->shape[0] != rows || m[2]->shape[1] != cols) {
         PyErr_Format(PyExc_ValueError,
                      "%s: C must be %zd x %zd (A's rows by B's columns), but it is "
                      "%zd x %zd",
-                     kname,
-                     (Py_ssize_t)rows,
-                     (Py_ssize_t)cols,
-                     (Py_ssize_t)m[2]->shape[0],
-                     (Py_ssize_t)m[2]->shape[1]);
+                     kname, (Py_ssize_t)rows, (Py_ssize_t)cols,
+                     (Py_ssize_t)m[2]->shape[0], (Py_ssize_t)m[2]->shape[1]);
         return -1;
     }
     if (overlaps(m[2], m[0]) || overlaps(m[2], m[1])) {
@@ -542,66 +454,46 @@ do_matmul(pg_state *st,
         PyErr_Format(PyExc_ValueError,
                      "%s: the block must be (16, 16) or (32, 32), one thread per "
                      "element of a shared-memory tile; got (%u, %u, %u)",
-                     kname,
-                     block.x,
-                     block.y,
-                     block.z);
+                     kname, block.x, block.y, block.z);
         return -1;
     }
     if (rows == 0 || cols == 0) {
         return 0;
     }
+    for (int i = 0; i < 3; i++) {
+        pg_array_note_stream(m[i], s);
+    }
     if (id == K_MATMUL_SHARED) {
-        err = pg_rt()->kernels->matmul_shared(dtype,
-                                              m[0]->data,
-                                              m[1]->data,
-                                              m[2]->data,
-                                              rows,
-                                              cols,
-                                              inner,
-                                              grid,
-                                              block,
-                                              NULL);
+        err =
+            pg_rt()->kernels->matmul_shared(dtype, m[0]->data, m[1]->data, m[2]->data,
+                                            rows, cols, inner, grid, block, s->handle);
     }
     else {
-        err = pg_rt()->kernels->matmul_naive(dtype,
-                                             m[0]->data,
-                                             m[1]->data,
-                                             m[2]->data,
-                                             rows,
-                                             cols,
-                                             inner,
-                                             grid,
-                                             block,
-                                             NULL);
+        err = pg_rt()->kernels->matmul_naive(dtype, m[0]->data, m[1]->data, m[2]->data,
+                                             rows, cols, inner, grid, block, s->handle);
     }
     return launch_result(st, err, kname);
 }
 
 static int
-dispatch(pg_state *st,
-         kernel_id id,
-         PyObject *const *args,
-         pg_dim3 grid,
-         pg_dim3 block,
-         int device)
+dispatch(pg_state *st, kernel_id id, PyObject *const *args, pg_dim3 grid, pg_dim3 block,
+         int device, const pg_stream_ref *s)
 {
     const char *kname = kernel_info[id].name;
     switch (id) {
     case K_ADD:
-        return do_add(st, kname, args[0], args[1], args[2], grid, block, device);
-    case K_ADD_ONE: return do_add_one(st, kname, args[0], grid, block, device);
+        return do_add(st, kname, args[0], args[1], args[2], grid, block, device, s);
+    case K_ADD_ONE: return do_add_one(st, kname, args[0], grid, block, device, s);
     default:
-        return do_matmul(st, id, kname, args[0], args[1], args[2], grid, block, device);
+        return do_matmul(st, id, kname, args[0], args[1], args[2], grid, block, device,
+                         s);
     }
 }
 
 /* ---- Launch: a kernel with its configuration -------------------------------- */
 
 static PyObject *
-Launch_vectorcall(PyObject *self,
-                  PyObject *const *args,
-                  size_t nargsf,
+Launch_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
                   PyObject *kwnames)
 {
     pg_launch *l = (pg_launch *)self;
@@ -612,22 +504,24 @@ Launch_vectorcall(PyObject *self,
         return NULL;
     }
     if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) {
-        return PyErr_Format(PyExc_TypeError,
-                            "%s takes positional arguments only: %s",
-                            kernel_info[l->id].name,
-                            kernel_info[l->id].signature);
+        return PyErr_Format(PyExc_TypeError, "%s takes positional arguments only: %s",
+                            kernel_info[l->id].name, kernel_info[l->id].signature);
     }
     if (nargs != kernel_info[l->id].nargs) {
-        return PyErr_Format(PyExc_TypeError,
-                            "%s takes %d argument%s, got %zd: %s",
-                            kernel_info[l->id].name,
-                            kernel_info[l->id].nargs,
-                            kernel_info[l->id].nargs == 1 ? "" : "s",
-                            nargs,
+        return PyErr_Format(PyExc_TypeError, "%s takes %d argument%s, got %zd: %s",
+                            kernel_info[l->id].name, kernel_info[l->id].nargs,
+                            kernel_info[l->id].nargs == 1 ? "" : "s", nargs,
                             kernel_info[l->id].signature);
     }
+    pg_stream_ref cur;
+    if (l->has_stream) {
+        cur = l->stream;
+    }
+    else {
+        (void)pg_resolve_stream(st, NULL, &cur);
+    }
     if (current_device(st, pg_rt(), &device) < 0 ||
-        dispatch(st, l->id, args, l->grid, l->block, device) < 0) {
+        dispatch(st, l->id, args, l->grid, l->block, device, &cur) < 0) {
         return NULL;
     }
     Py_RETURN_NONE;
@@ -638,13 +532,8 @@ Launch_repr(PyObject *self)
 {
     pg_launch *l = (pg_launch *)self;
     return PyUnicode_FromFormat("<pygpu kernel %s[(%u, %u, %u), (%u, %u, %u)]>",
-                                kernel_info[l->id].name,
-                                l->grid.x,
-                                l->grid.y,
-                                l->grid.z,
-                                l->block.x,
-                                l->block.y,
-                                l->block.z);
+                                kernel_info[l->id].name, l->grid.x, l->grid.y,
+                                l->grid.z, l->block.x, l->block.y, l->block.z);
 }
 
 static PyObject *
@@ -659,34 +548,32 @@ static void
 Launch_dealloc(PyObject *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
+    Py_CLEAR(((pg_launch *)self)->stream.obj);
     tp->tp_free(self);
     Py_DECREF(tp);
 }
 
 static PyGetSetDef Launch_getset[] = {
-    { "grid", Launch_get, NULL, "Blocks per grid, (x, y, z).", NULL },
-    { "block", Launch_get, NULL, "Threads per block, (x, y, z).", (void *)1 },
-    { NULL },
+    {"grid", Launch_get, NULL, "Blocks per grid, (x, y, z).", NULL},
+    {"block", Launch_get, NULL, "Threads per block, (x, y, z).", (void *)1},
+    {NULL},
 };
 
 static PyMemberDef Launch_members[] = {
-    { "__vectorcalloffset__",
-      Py_T_PYSSIZET,
-      offsetof(pg_launch, vectorcall),
-      Py_READONLY },
-    { NULL },
+    {"__vectorcalloffset__", Py_T_PYSSIZET, offsetof(pg_launch, vectorcall),
+     Py_READONLY},
+    {NULL},
 };
 
 static PyType_Slot Launch_slots[] = {
-    { Py_tp_dealloc, Launch_dealloc },
-    { Py_tp_call, PyVectorcall_Call },
-    { Py_tp_repr, Launch_repr },
-    { Py_tp_getset, Launch_getset },
-    { Py_tp_members, Launch_members },
-    { Py_tp_doc,
-      "A prebuilt kernel bound to a launch configuration; call it "
-      "with the kernel's arguments." },
-    { 0, NULL },
+    {Py_tp_dealloc, Launch_dealloc},
+    {Py_tp_call, PyVectorcall_Call},
+    {Py_tp_repr, Launch_repr},
+    {Py_tp_getset, Launch_getset},
+    {Py_tp_members, Launch_members},
+    {Py_tp_doc, "A prebuilt kernel bound to a launch configuration; call it "
+                "with the kernel's arguments."},
+    {0, NULL},
 };
 
 PyType_Spec pg_launch_spec = {
@@ -706,6 +593,8 @@ Kernel_getitem(PyObject *self, PyObject *key)
     pg_state *st = pg_state_of_type(Py_TYPE(self));
     pg_launch *l = NULL;
     pg_dim3 grid, block;
+    pg_stream_ref stream = {NULL, 0, NULL};
+    PyObject *stream_arg = NULL;
     Py_ssize_t n;
     if (st == NULL) {
         return NULL;
@@ -719,7 +608,8 @@ Kernel_getitem(PyObject *self, PyObject *key)
     }
     if (parse_dims(PyTuple_GET_ITEM(key, 0), "grid", &grid) < 0 ||
         parse_dims(PyTuple_GET_ITEM(key, 1), "block", &block) < 0 ||
-        (n >= 3 && parse_stream(PyTuple_GET_ITEM(key, 2)) < 0)) {
+        (n >= 3 &&
+         pg_resolve_stream(st, stream_arg = PyTuple_GET_ITEM(key, 2), &stream) < 0)) {
         return NULL;
     }
     if (n == 4) {
@@ -744,6 +634,9 @@ Kernel_getitem(PyObject *self, PyObject *key)
     l->id = k->id;
     l->grid = grid;
     l->block = block;
+    l->has_stream = pg_stream_given(stream_arg);
+    l->stream = stream;
+    Py_XINCREF(l->stream.obj);
     return (PyObject *)l;
 }
 
@@ -775,8 +668,8 @@ static PyObject *
 Kernel_get_doc(PyObject *self, void *Py_UNUSED(closure))
 {
     kernel_id id = ((pg_kernel *)self)->id;
-    return PyUnicode_FromFormat(
-      "%s\n\n%s", kernel_info[id].signature, kernel_info[id].doc);
+    return PyUnicode_FromFormat("%s\n\n%s", kernel_info[id].signature,
+                                kernel_info[id].doc);
 }
 
 static void
@@ -788,22 +681,22 @@ Kernel_dealloc(PyObject *self)
 }
 
 static PyGetSetDef Kernel_getset[] = {
-    { "__name__", Kernel_get_name, NULL, NULL, NULL },
-    { "__doc__", Kernel_get_doc, NULL, NULL, NULL },
-    { NULL },
+    {"__name__", Kernel_get_name, NULL, NULL, NULL},
+    {"__doc__", Kernel_get_doc, NULL, NULL, NULL},
+    {NULL},
 };
 
 static PyType_Slot Kernel_slots[] = {
-    { Py_tp_dealloc, Kernel_dealloc }, { Py_mp_subscript, Kernel_getitem },
-    { Py_tp_call, Kernel_call },       { Py_tp_repr, Kernel_repr },
-    { Py_tp_getset, Kernel_getset },   { 0, NULL },
+    {Py_tp_dealloc, Kernel_dealloc}, {Py_mp_subscript, Kernel_getitem},
+    {Py_tp_call, Kernel_call},       {Py_tp_repr, Kernel_repr},
+    {Py_tp_getset, Kernel_getset},   {0, NULL},
 };
 
 PyType_Spec pg_kernel_spec = {
     .name = "pygpu.Kernel",
     .basicsize = sizeof(pg_kernel),
-    .flags =
-      Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE |
+             Py_TPFLAGS_DISALLOW_INSTANTIATION,
     .slots = Kernel_slots,
 };
 
@@ -836,7 +729,7 @@ flat_config(pg_state *st, npy_intp n, int device)
 {
     const pg_device_props *p = pg_device_props_get(st, device);
     long long blocks = ((long long)n + 255) / 256, cap = 65535;
-    pg_dim3 grid = { 1, 1, 1 };
+    pg_dim3 grid = {1, 1, 1};
     PyErr_Clear(); /* props of a current device exist; the cap is a fallback */
     if (p != NULL) {
         cap = (long long)p->multiprocessor_count * 32;
@@ -848,7 +741,7 @@ flat_config(pg_state *st, npy_intp n, int device)
     return grid;
 }
 
-static const pg_dim3 flat_block = { 256, 1, 1 };
+static const pg_dim3 flat_block = {256, 1, 1};
 
 static pg_dim3
 tile_grid(npy_intp rows, npy_intp cols, unsigned int tile)
@@ -869,20 +762,22 @@ c_contiguous(pg_state *st, PyObject *o)
     if (!pg_array_check(st, o) || (((pg_array *)o)->flags & NPY_ARRAY_C_CONTIGUOUS)) {
         return Py_NewRef(o);
     }
-    return pg_array_copy(st, (pg_array *)o, 0);
+    return pg_array_copy(st, (pg_array *)o, 0, NULL);
 }
 
 static PyObject *
 new_like(pg_state *st, pg_array *a)
 {
-    return (PyObject *)pg_array_empty(st, a->nd, a->shape, a->descr, 0);
+    return (PyObject *)pg_array_empty(st, a->nd, a->shape, a->descr, 0, NULL);
 }
 
 static PyObject *
 add_impl(pg_state *st, PyObject *a, PyObject *b, PyObject *out)
 {
     PyObject *ca = NULL, *cb = NULL, *res = NULL;
+    pg_stream_ref cur;
     int device = 0;
+    (void)pg_resolve_stream(st, NULL, &cur);
     if (pg_get_rt(st) == NULL || current_device(st, pg_rt(), &device) < 0) {
         return NULL;
     }
@@ -903,14 +798,9 @@ add_impl(pg_state *st, PyObject *a, PyObject *b, PyObject *out)
     if (res == NULL) {
         goto done;
     }
-    if (do_add(st,
-               "add",
-               ca,
-               cb,
-               res,
-               flat_config(st, pg_array_size((pg_array *)ca), device),
-               flat_block,
-               device) < 0) {
+    if (do_add(st, "add", ca, cb, res,
+               flat_config(st, pg_array_size((pg_array *)ca), device), flat_block,
+               device, &cur) < 0) {
         Py_CLEAR(res);
     }
 done:
@@ -923,9 +813,11 @@ static PyObject *
 matmul_impl(pg_state *st, PyObject *a, PyObject *b, const char *method, PyObject *out)
 {
     PyObject *ca = NULL, *cb = NULL, *res = NULL;
+    pg_stream_ref cur;
     pg_array *A, *B;
     int device = 0, shared;
     npy_intp shape[2];
+    (void)pg_resolve_stream(st, NULL, &cur);
     if (pg_get_rt(st) == NULL || current_device(st, pg_rt(), &device) < 0) {
         return NULL;
     }
@@ -943,16 +835,15 @@ matmul_impl(pg_state *st, PyObject *a, PyObject *b, const char *method, PyObject
     }
     if (!pg_array_check(st, a) || !pg_array_check(st, b)) {
         return PyErr_Format(
-          PyExc_TypeError,
-          "matmul takes two pygpu.DeviceArrays, not %.100s and %.100s",
-          Py_TYPE(a)->tp_name,
-          Py_TYPE(b)->tp_name);
+            PyExc_TypeError,
+            "matmul takes two pygpu.DeviceArrays, not %.100s and %.100s",
+            Py_TYPE(a)->tp_name, Py_TYPE(b)->tp_name);
     }
     A = (pg_array *)a;
     B = (pg_array *)b;
     if (A->nd != 2 || B->nd != 2) {
-        return PyErr_Format(
-          PyExc_ValueError, "matmul needs 2-D arrays; got %d-D and %d-D", A->nd, B->nd);
+        return PyErr_Format(PyExc_ValueError,
+                            "matmul needs 2-D arrays; got %d-D and %d-D", A->nd, B->nd);
     }
     if ((ca = c_contiguous(st, a)) == NULL || (cb = c_contiguous(st, b)) == NULL) {
         goto done;
@@ -964,7 +855,7 @@ matmul_impl(pg_state *st, PyObject *a, PyObject *b, const char *method, PyObject
         if (check_dtype_arg("matmul", "a", A, 1, &dtype) < 0) {
             goto done;
         }
-        res = (PyObject *)pg_array_empty(st, 2, shape, A->descr, 0);
+        res = (PyObject *)pg_array_empty(st, 2, shape, A->descr, 0, NULL);
     }
     else {
         res = Py_NewRef(out);
@@ -974,16 +865,10 @@ matmul_impl(pg_state *st, PyObject *a, PyObject *b, const char *method, PyObject
     }
     {
         unsigned int tile = 16;
-        pg_dim3 block = { tile, tile, 1 };
-        if (do_matmul(st,
-                      shared ? K_MATMUL_SHARED : K_MATMUL_NAIVE,
-                      "matmul",
-                      ca,
-                      cb,
-                      res,
-                      tile_grid(shape[0], shape[1], tile),
-                      block,
-                      device) < 0) {
+        pg_dim3 block = {tile, tile, 1};
+        if (do_matmul(st, shared ? K_MATMUL_SHARED : K_MATMUL_NAIVE, "matmul", ca, cb,
+                      res, tile_grid(shape[0], shape[1], tile), block, device,
+                      &cur) < 0) {
             Py_CLEAR(res);
         }
     }
@@ -1030,7 +915,9 @@ pg_array_iadd(PyObject *a, PyObject *b)
     }
     else { /* a strided view: add into a dense temporary, then copy back */
         res = add_impl(st, a, b, NULL);
-        if (res != NULL && pg_array_copy_into(st, A, (pg_array *)res, NULL) < 0) {
+        pg_stream_ref cur;
+        (void)pg_resolve_stream(st, NULL, &cur);
+        if (res != NULL && pg_array_copy_into(st, A, (pg_array *)res, &cur) < 0) {
             Py_CLEAR(res);
         }
         if (res != NULL) {
@@ -1061,7 +948,7 @@ pg_array_matmul(PyObject *a, PyObject *b)
 static PyObject *
 mod_add(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = { "a", "b", "out" };
+    static const char *const names[] = {"a", "b", "out"};
     PyObject *argv[3];
     if (pg_parse_args("add", args, nargs, kwnames, names, 3, 2, argv) < 0) {
         return NULL;
@@ -1072,10 +959,12 @@ mod_add(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 static PyObject *
 mod_add_one(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = { "A" };
+    static const char *const names[] = {"A"};
     pg_state *st = pg_state_of_module(m);
     PyObject *argv[1];
+    pg_stream_ref cur;
     int device = 0;
+    (void)pg_resolve_stream(st, NULL, &cur);
     if (pg_parse_args("add_one", args, nargs, kwnames, names, 1, 1, argv) < 0 ||
         pg_get_rt(st) == NULL || current_device(st, pg_rt(), &device) < 0) {
         return NULL;
@@ -1088,19 +977,16 @@ mod_add_one(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwna
     if (!(((pg_array *)argv[0])->flags &
           (NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_F_CONTIGUOUS))) {
         /* a strided view: work on a dense copy and write it back */
-        PyObject *tmp = pg_array_copy(st, (pg_array *)argv[0], 0);
+        PyObject *tmp = pg_array_copy(st, (pg_array *)argv[0], 0, &cur);
         int rc;
         if (tmp == NULL) {
             return NULL;
         }
-        rc = do_add_one(st,
-                        "add_one",
-                        tmp,
+        rc = do_add_one(st, "add_one", tmp,
                         flat_config(st, pg_array_size((pg_array *)tmp), device),
-                        flat_block,
-                        device);
+                        flat_block, device, &cur);
         if (rc == 0) {
-            rc = pg_array_copy_into(st, (pg_array *)argv[0], (pg_array *)tmp, NULL);
+            rc = pg_array_copy_into(st, (pg_array *)argv[0], (pg_array *)tmp, &cur);
         }
         Py_DECREF(tmp);
         if (rc < 0) {
@@ -1108,12 +994,9 @@ mod_add_one(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwna
         }
         return Py_NewRef(argv[0]);
     }
-    if (do_add_one(st,
-                   "add_one",
-                   argv[0],
+    if (do_add_one(st, "add_one", argv[0],
                    flat_config(st, pg_array_size((pg_array *)argv[0]), device),
-                   flat_block,
-                   device) < 0) {
+                   flat_block, device, &cur) < 0) {
         return NULL;
     }
     return Py_NewRef(argv[0]);
@@ -1122,7 +1005,7 @@ mod_add_one(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwna
 static PyObject *
 mod_matmul(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = { "a", "b", "method", "out" };
+    static const char *const names[] = {"a", "b", "method", "out"};
     PyObject *argv[4];
     const char *method = "auto";
     if (pg_parse_args("matmul", args, nargs, kwnames, names, 4, 2, argv) < 0) {
@@ -1145,18 +1028,15 @@ mod_matmul(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
 #define FASTKW(f) (PyCFunction)(void (*)(void))(f), METH_FASTCALL | METH_KEYWORDS
 
 PyMethodDef pg_launch_functions[] = {
-    { "add",
-      FASTKW(mod_add),
-      "add(a, b, out=None)\n--\n\n"
-      "a + b elementwise on the device (b a DeviceArray or a scalar); into out "
-      "if given. Returns the result." },
-    { "add_one",
-      FASTKW(mod_add_one),
-      "add_one(A)\n--\n\nA += 1 in place on the device. Returns A." },
-    { "matmul",
-      FASTKW(mod_matmul),
-      "matmul(a, b, method='auto', out=None)\n--\n\n"
-      "a @ b for 2-D float32 or float64 device arrays; method is 'naive', "
-      "'shared' or 'auto'." },
-    { NULL },
+    {"add", FASTKW(mod_add),
+     "add(a, b, out=None)\n--\n\n"
+     "a + b elementwise on the device (b a DeviceArray or a scalar); into out "
+     "if given. Returns the result."},
+    {"add_one", FASTKW(mod_add_one),
+     "add_one(A)\n--\n\nA += 1 in place on the device. Returns A."},
+    {"matmul", FASTKW(mod_matmul),
+     "matmul(a, b, method='auto', out=None)\n--\n\n"
+     "a @ b for 2-D float32 or float64 device arrays; method is 'naive', "
+     "'shared' or 'auto'."},
+    {NULL},
 };

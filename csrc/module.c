@@ -12,8 +12,10 @@ mod_is_available(PyObject *m, PyObject *Py_UNUSED(ignored))
     if (rt == NULL) {
         Py_RETURN_FALSE;
     }
-    Py_BEGIN_ALLOW_THREADS err = rt->device_count(&count);
-    Py_END_ALLOW_THREADS return PyBool_FromLong(err == PG_SUCCESS && count > 0);
+    Py_BEGIN_ALLOW_THREADS
+        err = rt->device_count(&count);
+    Py_END_ALLOW_THREADS
+    return PyBool_FromLong(err == PG_SUCCESS && count > 0);
 }
 
 static PyObject *
@@ -72,9 +74,10 @@ mod_synchronize(PyObject *m, PyObject *Py_UNUSED(ignored))
     if (rt == NULL) {
         return NULL;
     }
-    Py_BEGIN_ALLOW_THREADS err = rt->synchronize();
-    Py_END_ALLOW_THREADS if (err != PG_SUCCESS)
-    {
+    Py_BEGIN_ALLOW_THREADS
+        err = rt->synchronize();
+    Py_END_ALLOW_THREADS
+    if (err != PG_SUCCESS) {
         return pg_raise(st, err, "cudaDeviceSynchronize");
     }
     Py_RETURN_NONE;
@@ -87,46 +90,27 @@ mod_versions(PyObject *m, PyObject *Py_UNUSED(ignored))
     if (rt == NULL) {
         return Py_BuildValue("{sssisi}", "backend", "none", "driver", 0, "runtime", 0);
     }
-    return Py_BuildValue("{sssisi}",
-                         "backend",
-                         rt->name,
-                         "driver",
-                         rt->driver_version(),
-                         "runtime",
-                         rt->runtime_version());
+    return Py_BuildValue("{sssisi}", "backend", rt->name, "driver",
+                         rt->driver_version(), "runtime", rt->runtime_version());
 }
 
 static PyMethodDef device_functions[] = {
-    { "is_available",
-      mod_is_available,
-      METH_NOARGS,
-      "is_available()\n--\n\nTrue if a device (or the simulator) can be used. "
-      "Creates no CUDA context." },
-    { "is_simulator",
-      mod_is_simulator,
-      METH_NOARGS,
-      "is_simulator()\n--\n\nTrue if pygpu runs (or would run) on the CPU simulator." },
-    { "has_cuda",
-      mod_has_cuda,
-      METH_NOARGS,
-      "has_cuda()\n--\n\nTrue if this pygpu was built with the CUDA toolkit." },
-    { "device_count",
-      mod_device_count,
-      METH_NOARGS,
-      "device_count()\n--\n\nNumber of devices; NoDeviceError if there are none." },
-    { "get_device",
-      mod_get_device,
-      METH_NOARGS,
-      "get_device()\n--\n\nThe current device id of this thread." },
-    { "synchronize",
-      mod_synchronize,
-      METH_NOARGS,
-      "synchronize()\n--\n\nWait for all work on the current device to finish." },
-    { "versions",
-      mod_versions,
-      METH_NOARGS,
-      "versions()\n--\n\nDict of backend name and driver and runtime versions." },
-    { NULL },
+    {"is_available", mod_is_available, METH_NOARGS,
+     "is_available()\n--\n\nTrue if a device (or the simulator) can be used. "
+     "Creates no CUDA context."},
+    {"is_simulator", mod_is_simulator, METH_NOARGS,
+     "is_simulator()\n--\n\nTrue if pygpu runs (or would run) on the CPU simulator."},
+    {"has_cuda", mod_has_cuda, METH_NOARGS,
+     "has_cuda()\n--\n\nTrue if this pygpu was built with the CUDA toolkit."},
+    {"device_count", mod_device_count, METH_NOARGS,
+     "device_count()\n--\n\nNumber of devices; NoDeviceError if there are none."},
+    {"get_device", mod_get_device, METH_NOARGS,
+     "get_device()\n--\n\nThe current device id of this thread."},
+    {"synchronize", mod_synchronize, METH_NOARGS,
+     "synchronize()\n--\n\nWait for all work on the current device to finish."},
+    {"versions", mod_versions, METH_NOARGS,
+     "versions()\n--\n\nDict of backend name and driver and runtime versions."},
+    {NULL},
 };
 
 static int
@@ -143,29 +127,34 @@ exec_module(PyObject *module)
         return -1;
     }
     st->DeviceType =
-      (PyTypeObject *)PyType_FromModuleAndSpec(module, &pg_device_spec, NULL);
+        (PyTypeObject *)PyType_FromModuleAndSpec(module, &pg_device_spec, NULL);
     st->DeviceArrayType =
-      (PyTypeObject *)PyType_FromModuleAndSpec(module, &pg_array_spec, NULL);
+        (PyTypeObject *)PyType_FromModuleAndSpec(module, &pg_array_spec, NULL);
     st->KernelType =
-      (PyTypeObject *)PyType_FromModuleAndSpec(module, &pg_kernel_spec, NULL);
+        (PyTypeObject *)PyType_FromModuleAndSpec(module, &pg_kernel_spec, NULL);
     st->LaunchType =
-      (PyTypeObject *)PyType_FromModuleAndSpec(module, &pg_launch_spec, NULL);
-    if (st->DeviceType == NULL || st->DeviceArrayType == NULL ||
-        st->KernelType == NULL || st->LaunchType == NULL) {
-        return -1;
-    }
-    if (PyModule_AddType(module, st->DeviceType) < 0 ||
-        PyModule_AddType(module, st->DeviceArrayType) < 0 ||
-        PyModule_AddType(module, st->KernelType) < 0 ||
-        PyModule_AddType(module, st->LaunchType) < 0) {
-        return -1;
+        (PyTypeObject *)PyType_FromModuleAndSpec(module, &pg_launch_spec, NULL);
+    st->StreamType =
+        (PyTypeObject *)PyType_FromModuleAndSpec(module, &pg_stream_spec, NULL);
+    st->EventType =
+        (PyTypeObject *)PyType_FromModuleAndSpec(module, &pg_event_spec, NULL);
+    st->PinnedMemoryType =
+        (PyTypeObject *)PyType_FromModuleAndSpec(module, &pg_pinned_spec, NULL);
+    PyTypeObject *types[] = {st->DeviceType,      st->DeviceArrayType, st->KernelType,
+                             st->LaunchType,      st->StreamType,      st->EventType,
+                             st->PinnedMemoryType};
+    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+        if (types[i] == NULL || PyModule_AddType(module, types[i]) < 0) {
+            return -1;
+        }
     }
     if (pg_errors_init(module, st) < 0 || pg_kernels_init(module, st) < 0) {
         return -1;
     }
     if (add_functions(module, device_functions) < 0 ||
         add_functions(module, pg_array_functions) < 0 ||
-        add_functions(module, pg_launch_functions) < 0) {
+        add_functions(module, pg_launch_functions) < 0 ||
+        add_functions(module, pg_stream_functions) < 0) {
         return -1;
     }
     if (PyModule_AddIntConstant(module, "MAXDIMS", PG_MAXDIMS) < 0) {
@@ -182,6 +171,9 @@ module_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->DeviceArrayType);
     Py_VISIT(st->KernelType);
     Py_VISIT(st->LaunchType);
+    Py_VISIT(st->StreamType);
+    Py_VISIT(st->EventType);
+    Py_VISIT(st->PinnedMemoryType);
     Py_VISIT(st->CudaError);
     Py_VISIT(st->OutOfMemoryError);
     Py_VISIT(st->NoDeviceError);
@@ -197,6 +189,9 @@ module_clear(PyObject *module)
     Py_CLEAR(st->DeviceArrayType);
     Py_CLEAR(st->KernelType);
     Py_CLEAR(st->LaunchType);
+    Py_CLEAR(st->StreamType);
+    Py_CLEAR(st->EventType);
+    Py_CLEAR(st->PinnedMemoryType);
     Py_CLEAR(st->CudaError);
     Py_CLEAR(st->OutOfMemoryError);
     Py_CLEAR(st->NoDeviceError);
@@ -211,11 +206,11 @@ module_free(void *module)
 }
 
 static PyModuleDef_Slot module_slots[] = {
-    { Py_mod_exec, exec_module },
+    {Py_mod_exec, exec_module},
 #if PY_VERSION_HEX >= 0x030C0000
-    { Py_mod_multiple_interpreters, Py_MOD_MULTIPLE_INTERPRETERS_NOT_SUPPORTED },
+    {Py_mod_multiple_interpreters, Py_MOD_MULTIPLE_INTERPRETERS_NOT_SUPPORTED},
 #endif
-    { 0, NULL },
+    {0, NULL},
 };
 
 PyModuleDef pg_module_def = {

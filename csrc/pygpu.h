@@ -27,6 +27,9 @@ typedef struct {
     PyTypeObject *DeviceArrayType;
     PyTypeObject *KernelType;
     PyTypeObject *LaunchType;
+    PyTypeObject *StreamType;
+    PyTypeObject *EventType;
+    PyTypeObject *PinnedMemoryType;
     PyObject *CudaError;
     PyObject *OutOfMemoryError;
     PyObject *NoDeviceError;
@@ -54,10 +57,7 @@ pg_state_of_type(PyTypeObject *tp)
 int pg_errors_init(PyObject *module, pg_state *st);
 /* Sets pygpu.CudaError (or OutOfMemoryError) for `err` from `call`; returns NULL. */
 PyObject *pg_raise(pg_state *st, pg_err err, const char *call);
-PyObject *pg_raise_oom(pg_state *st,
-                       pg_err err,
-                       const char *call,
-                       size_t size,
+PyObject *pg_raise_oom(pg_state *st, pg_err err, const char *call, size_t size,
                        int device);
 /* The backend, once it has a usable device; else NoDeviceError and NULL. */
 const pg_backend *pg_get_rt(pg_state *st);
@@ -79,6 +79,39 @@ PyObject *pg_device_new(pg_state *st, int id);
 int pg_device_push(pg_state *st, const pg_backend *rt, int device, int *prev);
 void pg_device_pop(const pg_backend *rt, int prev);
 
+/* ---- stream.c: streams, events, pinned host memory ----------------------------- */
+
+/* A stream as the C side uses it: the handle, its serial (0 for the default
+ * stream) and the Python object that keeps it alive (NULL for the default). */
+typedef struct {
+    pg_stream handle;
+    uint64_t serial;
+    PyObject *obj; /* borrowed */
+} pg_stream_ref;
+
+extern PyType_Spec pg_stream_spec;
+extern PyType_Spec pg_event_spec;
+extern PyType_Spec pg_pinned_spec;
+extern PyMethodDef pg_stream_functions[];
+/* obj: None/NULL for this thread's current stream, a Stream, 0, or an object
+ * with __cuda_stream__. Returns 0, or -1 with TypeError. */
+int pg_resolve_stream(pg_state *st, PyObject *obj, pg_stream_ref *out);
+/* True when obj asks for an explicit stream (so copies may be asynchronous). */
+static inline int
+pg_stream_given(PyObject *obj)
+{
+    return obj != NULL && obj != Py_None;
+}
+
+/* ---- transfer.c: host <-> device copies of contiguous bytes ------------------- */
+
+/* Copies n bytes; pageable host memory goes through pinned staging buffers,
+ * pipelined. With sync, returns once the copy is complete; without, a copy
+ * from or to page-locked memory may still be running on `stream`. Call with
+ * the GIL released. */
+pg_err pg_copy_h2d(void *dst, const void *src, size_t n, pg_stream stream, int sync);
+pg_err pg_copy_d2h(void *dst, const void *src, size_t n, pg_stream stream, int sync);
+
 /* ---- array.c ------------------------------------------------------------------ */
 
 typedef struct {
@@ -92,8 +125,16 @@ typedef struct {
     PyArray_Descr *descr;
     npy_intp shape[PG_MAXDIMS];
     npy_intp strides[PG_MAXDIMS];
+    /* The stream the memory was last used on (the owner's is the one that
+     * counts): the allocation goes back to the pool in that stream's order. */
+    pg_stream stream;
+    uint64_t serial;
+    PyObject *stream_obj;
     PyObject *weakreflist;
 } pg_array;
+
+/* Records that `a` (through its owner) is used on stream s. */
+void pg_array_note_stream(pg_array *a, const pg_stream_ref *s);
 
 extern PyType_Spec pg_array_spec;
 
@@ -113,16 +154,16 @@ pg_array_size(const pg_array *a)
     return n;
 }
 
-/* A new C-contiguous (or F-contiguous, if fortran) array on the current device. */
-pg_array *pg_array_empty(pg_state *st,
-                         int nd,
-                         const npy_intp *shape,
-                         PyArray_Descr *descr,
-                         int fortran);
-/* Device-to-device copy between arrays of one shape and dtype. */
-int pg_array_copy_into(pg_state *st, pg_array *dst, pg_array *src, pg_stream stream);
-/* Host (anything NumPy accepts) to a new device array. */
-pg_array *pg_array_from_host(pg_state *st, PyObject *obj, PyArray_Descr *dtype);
+/* A new C-contiguous (or F-contiguous, if fortran) array on the current
+ * device, allocated in the order of stream s (NULL: the current stream). */
+pg_array *pg_array_empty(pg_state *st, int nd, const npy_intp *shape,
+                         PyArray_Descr *descr, int fortran, const pg_stream_ref *s);
+/* Device-to-device copy between arrays of one shape and dtype, on stream s. */
+int pg_array_copy_into(pg_state *st, pg_array *dst, pg_array *src,
+                       const pg_stream_ref *s);
+/* Host (anything NumPy accepts) to a new device array, on stream s. */
+pg_array *pg_array_from_host(pg_state *st, PyObject *obj, PyArray_Descr *dtype,
+                             const pg_stream_ref *s, int sync);
 /* Checks that descr is one of the supported dtypes; else TypeError. */
 int pg_check_dtype(PyArray_Descr *descr);
 /* Reads a shape (int or sequence of ints) into shape[]; returns nd or -1. */
@@ -130,22 +171,13 @@ int pg_parse_shape(PyObject *obj, npy_intp *shape);
 
 /* Parses fastcall arguments into out[0..n) by position, then by keyword;
  * the first `required` must be given. Absent ones are NULL. */
-int pg_parse_args(const char *fname,
-                  PyObject *const *args,
-                  Py_ssize_t nargs,
-                  PyObject *kwnames,
-                  const char *const *names,
-                  int n,
-                  int required,
+int pg_parse_args(const char *fname, PyObject *const *args, Py_ssize_t nargs,
+                  PyObject *kwnames, const char *const *names, int n, int required,
                   PyObject **out);
 /* Same shape and same element order in memory for two dense layouts. */
-int pg_same_dense_layout(int nd,
-                         const npy_intp *shape,
-                         const npy_intp *sa,
-                         int flags_a,
-                         const npy_intp *sb,
-                         int flags_b);
-PyObject *pg_array_copy(pg_state *st, pg_array *a, int fortran);
+int pg_same_dense_layout(int nd, const npy_intp *shape, const npy_intp *sa, int flags_a,
+                         const npy_intp *sb, int flags_b);
+PyObject *pg_array_copy(pg_state *st, pg_array *a, int fortran, const pg_stream_ref *s);
 
 extern PyMethodDef pg_array_functions[];
 

@@ -1,15 +1,12 @@
-/* Backend choice and counted allocation: the only place that decides between
- * the CUDA runtime and the simulator. */
+/* Backend choice: the only place that decides between the CUDA runtime and
+ * the simulator. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "runtime.h"
 
-#define PG_MAX_COUNTED_DEVICES 64
-
 static const pg_backend *_Atomic chosen;
-static _Atomic size_t allocated[PG_MAX_COUNTED_DEVICES];
 
 static int
 simulator_requested(void)
@@ -46,49 +43,4 @@ pg_rt(void)
         }
     }
     return b;
-}
-
-pg_err
-pg_rt_alloc(void **ptr, size_t size, int *device)
-{
-    const pg_backend *rt = pg_rt();
-    pg_err err = rt->get_device(device);
-    if (err != PG_SUCCESS) {
-        return err;
-    }
-    err = rt->malloc(ptr, size);
-    if (err == PG_SUCCESS && *device >= 0 && *device < PG_MAX_COUNTED_DEVICES) {
-        atomic_fetch_add(&allocated[*device], size);
-    }
-    return err;
-}
-
-pg_err
-pg_rt_release(void *ptr, size_t size, int device)
-{
-    const pg_backend *rt = pg_rt();
-    int current = device;
-    pg_err err = rt->get_device(&current);
-    if (err == PG_SUCCESS && current != device) {
-        err = rt->set_device(device);
-    }
-    if (err == PG_SUCCESS) {
-        err = rt->free(ptr);
-    }
-    if (current != device) {
-        (void)rt->set_device(current);
-    }
-    if (err == PG_SUCCESS && device >= 0 && device < PG_MAX_COUNTED_DEVICES) {
-        atomic_fetch_sub(&allocated[device], size);
-    }
-    return err;
-}
-
-size_t
-pg_rt_allocated(int device)
-{
-    if (device < 0 || device >= PG_MAX_COUNTED_DEVICES) {
-        return 0;
-    }
-    return atomic_load(&allocated[device]);
 }

@@ -67,7 +67,7 @@ cuda_get_props(int device, pg_device_props *p)
     p->max_grid_dim[1] = attr(device, cudaDevAttrMaxGridDimY, &err);
     p->max_grid_dim[2] = attr(device, cudaDevAttrMaxGridDimZ, &err);
     p->max_threads_per_multiprocessor =
-      attr(device, cudaDevAttrMaxThreadsPerMultiProcessor, &err);
+        attr(device, cudaDevAttrMaxThreadsPerMultiProcessor, &err);
     p->registers_per_block = attr(device, cudaDevAttrMaxRegistersPerBlock, &err);
     p->l2_cache_size = attr(device, cudaDevAttrL2CacheSize, &err);
     p->clock_rate_khz = attr(device, cudaDevAttrClockRate, &err);
@@ -81,8 +81,8 @@ cuda_get_props(int device, pg_device_props *p)
     p->cooperative_launch = attr(device, cudaDevAttrCooperativeLaunch, &err);
     p->memory_pools_supported = attr(device, cudaDevAttrMemoryPoolsSupported, &err);
     if (err == PG_SUCCESS) {
-        err =
-          ret(cudaDeviceGetPCIBusId(p->pci_bus_id, (int)sizeof(p->pci_bus_id), device));
+        err = ret(
+            cudaDeviceGetPCIBusId(p->pci_bus_id, (int)sizeof(p->pci_bus_id), device));
     }
     return err;
 }
@@ -139,6 +139,110 @@ cuda_synchronize(void)
 }
 
 static pg_err
+cuda_stream_create(pg_stream *stream)
+{
+    return ret(cudaStreamCreateWithFlags((cudaStream_t *)stream, cudaStreamDefault));
+}
+
+static pg_err
+cuda_stream_destroy(pg_stream stream)
+{
+    return ret(cudaStreamDestroy((cudaStream_t)stream));
+}
+
+static pg_err
+cuda_stream_synchronize(pg_stream stream)
+{
+    return ret(cudaStreamSynchronize((cudaStream_t)stream));
+}
+
+static pg_err
+cuda_stream_query(pg_stream stream)
+{
+    return ret(cudaStreamQuery((cudaStream_t)stream));
+}
+
+static pg_err
+cuda_stream_wait_event(pg_stream stream, pg_event event)
+{
+    return ret(cudaStreamWaitEvent((cudaStream_t)stream, (cudaEvent_t)event, 0));
+}
+
+static pg_err
+cuda_event_create(pg_event *event, int timing)
+{
+    return ret(cudaEventCreateWithFlags(
+        (cudaEvent_t *)event, timing ? cudaEventDefault : cudaEventDisableTiming));
+}
+
+static pg_err
+cuda_event_destroy(pg_event event)
+{
+    return ret(cudaEventDestroy((cudaEvent_t)event));
+}
+
+static pg_err
+cuda_event_record(pg_event event, pg_stream stream)
+{
+    return ret(cudaEventRecord((cudaEvent_t)event, (cudaStream_t)stream));
+}
+
+static pg_err
+cuda_event_synchronize(pg_event event)
+{
+    return ret(cudaEventSynchronize((cudaEvent_t)event));
+}
+
+static pg_err
+cuda_event_query(pg_event event)
+{
+    return ret(cudaEventQuery((cudaEvent_t)event));
+}
+
+static pg_err
+cuda_event_elapsed_ms(float *ms, pg_event start, pg_event end)
+{
+    return ret(cudaEventElapsedTime(ms, (cudaEvent_t)start, (cudaEvent_t)end));
+}
+
+static pg_err
+cuda_memcpy_async(void *dst, const void *src, size_t size, int kind, pg_stream stream)
+{
+    enum cudaMemcpyKind k = kind == PG_MEMCPY_H2D   ? cudaMemcpyHostToDevice
+                            : kind == PG_MEMCPY_D2H ? cudaMemcpyDeviceToHost
+                                                    : cudaMemcpyDeviceToDevice;
+    return ret(cudaMemcpyAsync(dst, src, size, k, (cudaStream_t)stream));
+}
+
+static pg_err
+cuda_memset_async(void *ptr, int value, size_t size, pg_stream stream)
+{
+    return ret(cudaMemsetAsync(ptr, value, size, (cudaStream_t)stream));
+}
+
+static pg_err
+cuda_host_alloc(void **ptr, size_t size)
+{
+    return ret(cudaHostAlloc(ptr, size, cudaHostAllocPortable));
+}
+
+static pg_err
+cuda_host_free(void *ptr)
+{
+    return ret(cudaFreeHost(ptr));
+}
+
+static int
+cuda_is_pinned(const void *ptr)
+{
+    struct cudaPointerAttributes attr;
+    if (ret(cudaPointerGetAttributes(&attr, ptr)) != PG_SUCCESS) {
+        return 0;
+    }
+    return attr.type == cudaMemoryTypeHost;
+}
+
+static pg_err
 cuda_get_last_error(void)
 {
     return (pg_err)cudaGetLastError();
@@ -190,6 +294,22 @@ static const pg_backend cuda_backend = {
     .memset = cuda_memset,
     .synchronize = cuda_synchronize,
     .get_last_error = cuda_get_last_error,
+    .stream_create = cuda_stream_create,
+    .stream_destroy = cuda_stream_destroy,
+    .stream_synchronize = cuda_stream_synchronize,
+    .stream_query = cuda_stream_query,
+    .stream_wait_event = cuda_stream_wait_event,
+    .event_create = cuda_event_create,
+    .event_destroy = cuda_event_destroy,
+    .event_record = cuda_event_record,
+    .event_synchronize = cuda_event_synchronize,
+    .event_query = cuda_event_query,
+    .event_elapsed_ms = cuda_event_elapsed_ms,
+    .memcpy_async = cuda_memcpy_async,
+    .memset_async = cuda_memset_async,
+    .host_alloc = cuda_host_alloc,
+    .host_free = cuda_host_free,
+    .is_pinned = cuda_is_pinned,
     .error_name = cuda_error_name,
     .error_string = cuda_error_string,
     .driver_version = cuda_driver_version,

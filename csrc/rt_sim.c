@@ -1,11 +1,15 @@
 /* The CPU simulator behind pg_backend: device memory is host memory, counted
  * against a simulated total; kernels are the same kernels.cu source compiled
  * for the host (see sim_exec.h). Numbers for limits mirror an sm_90 device. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runtime.h"
@@ -207,29 +211,201 @@ sim_get_last_error(void)
     return PG_SUCCESS; /* launches report their errors when they return */
 }
 
+/* Streams: work runs in order, at once, so a stream is only a handle. */
+typedef struct {
+    int tag;
+} sim_stream;
+
+static pg_err
+sim_stream_create(pg_stream *stream)
+{
+    sim_stream *s = malloc(sizeof(sim_stream));
+    if (s == NULL) {
+        return PG_ERR_MEMORY_ALLOCATION;
+    }
+    s->tag = 1;
+    *stream = s;
+    return PG_SUCCESS;
+}
+
+static pg_err
+sim_stream_destroy(pg_stream stream)
+{
+    free(stream);
+    return PG_SUCCESS;
+}
+
+static pg_err
+sim_stream_op(pg_stream stream)
+{
+    (void)stream; /* everything queued has already run */
+    return PG_SUCCESS;
+}
+
+static pg_err
+sim_stream_wait_event(pg_stream stream, pg_event event)
+{
+    (void)stream;
+    (void)event;
+    return PG_SUCCESS;
+}
+
+/* Events: the host time at which they were recorded, so that elapsed times
+ * measure the (synchronous) simulated work honestly. */
+typedef struct {
+    double seconds;
+    int recorded;
+    int timing;
+} sim_event;
+
+static pg_err
+sim_event_create(pg_event *event, int timing)
+{
+    sim_event *e = calloc(1, sizeof(sim_event));
+    if (e == NULL) {
+        return PG_ERR_MEMORY_ALLOCATION;
+    }
+    e->timing = timing;
+    *event = e;
+    return PG_SUCCESS;
+}
+
+static pg_err
+sim_event_destroy(pg_event event)
+{
+    free(event);
+    return PG_SUCCESS;
+}
+
+static pg_err
+sim_event_record(pg_event event, pg_stream stream)
+{
+    struct timespec ts;
+    sim_event *e = event;
+    (void)stream;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    e->seconds = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    e->recorded = 1;
+    return PG_SUCCESS;
+}
+
+static pg_err
+sim_event_op(pg_event event)
+{
+    (void)event;
+    return PG_SUCCESS;
+}
+
+static pg_err
+sim_event_elapsed_ms(float *ms, pg_event start, pg_event end)
+{
+    sim_event *a = start, *b = end;
+    if (!a->recorded || !b->recorded || !a->timing || !b->timing) {
+        return PG_ERR_INVALID_RESOURCE_HANDLE;
+    }
+    *ms = (float)((b->seconds - a->seconds) * 1e3);
+    return PG_SUCCESS;
+}
+
+static pg_err
+sim_memcpy_async(void *dst, const void *src, size_t size, int kind, pg_stream stream)
+{
+    (void)stream;
+    return sim_memcpy(dst, src, size, kind);
+}
+
+static pg_err
+sim_memset_async(void *ptr, int value, size_t size, pg_stream stream)
+{
+    (void)stream;
+    return sim_memset(ptr, value, size);
+}
+
+/* Page-locked memory is ordinary memory here, but remembered, so that
+ * is_pinned answers as it would on a GPU. */
+static pthread_mutex_t pinned_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pinned_range {
+    char *ptr;
+    size_t size;
+} *pinned;
+static size_t n_pinned, cap_pinned;
+
+static pg_err
+sim_host_alloc(void **ptr, size_t size)
+{
+    size_t rounded = (size + 4095) / 4096 * 4096;
+    *ptr = aligned_alloc(4096, rounded > 0 ? rounded : 4096);
+    if (*ptr == NULL) {
+        return PG_ERR_MEMORY_ALLOCATION;
+    }
+    pthread_mutex_lock(&pinned_lock);
+    if (n_pinned == cap_pinned) {
+        size_t cap = cap_pinned ? 2 * cap_pinned : 16;
+        struct pinned_range *grown = realloc(pinned, cap * sizeof(*pinned));
+        if (grown == NULL) {
+            pthread_mutex_unlock(&pinned_lock);
+            free(*ptr);
+            *ptr = NULL;
+            return PG_ERR_MEMORY_ALLOCATION;
+        }
+        pinned = grown;
+        cap_pinned = cap;
+    }
+    pinned[n_pinned].ptr = *ptr;
+    pinned[n_pinned].size = rounded;
+    n_pinned++;
+    pthread_mutex_unlock(&pinned_lock);
+    return PG_SUCCESS;
+}
+
+static pg_err
+sim_host_free(void *ptr)
+{
+    pthread_mutex_lock(&pinned_lock);
+    for (size_t i = 0; i < n_pinned; i++) {
+        if (pinned[i].ptr == ptr) {
+            pinned[i] = pinned[--n_pinned];
+            break;
+        }
+    }
+    pthread_mutex_unlock(&pinned_lock);
+    free(ptr);
+    return PG_SUCCESS;
+}
+
+static int
+sim_is_pinned(const void *ptr)
+{
+    int found = 0;
+    pthread_mutex_lock(&pinned_lock);
+    for (size_t i = 0; i < n_pinned && !found; i++) {
+        found = (const char *)ptr >= pinned[i].ptr &&
+                (const char *)ptr < pinned[i].ptr + pinned[i].size;
+    }
+    pthread_mutex_unlock(&pinned_lock);
+    return found;
+}
+
 static const struct {
     pg_err code;
     const char *name;
     const char *text;
 } sim_errors[] = {
-    { PG_SUCCESS, "cudaSuccess", "no error" },
-    { PG_ERR_INVALID_VALUE, "cudaErrorInvalidValue", "invalid argument" },
-    { PG_ERR_MEMORY_ALLOCATION, "cudaErrorMemoryAllocation", "out of memory" },
-    { PG_ERR_INITIALIZATION, "cudaErrorInitializationError", "initialization error" },
-    { PG_ERR_INVALID_CONFIGURATION,
-      "cudaErrorInvalidConfiguration",
-      "invalid configuration argument" },
-    { PG_ERR_INSUFFICIENT_DRIVER,
-      "cudaErrorInsufficientDriver",
-      "CUDA driver version is insufficient for CUDA runtime version" },
-    { PG_ERR_NO_DEVICE, "cudaErrorNoDevice", "no CUDA-capable device is detected" },
-    { PG_ERR_INVALID_DEVICE, "cudaErrorInvalidDevice", "invalid device ordinal" },
-    { PG_ERR_NOT_READY, "cudaErrorNotReady", "device not ready" },
-    { PG_ERR_LAUNCH_FAILURE,
-      "cudaErrorLaunchFailure",
-      "unspecified launch failure (simulator: barrier misuse in a kernel)" },
-    { PG_ERR_NOT_SUPPORTED, "cudaErrorNotSupported", "operation not supported" },
-    { PG_ERR_UNKNOWN, "cudaErrorUnknown", "unknown error" },
+    {PG_SUCCESS, "cudaSuccess", "no error"},
+    {PG_ERR_INVALID_VALUE, "cudaErrorInvalidValue", "invalid argument"},
+    {PG_ERR_MEMORY_ALLOCATION, "cudaErrorMemoryAllocation", "out of memory"},
+    {PG_ERR_INITIALIZATION, "cudaErrorInitializationError", "initialization error"},
+    {PG_ERR_INVALID_CONFIGURATION, "cudaErrorInvalidConfiguration",
+     "invalid configuration argument"},
+    {PG_ERR_INSUFFICIENT_DRIVER, "cudaErrorInsufficientDriver",
+     "CUDA driver version is insufficient for CUDA runtime version"},
+    {PG_ERR_NO_DEVICE, "cudaErrorNoDevice", "no CUDA-capable device is detected"},
+    {PG_ERR_INVALID_DEVICE, "cudaErrorInvalidDevice", "invalid device ordinal"},
+    {PG_ERR_NOT_READY, "cudaErrorNotReady", "device not ready"},
+    {PG_ERR_LAUNCH_FAILURE, "cudaErrorLaunchFailure",
+     "unspecified launch failure (simulator: barrier misuse in a kernel)"},
+    {PG_ERR_NOT_SUPPORTED, "cudaErrorNotSupported", "operation not supported"},
+    {PG_ERR_UNKNOWN, "cudaErrorUnknown", "unknown error"},
 };
 
 static const char *
@@ -274,6 +450,22 @@ const pg_backend pg_sim_backend = {
     .memset = sim_memset,
     .synchronize = sim_synchronize,
     .get_last_error = sim_get_last_error,
+    .stream_create = sim_stream_create,
+    .stream_destroy = sim_stream_destroy,
+    .stream_synchronize = sim_stream_op,
+    .stream_query = sim_stream_op,
+    .stream_wait_event = sim_stream_wait_event,
+    .event_create = sim_event_create,
+    .event_destroy = sim_event_destroy,
+    .event_record = sim_event_record,
+    .event_synchronize = sim_event_op,
+    .event_query = sim_event_op,
+    .event_elapsed_ms = sim_event_elapsed_ms,
+    .memcpy_async = sim_memcpy_async,
+    .memset_async = sim_memset_async,
+    .host_alloc = sim_host_alloc,
+    .host_free = sim_host_free,
+    .is_pinned = sim_is_pinned,
     .error_name = sim_error_name,
     .error_string = sim_error_string,
     .driver_version = sim_version,

@@ -25,6 +25,7 @@ enum {
     PG_ERR_INSUFFICIENT_DRIVER = 35,
     PG_ERR_NO_DEVICE = 100,
     PG_ERR_INVALID_DEVICE = 101,
+    PG_ERR_INVALID_RESOURCE_HANDLE = 400,
     PG_ERR_NOT_READY = 600,
     PG_ERR_LAUNCH_FAILURE = 719,
     PG_ERR_NOT_SUPPORTED = 801,
@@ -36,6 +37,7 @@ typedef struct {
 } pg_dim3;
 
 typedef void *pg_stream; /* cudaStream_t underneath; NULL is the default stream */
+typedef void *pg_event;  /* cudaEvent_t underneath */
 
 enum { PG_MEMCPY_H2D = 1, PG_MEMCPY_D2H = 2, PG_MEMCPY_D2D = 3 };
 
@@ -78,57 +80,22 @@ typedef struct {
  * and returns the launch error; none checks Python-level arguments. Sizes are
  * element counts, strides are in bytes. */
 typedef struct {
-    pg_err (*copy_strided)(int itemsize,
-                           int nd,
-                           const int64_t *shape,
-                           const void *src,
-                           const int64_t *src_strides,
-                           void *dst,
-                           const int64_t *dst_strides,
-                           pg_stream stream);
-    pg_err (
-      *fill)(int itemsize, void *dst, int64_t n, const void *value, pg_stream stream);
-    pg_err (*add)(int dtype,
-                  const void *a,
-                  const void *b,
-                  void *out,
-                  int64_t n,
-                  pg_dim3 grid,
-                  pg_dim3 block,
-                  pg_stream stream);
-    pg_err (*add_scalar)(int dtype,
-                         const void *a,
-                         const void *scalar,
-                         void *out,
-                         int64_t n,
-                         pg_dim3 grid,
-                         pg_dim3 block,
-                         pg_stream stream);
-    pg_err (*add_one)(int dtype,
-                      void *a,
-                      int64_t n,
-                      pg_dim3 grid,
-                      pg_dim3 block,
+    pg_err (*copy_strided)(int itemsize, int nd, const int64_t *shape, const void *src,
+                           const int64_t *src_strides, void *dst,
+                           const int64_t *dst_strides, pg_stream stream);
+    pg_err (*fill)(int itemsize, void *dst, int64_t n, const void *value,
+                   pg_stream stream);
+    pg_err (*add)(int dtype, const void *a, const void *b, void *out, int64_t n,
+                  pg_dim3 grid, pg_dim3 block, pg_stream stream);
+    pg_err (*add_scalar)(int dtype, const void *a, const void *scalar, void *out,
+                         int64_t n, pg_dim3 grid, pg_dim3 block, pg_stream stream);
+    pg_err (*add_one)(int dtype, void *a, int64_t n, pg_dim3 grid, pg_dim3 block,
                       pg_stream stream);
-    pg_err (*matmul_naive)(int dtype,
-                           const void *a,
-                           const void *b,
-                           void *c,
-                           int64_t m,
-                           int64_t n,
-                           int64_t k,
-                           pg_dim3 grid,
-                           pg_dim3 block,
+    pg_err (*matmul_naive)(int dtype, const void *a, const void *b, void *c, int64_t m,
+                           int64_t n, int64_t k, pg_dim3 grid, pg_dim3 block,
                            pg_stream stream);
-    pg_err (*matmul_shared)(int dtype,
-                            const void *a,
-                            const void *b,
-                            void *c,
-                            int64_t m,
-                            int64_t n,
-                            int64_t k,
-                            pg_dim3 grid,
-                            pg_dim3 block,
+    pg_err (*matmul_shared)(int dtype, const void *a, const void *b, void *c, int64_t m,
+                            int64_t n, int64_t k, pg_dim3 grid, pg_dim3 block,
                             pg_stream stream);
 } pg_kernel_table;
 
@@ -146,6 +113,26 @@ typedef struct {
     pg_err (*memset)(void *ptr, int value, size_t size);
     pg_err (*synchronize)(void);
     pg_err (*get_last_error)(void);
+    /* streams and events; streams are blocking (they order with stream 0) */
+    pg_err (*stream_create)(pg_stream *stream);
+    pg_err (*stream_destroy)(pg_stream stream);
+    pg_err (*stream_synchronize)(pg_stream stream);
+    pg_err (*stream_query)(pg_stream stream); /* PG_ERR_NOT_READY if busy */
+    pg_err (*stream_wait_event)(pg_stream stream, pg_event event);
+    pg_err (*event_create)(pg_event *event, int timing);
+    pg_err (*event_destroy)(pg_event event);
+    pg_err (*event_record)(pg_event event, pg_stream stream);
+    pg_err (*event_synchronize)(pg_event event);
+    pg_err (*event_query)(pg_event event); /* PG_ERR_NOT_READY if pending */
+    pg_err (*event_elapsed_ms)(float *ms, pg_event start, pg_event end);
+    pg_err (*memcpy_async)(void *dst, const void *src, size_t size, int kind,
+                           pg_stream stream);
+    pg_err (*memset_async)(void *ptr, int value, size_t size, pg_stream stream);
+    /* page-locked host memory */
+    pg_err (*host_alloc)(void **ptr, size_t size);
+    pg_err (*host_free)(void *ptr);
+    /* 1 if ptr is page-locked host memory the device can copy from directly */
+    int (*is_pinned)(const void *ptr);
     const char *(*error_name)(pg_err err);
     const char *(*error_string)(pg_err err);
     int (*driver_version)(void);
@@ -166,10 +153,21 @@ extern const pg_kernel_table pg_cuda_kernels;
 const pg_backend *pg_rt(void);
 const pg_backend *pg_rt_peek(void);
 
-/* rt.c: allocation through the chosen backend, counted per device. */
-pg_err pg_rt_alloc(void **ptr, size_t size, int *device);
-pg_err pg_rt_release(void *ptr, size_t size, int device);
-size_t pg_rt_allocated(int device);
+/* pool.c: the caching allocator all device arrays use. A block freed on a
+ * stream is handed out again at once on that stream (stream order makes that
+ * safe), and on another stream only once the work queued before the free has
+ * finished. `serial` names a stream for the life of the process (0 is the
+ * default stream), since a destroyed stream's handle can come back. */
+pg_err pg_pool_alloc(void **ptr, size_t size, int device, pg_stream stream,
+                     uint64_t serial);
+pg_err pg_pool_free(void *ptr, size_t size, int device, pg_stream stream,
+                    uint64_t serial);
+size_t pg_pool_used(int device);  /* bytes in live arrays */
+size_t pg_pool_total(int device); /* used plus cached */
+pg_err pg_pool_release_cached(int device);
+void pg_pool_set_limit(int device, size_t limit); /* 0: none */
+size_t pg_pool_limit(int device);
+size_t pg_pool_round(size_t size);
 
 #ifdef __cplusplus
 }

@@ -28,9 +28,7 @@
 struct dim3 {
     unsigned int x, y, z;
     dim3(unsigned int x_ = 1, unsigned int y_ = 1, unsigned int z_ = 1)
-      : x(x_)
-      , y(y_)
-      , z(z_)
+        : x(x_), y(y_), z(z_)
     {
     }
 };
@@ -210,10 +208,7 @@ set_block_index(uint64_t blk, dim3 grid)
     pg_sim_blockIdx.z = (unsigned int)(blk / ((uint64_t)grid.x * grid.y));
 }
 
-inline pg_err run_locked(dim3 grid,
-                         dim3 block,
-                         bool barriers,
-                         void (*body)(void *),
+inline pg_err run_locked(dim3 grid, dim3 block, bool barriers, void (*body)(void *),
                          void *arg);
 
 inline pg_err
@@ -250,12 +245,8 @@ run_locked(dim3 grid, dim3 block, bool barriers, void (*body)(void *), void *arg
         return PG_SUCCESS;
     }
     size_t stack_bytes = (size_t)nthreads * STACK_SIZE;
-    void *stacks = mmap(nullptr,
-                        stack_bytes,
-                        PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                        -1,
-                        0);
+    void *stacks = mmap(nullptr, stack_bytes, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (stacks == MAP_FAILED) {
         return PG_ERR_MEMORY_ALLOCATION;
     }
@@ -283,12 +274,12 @@ run_locked(dim3 grid, dim3 block, bool barriers, void (*body)(void *), void *arg
     return err;
 }
 
-template<class F>
+template <class F>
 inline pg_err
 launch(dim3 grid, dim3 block, bool barriers, F f)
 {
     return run(
-      grid, block, barriers, [](void *p) { (*(F *)p)(); }, (void *)&f);
+        grid, block, barriers, [](void *p) { (*(F *)p)(); }, (void *)&f);
 }
 
 } /* namespace pg_sim */

@@ -17,8 +17,10 @@ from ._core import (
     CudaError,
     Device,
     DeviceArray,
+    Event,
     NoDeviceError,
     OutOfMemoryError,
+    Stream,
     add,
     add_one,
     asarray,
@@ -52,10 +54,70 @@ def ones_like(a, dtype=None):
     return full(a.shape, 1, a.dtype if dtype is None else dtype)
 
 
+class MemoryPool:
+    """The caching allocator behind every DeviceArray, for one device.
+
+    Freed arrays keep their memory in the pool, to be handed out again without
+    cudaMalloc or cudaFree (which waits for the whole device). Reuse is
+    stream-ordered: a block freed on one stream goes to another only once the
+    work queued before the free has finished. When the device runs out of
+    memory, the pool frees its cached blocks and tries once more.
+    """
+
+    def __init__(self, device=None):
+        self._device = device
+
+    def _dev(self):
+        return _core.get_device() if self._device is None else self._device
+
+    def used_bytes(self):
+        """Bytes held by live arrays (each rounded up to 512 bytes)."""
+        return _core._pool_stats(self._dev())[0]
+
+    def total_bytes(self):
+        """Bytes the pool holds from the device: used plus cached."""
+        return _core._pool_stats(self._dev())[1]
+
+    def free_bytes(self):
+        """Bytes cached for reuse."""
+        used, total, _ = _core._pool_stats(self._dev())
+        return total - used
+
+    def free_all_blocks(self):
+        """Give every cached block back to the device (cudaFree)."""
+        _core._pool_free_all(self._dev())
+
+    def set_limit(self, size=None, fraction=None):
+        """Cap the pool's total bytes: `size` in bytes, or a `fraction` of the
+        device's memory; None or 0 removes the cap. Past the cap, allocating
+        raises OutOfMemoryError."""
+        if size is not None and fraction is not None:
+            raise ValueError("give size or fraction, not both")
+        if fraction is not None:
+            if not 0 <= fraction <= 1:
+                raise ValueError(f"fraction must be between 0 and 1, not {fraction}")
+            size = int(Device(self._dev()).total_memory * fraction)
+        _core._pool_set_limit(self._dev(), 0 if size is None else size)
+
+    def get_limit(self):
+        """The cap in bytes (0: none)."""
+        return _core._pool_stats(self._dev())[2]
+
+    def __repr__(self):
+        used, total, limit = _core._pool_stats(self._dev())
+        return f"<pygpu.MemoryPool device={self._dev()} used={used} total={total} limit={limit}>"
+
+
+def get_memory_pool(device=None):
+    """The memory pool of `device` (default: the current device at each call)."""
+    return MemoryPool(device)
+
+
 from . import cuda, kernels  # noqa: E402  (they use the names above)
 
 __all__ = [
-    "CudaError", "Device", "DeviceArray", "NoDeviceError", "OutOfMemoryError",
+    "CudaError", "Device", "DeviceArray", "Event", "MemoryPool", "NoDeviceError",
+    "OutOfMemoryError", "Stream", "get_memory_pool",
     "add", "add_one", "asarray", "asnumpy", "cuda", "empty", "empty_like", "full",
     "kernels", "matmul", "ones", "ones_like", "zeros", "zeros_like",
 ]

@@ -10,12 +10,34 @@ from collections.abc import Sequence
 from . import _core
 from ._core import (
     Device,
+    Event,
     NoDeviceError,
+    Stream,
+    current_stream,
+    default_stream,
     device_array_like,
+    is_pinned,
     memory_allocated,
+    pinned_array,
     synchronize,
     to_device,
 )
+
+
+def stream():
+    """A new Stream on the current device (Numba's cuda.stream())."""
+    return Stream()
+
+
+def event(timing=True):
+    """A new Event (Numba's cuda.event()); timing=False makes a lighter one."""
+    return Event(timing=timing)
+
+
+def pinned_array_like(ary):
+    """An uninitialized page-locked host array with ary's shape, dtype and order."""
+    f = ary.flags["F_CONTIGUOUS"] and not ary.flags["C_CONTIGUOUS"]
+    return pinned_array(ary.shape, ary.dtype, "F" if f else "C")
 
 
 def is_available():
@@ -153,7 +175,9 @@ def launch_config(shape, threads_per_block=None):
 
 
 __all__ = [
-    "Device", "NoDeviceError", "detect", "device_array", "device_array_like",
-    "get_current_device", "gpus", "is_available", "is_simulator", "launch_config",
-    "memory_allocated", "select_device", "synchronize", "to_device",
+    "Device", "Event", "NoDeviceError", "Stream", "current_stream", "default_stream",
+    "detect", "device_array", "device_array_like", "event", "get_current_device", "gpus",
+    "is_available", "is_pinned", "is_simulator", "launch_config", "memory_allocated",
+    "pinned_array", "pinned_array_like", "select_device", "stream", "synchronize",
+    "to_device",
 ]

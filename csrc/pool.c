@@ -1,0 +1,285 @@
+/* The caching allocator behind every DeviceArray.
+ *
+ * cudaMalloc is slow and cudaFree synchronizes the whole device, so neither
+ * may sit on the path of creating and dropping an array. Freed blocks are
+ * kept in lists by (device, rounded size) and handed out again:
+ *   - at once to the stream that freed them, or to the default stream (which,
+ *     being the legacy stream, waits for all work queued on blocking streams
+ *     before it), or when they were freed on the default stream (all pygpu
+ *     streams are blocking, so they wait for work queued on it before);
+ *   - to another stream only once an event recorded at the free has passed.
+ * When cudaMalloc runs out of memory, the cached blocks are freed and the
+ * allocation is tried once more. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "runtime.h"
+
+#define POOL_DEVICES 64
+#define POOL_BUCKETS 256
+#define POOL_ROUND 512
+
+typedef struct block {
+    void *ptr;
+    size_t size;
+    uint64_t serial;
+    pg_event event; /* recorded at the free on a stream other than 0 */
+    struct block *next;
+} block;
+
+typedef struct {
+    block *buckets[POOL_BUCKETS];
+    size_t used, cached, limit;
+} device_pool;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static device_pool pools[POOL_DEVICES];
+static block *spare_blocks; /* block records to reuse */
+static pg_event spare_events[64];
+static int n_spare_events;
+
+size_t
+pg_pool_round(size_t size)
+{
+    if (size == 0) {
+        return POOL_ROUND;
+    }
+    return (size + POOL_ROUND - 1) / POOL_ROUND * POOL_ROUND;
+}
+
+static unsigned
+bucket_of(size_t rounded)
+{
+    return (unsigned)((rounded / POOL_ROUND) * 2654435761u) % POOL_BUCKETS;
+}
+
+static device_pool *
+pool_of(int device)
+{
+    return device >= 0 && device < POOL_DEVICES ? &pools[device] : NULL;
+}
+
+/* Under the lock: a block of `rounded` bytes that `serial` may use now. */
+static block *
+take_cached(const pg_backend *rt, device_pool *p, size_t rounded, uint64_t serial)
+{
+    block **link = &p->buckets[bucket_of(rounded)];
+    for (block *b = *link; b != NULL; link = &b->next, b = b->next) {
+        if (b->size != rounded) {
+            continue;
+        }
+        if (b->serial == serial || serial == 0 || b->event == NULL ||
+            rt->event_query(b->event) == PG_SUCCESS) {
+            *link = b->next;
+            return b;
+        }
+    }
+    return NULL;
+}
+
+static void
+recycle_event(const pg_backend *rt, pg_event e)
+{
+    if (e == NULL) {
+        return;
+    }
+    if (n_spare_events < (int)(sizeof(spare_events) / sizeof(spare_events[0]))) {
+        spare_events[n_spare_events++] = e;
+    }
+    else {
+        (void)rt->event_destroy(e);
+    }
+}
+
+pg_err
+pg_pool_release_cached(int device)
+{
+    const pg_backend *rt = pg_rt();
+    device_pool *p = pool_of(device);
+    block *all = NULL;
+    pg_err first = PG_SUCCESS;
+    if (p == NULL || rt == NULL) {
+        return PG_ERR_INVALID_DEVICE;
+    }
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < POOL_BUCKETS; i++) {
+        while (p->buckets[i] != NULL) {
+            block *b = p->buckets[i];
+            p->buckets[i] = b->next;
+            b->next = all;
+            all = b;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    while (all != NULL) { /* cudaFree waits for the device: not under the lock */
+        block *b = all;
+        pg_err err = rt->free(b->ptr);
+        all = b->next;
+        if (err != PG_SUCCESS && first == PG_SUCCESS) {
+            first = err;
+        }
+        pthread_mutex_lock(&lock);
+        p->cached -= b->size;
+        recycle_event(rt, b->event);
+        b->next = spare_blocks;
+        spare_blocks = b;
+        pthread_mutex_unlock(&lock);
+    }
+    return first;
+}
+
+pg_err
+pg_pool_alloc(void **ptr, size_t size, int device, pg_stream stream, uint64_t serial)
+{
+    const pg_backend *rt = pg_rt();
+    device_pool *p = pool_of(device);
+    size_t rounded = pg_pool_round(size);
+    block *b;
+    pg_err err;
+    (void)stream;
+    *ptr = NULL;
+    if (p == NULL || rt == NULL) {
+        return PG_ERR_INVALID_DEVICE;
+    }
+    pthread_mutex_lock(&lock);
+    b = take_cached(rt, p, rounded, serial);
+    if (b != NULL) {
+        *ptr = b->ptr;
+        p->cached -= rounded;
+        p->used += rounded;
+        recycle_event(rt, b->event);
+        b->next = spare_blocks;
+        spare_blocks = b;
+        pthread_mutex_unlock(&lock);
+        return PG_SUCCESS;
+    }
+    int over_limit = p->limit != 0 && p->used + p->cached + rounded > p->limit;
+    pthread_mutex_unlock(&lock);
+    if (over_limit) {
+        (void)pg_pool_release_cached(device);
+        pthread_mutex_lock(&lock);
+        over_limit = p->limit != 0 && p->used + p->cached + rounded > p->limit;
+        pthread_mutex_unlock(&lock);
+        if (over_limit) {
+            return PG_ERR_MEMORY_ALLOCATION;
+        }
+    }
+    err = rt->malloc(ptr, rounded);
+    if (err == PG_ERR_MEMORY_ALLOCATION) {
+        (void)pg_pool_release_cached(device);
+        err = rt->malloc(ptr, rounded);
+    }
+    if (err == PG_SUCCESS) {
+        pthread_mutex_lock(&lock);
+        p->used += rounded;
+        pthread_mutex_unlock(&lock);
+    }
+    return err;
+}
+
+pg_err
+pg_pool_free(void *ptr, size_t size, int device, pg_stream stream, uint64_t serial)
+{
+    const pg_backend *rt = pg_rt();
+    device_pool *p = pool_of(device);
+    size_t rounded = pg_pool_round(size);
+    pg_event event = NULL;
+    block *b;
+    if (p == NULL || rt == NULL) {
+        return PG_ERR_INVALID_DEVICE;
+    }
+    if (serial != 0) {
+        pthread_mutex_lock(&lock);
+        if (n_spare_events > 0) {
+            event = spare_events[--n_spare_events];
+        }
+        pthread_mutex_unlock(&lock);
+        if (event == NULL && rt->event_create(&event, 0) != PG_SUCCESS) {
+            event = NULL;
+        }
+        if (event == NULL || rt->event_record(event, stream) != PG_SUCCESS) {
+            /* no event to wait for: wait for the stream instead */
+            if (event != NULL) {
+                (void)rt->event_destroy(event);
+                event = NULL;
+            }
+            pg_err err = rt->stream_synchronize(stream);
+            if (err != PG_SUCCESS) {
+                return err;
+            }
+            serial = 0;
+        }
+    }
+    pthread_mutex_lock(&lock);
+    b = spare_blocks;
+    if (b != NULL) {
+        spare_blocks = b->next;
+    }
+    else {
+        b = malloc(sizeof(block));
+    }
+    if (b == NULL) { /* no record to keep it in: give it back to the device */
+        p->used -= rounded;
+        pthread_mutex_unlock(&lock);
+        recycle_event(rt, event);
+        return rt->free(ptr);
+    }
+    b->ptr = ptr;
+    b->size = rounded;
+    b->serial = serial;
+    b->event = event;
+    b->next = p->buckets[bucket_of(rounded)];
+    p->buckets[bucket_of(rounded)] = b;
+    p->used -= rounded;
+    p->cached += rounded;
+    pthread_mutex_unlock(&lock);
+    return PG_SUCCESS;
+}
+
+size_t
+pg_pool_used(int device)
+{
+    device_pool *p = pool_of(device);
+    size_t n;
+    if (p == NULL) {
+        return 0;
+    }
+    pthread_mutex_lock(&lock);
+    n = p->used;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+size_t
+pg_pool_total(int device)
+{
+    device_pool *p = pool_of(device);
+    size_t n;
+    if (p == NULL) {
+        return 0;
+    }
+    pthread_mutex_lock(&lock);
+    n = p->used + p->cached;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+void
+pg_pool_set_limit(int device, size_t limit)
+{
+    device_pool *p = pool_of(device);
+    if (p != NULL) {
+        pthread_mutex_lock(&lock);
+        p->limit = limit;
+        pthread_mutex_unlock(&lock);
+    }
+}
+
+size_t
+pg_pool_limit(int device)
+{
+    device_pool *p = pool_of(device);
+    return p == NULL ? 0 : p->limit;
+}
