@@ -25,11 +25,13 @@ static const struct {
 };
 
 typedef struct {
-    PyObject_HEAD kernel_id id;
+    PyObject_HEAD
+    kernel_id id;
 } pg_kernel;
 
 typedef struct {
-    PyObject_HEAD vectorcallfunc vectorcall;
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
     kernel_id id;
     pg_dim3 grid;
     pg_dim3 block;

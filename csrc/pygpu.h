@@ -67,7 +67,8 @@ void pg_format_bytes(char *buf, size_t len, size_t n);
 /* ---- device.c ---------------------------------------------------------------- */
 
 typedef struct {
-    PyObject_HEAD int id;
+    PyObject_HEAD
+    int id;
     pg_device_props props;
 } pg_device;
 
@@ -115,7 +116,8 @@ pg_err pg_copy_d2h(void *dst, const void *src, size_t n, pg_stream stream, int s
 /* ---- array.c ------------------------------------------------------------------ */
 
 typedef struct {
-    PyObject_HEAD char *data; /* device address of element [0, 0, ...] */
+    PyObject_HEAD
+    char *data;     /* device address of element [0, 0, ...] */
     PyObject *base; /* the owner of the memory for a view; NULL if we own it */
     void *alloc;    /* the allocation we own (NULL for views, empty arrays) */
     size_t alloc_size;

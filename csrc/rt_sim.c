@@ -327,7 +327,7 @@ static pthread_mutex_t pinned_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pinned_range {
     char *ptr;
     size_t size;
-} *pinned;
+} * pinned;
 static size_t n_pinned, cap_pinned;
 
 static pg_err

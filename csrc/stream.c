@@ -14,22 +14,26 @@
 #endif
 
 typedef struct {
-    PyObject_HEAD pg_stream handle;
+    PyObject_HEAD
+    pg_stream handle;
     uint64_t serial;
     int device;
     int owned;
 } pg_stream_obj;
 
 typedef struct {
-    PyObject_HEAD pg_event handle;
+    PyObject_HEAD
+    pg_event handle;
     int device;
     int timing;
     int recorded;
 } pg_event_obj;
 
 typedef struct {
-    PyObject_HEAD void *ptr;
+    PyObject_HEAD
+    void *ptr;
     size_t size;
+    PyObject *weakreflist;
 } pg_pinned;
 
 #define STREAM(o) ((pg_stream_obj *)(o))
@@ -565,6 +569,9 @@ Pinned_dealloc(PyObject *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
     pg_pinned *p = (pg_pinned *)self;
+    if (p->weakreflist != NULL) {
+        PyObject_ClearWeakRefs(self);
+    }
     if (p->ptr != NULL && !pg_is_finalizing()) {
         pg_err err;
         Py_BEGIN_ALLOW_THREADS
@@ -576,8 +583,15 @@ Pinned_dealloc(PyObject *self)
     Py_DECREF(tp);
 }
 
+static PyMemberDef Pinned_members[] = {
+    {"__weaklistoffset__", Py_T_PYSSIZET, offsetof(pg_pinned, weakreflist),
+     Py_READONLY},
+    {NULL},
+};
+
 static PyType_Slot Pinned_slots[] = {
     {Py_tp_dealloc, Pinned_dealloc},
+    {Py_tp_members, Pinned_members},
     {Py_tp_doc, "Page-locked host memory behind an array from cuda.pinned_array()."},
     {0, NULL},
 };
@@ -641,6 +655,7 @@ mod_pinned_array(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
     }
     mem->ptr = NULL;
     mem->size = (size_t)n;
+    mem->weakreflist = NULL;
     Py_BEGIN_ALLOW_THREADS
         err = rt->host_alloc(&mem->ptr, n > 0 ? (size_t)n : 1);
     Py_END_ALLOW_THREADS
