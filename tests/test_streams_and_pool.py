@@ -5,11 +5,10 @@ import time
 
 import numpy as np
 import pytest
+from conftest import ON_SIMULATOR, random_array, rel_error
 
 import pygpu
-from conftest import ON_SIMULATOR, random_array, rel_error
 from pygpu import cuda
-
 
 # ---- streams ---------------------------------------------------------------------
 
