@@ -242,11 +242,41 @@ pg_launch_fill(int itemsize, void *dst, int64_t n, const void *value, pg_stream 
 
 /* ---- vector add, add one -------------------------------------------------- */
 
+/* Elementwise kernels move 16 bytes per load and store where every pointer is
+ * 16-byte aligned (the usual case: allocations are 512-byte aligned), then
+ * finish the tail element by element. */
+template <class T> struct alignas(16) pack {
+    T v[16 / sizeof(T)];
+};
+
+__device__ __forceinline__ bool
+aligned16(const void *p)
+{
+    return ((uintptr_t)p & 15) == 0;
+}
+
 template <class T>
 __global__ void
 add_kernel(const T *a, const T *b, T *out, int64_t n)
 {
-    for (int64_t i = thread_rank(); i < n; i += thread_count()) {
+    constexpr int V = 16 / sizeof(T);
+    const int64_t rank = thread_rank(), count = thread_count();
+    int64_t done = 0;
+    if (aligned16(a) && aligned16(b) && aligned16(out)) {
+        const pack<T> *pa = (const pack<T> *)a, *pb = (const pack<T> *)b;
+        pack<T> *po = (pack<T> *)out;
+        const int64_t nv = n / V;
+        for (int64_t i = rank; i < nv; i += count) {
+            pack<T> x = pa[i], y = pb[i];
+#pragma unroll
+            for (int j = 0; j < V; j++) {
+                x.v[j] += y.v[j];
+            }
+            po[i] = x;
+        }
+        done = nv * V;
+    }
+    for (int64_t i = done + rank; i < n; i += count) {
         out[i] = a[i] + b[i];
     }
 }
@@ -271,7 +301,24 @@ template <class T>
 __global__ void
 add_scalar_kernel(const T *a, T s, T *out, int64_t n)
 {
-    for (int64_t i = thread_rank(); i < n; i += thread_count()) {
+    constexpr int V = 16 / sizeof(T);
+    const int64_t rank = thread_rank(), count = thread_count();
+    int64_t done = 0;
+    if (aligned16(a) && aligned16(out)) {
+        const pack<T> *pa = (const pack<T> *)a;
+        pack<T> *po = (pack<T> *)out;
+        const int64_t nv = n / V;
+        for (int64_t i = rank; i < nv; i += count) {
+            pack<T> x = pa[i];
+#pragma unroll
+            for (int j = 0; j < V; j++) {
+                x.v[j] += s;
+            }
+            po[i] = x;
+        }
+        done = nv * V;
+    }
+    for (int64_t i = done + rank; i < n; i += count) {
         out[i] = a[i] + s;
     }
 }
@@ -293,20 +340,12 @@ pg_launch_add_scalar(int dtype, const void *a, const void *s, void *out, int64_t
 }
 
 template <class T>
-__global__ void
-add_one_kernel(T *a, int64_t n)
-{
-    for (int64_t i = thread_rank(); i < n; i += thread_count()) {
-        a[i] += (T)1;
-    }
-}
-
-template <class T>
 pg_err
 launch_add_one(void *a, int64_t n, pg_dim3 grid, pg_dim3 block, pg_stream stream)
 {
-    PG_LAUNCH(false, add_one_kernel<T>, to_dim3(grid), to_dim3(block), stream, (T *)a,
-              n);
+    /* A += 1 is A = A + 1: the same kernel, in place */
+    PG_LAUNCH(false, add_scalar_kernel<T>, to_dim3(grid), to_dim3(block), stream,
+              (const T *)a, (T)1, (T *)a, n);
 }
 
 pg_err
@@ -409,10 +448,138 @@ pg_launch_matmul_shared(int dtype, const void *a, const void *b, void *c, int64_
                       stream);
 }
 
+/* Register-tiled: a block of 256 threads computes a 128 x 128 tile of C, each
+ * thread an 8 x 8 piece of it (two 4 x 4 quarters, 64 rows and columns apart,
+ * so that its shared-memory reads are 16 bytes wide and spread over the
+ * banks). A and B move through shared memory 8 columns (rows) at a time, the
+ * next slice loaded into registers while the current one is multiplied. A's
+ * slice is stored transposed, padded against bank conflicts. Loads are
+ * guarded, so any m, n, k works; the block must be 256 threads, the grid any. */
+namespace tiled {
+constexpr int BM = 128, BN = 128, BK = 8, TM = 8, TN = 8, THREADS = 256;
+constexpr int PAD = 4;
+} // namespace tiled
+
+template <class T>
+__global__ void __launch_bounds__(256)
+    matmul_tiled_kernel(const T *__restrict__ a, const T *__restrict__ b,
+                        T *__restrict__ c, int64_t m, int64_t n, int64_t k)
+{
+    using namespace tiled;
+    __shared__ T as[2][BK][BM + PAD];
+    __shared__ T bs[2][BK][BN];
+    const int tid = (int)threadIdx.x;
+    const int tx = tid % 16, ty = tid / 16;
+    const int64_t tiles_m = (m + BM - 1) / BM, tiles_n = (n + BN - 1) / BN;
+    for (int64_t tr = (int64_t)blockIdx.z * gridDim.y + blockIdx.y; tr < tiles_m;
+         tr += (int64_t)gridDim.y * gridDim.z) {
+        for (int64_t tc = blockIdx.x; tc < tiles_n; tc += gridDim.x) {
+            const int64_t m0 = tr * BM, n0 = tc * BN;
+            T acc[TM][TN];
+#pragma unroll
+            for (int i = 0; i < TM; i++) {
+#pragma unroll
+                for (int j = 0; j < TN; j++) {
+                    acc[i][j] = 0;
+                }
+            }
+            T ra[4], rb[4];
+            /* element e = tid + 256 r of each slice: A's (e / 8, e % 8), B's
+             * (e / 128, e % 128) */
+            auto load = [&](int64_t k0) {
+#pragma unroll
+                for (int r = 0; r < 4; r++) {
+                    const int e = tid + THREADS * r;
+                    const int64_t ar = m0 + e / BK, ac = k0 + e % BK;
+                    ra[r] = (ar < m && ac < k) ? a[ar * k + ac] : (T)0;
+                    const int64_t br = k0 + e / BN, bc = n0 + e % BN;
+                    rb[r] = (br < k && bc < n) ? b[br * n + bc] : (T)0;
+                }
+            };
+            auto store = [&](int buf) {
+#pragma unroll
+                for (int r = 0; r < 4; r++) {
+                    const int e = tid + THREADS * r;
+                    as[buf][e % BK][e / BK] = ra[r];
+                    bs[buf][e / BN][e % BN] = rb[r];
+                }
+            };
+            load(0);
+            store(0);
+            __syncthreads();
+            int buf = 0;
+            for (int64_t k0 = 0; k0 < k; k0 += BK) {
+                const bool more = k0 + BK < k;
+                if (more) {
+                    load(k0 + BK);
+                }
+#pragma unroll
+                for (int kk = 0; kk < BK; kk++) {
+                    T fa[TM], fb[TN];
+#pragma unroll
+                    for (int i = 0; i < 4; i++) {
+                        fa[i] = as[buf][kk][ty * 4 + i];
+                        fa[4 + i] = as[buf][kk][64 + ty * 4 + i];
+                        fb[i] = bs[buf][kk][tx * 4 + i];
+                        fb[4 + i] = bs[buf][kk][64 + tx * 4 + i];
+                    }
+#pragma unroll
+                    for (int i = 0; i < TM; i++) {
+#pragma unroll
+                        for (int j = 0; j < TN; j++) {
+                            acc[i][j] += fa[i] * fb[j];
+                        }
+                    }
+                }
+                if (more) {
+                    store(buf ^ 1);
+                }
+                __syncthreads();
+                buf ^= 1;
+            }
+#pragma unroll
+            for (int i = 0; i < TM; i++) {
+                const int64_t row = m0 + (i < 4 ? ty * 4 + i : 64 + ty * 4 + i - 4);
+                if (row >= m) {
+                    continue;
+                }
+#pragma unroll
+                for (int j = 0; j < TN; j++) {
+                    const int64_t col = n0 + (j < 4 ? tx * 4 + j : 64 + tx * 4 + j - 4);
+                    if (col < n) {
+                        c[row * n + col] = acc[i][j];
+                    }
+                }
+            }
+        }
+    }
+}
+
+template <class T>
+pg_err
+launch_matmul_tiled(const void *a, const void *b, void *c, int64_t m, int64_t n,
+                    int64_t k, pg_dim3 grid, pg_dim3 block, pg_stream stream)
+{
+    if (block.x != tiled::THREADS || block.y != 1 || block.z != 1) {
+        return PG_ERR_INVALID_CONFIGURATION;
+    }
+    PG_LAUNCH(true, matmul_tiled_kernel<T>, to_dim3(grid), to_dim3(block), stream,
+              (const T *)a, (const T *)b, (T *)c, m, n, k);
+}
+
+pg_err
+pg_launch_matmul_tiled(int dtype, const void *a, const void *b, void *c, int64_t m,
+                       int64_t n, int64_t k, pg_dim3 grid, pg_dim3 block,
+                       pg_stream stream)
+{
+    PG_DISPATCH_FLOAT(dtype, launch_matmul_tiled, a, b, c, m, n, k, grid, block,
+                      stream);
+}
+
 } /* namespace */
 
 extern "C" const pg_kernel_table PG_KERNEL_TABLE = {
-    pg_launch_copy_strided,  pg_launch_fill,    pg_launch_add,
-    pg_launch_add_scalar,    pg_launch_add_one, pg_launch_matmul_naive,
-    pg_launch_matmul_shared,
+    pg_launch_copy_strided,  pg_launch_fill,         pg_launch_add,
+    pg_launch_add_scalar,    pg_launch_add_one,      pg_launch_matmul_naive,
+    pg_launch_matmul_shared, pg_launch_matmul_tiled,
 };

@@ -6,7 +6,14 @@
 
 #include "pygpu.h"
 
-typedef enum { K_ADD, K_ADD_ONE, K_MATMUL_NAIVE, K_MATMUL_SHARED, K_COUNT } kernel_id;
+typedef enum {
+    K_ADD,
+    K_ADD_ONE,
+    K_MATMUL_NAIVE,
+    K_MATMUL_SHARED,
+    K_MATMUL_TILED,
+    K_COUNT
+} kernel_id;
 
 static const struct {
     const char *name;
@@ -22,6 +29,9 @@ static const struct {
      "C = A @ B for 2-D float32 or float64 arrays, one thread per element of C."},
     {"matmul_shared", 3, "matmul_shared[grid, block](A, B, C)",
      "C = A @ B with shared-memory tiles; block must be (16, 16) or (32, 32)."},
+    {"matmul_tiled", 3, "matmul_tiled[grid, 256](A, B, C)",
+     "C = A @ B, register-tiled: each block of 256 threads computes 128 x 128 "
+     "elements of C, each thread 8 x 8. The fastest; what @ uses."},
 };
 
 typedef struct {
@@ -451,6 +461,13 @@ do_matmul(pg_state *st, kernel_id id, const char *kname, PyObject *ao, PyObject 
                      kname);
         return -1;
     }
+    if (id == K_MATMUL_TILED && !(block.x == 256 && block.y == 1 && block.z == 1)) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: the block must be 256 threads (256, 1, 1); each block "
+                     "computes a 128 x 128 tile of C; got (%u, %u, %u)",
+                     kname, block.x, block.y, block.z);
+        return -1;
+    }
     if (id == K_MATMUL_SHARED && !((block.x == 16 && block.y == 16 && block.z == 1) ||
                                    (block.x == 32 && block.y == 32 && block.z == 1))) {
         PyErr_Format(PyExc_ValueError,
@@ -465,7 +482,11 @@ do_matmul(pg_state *st, kernel_id id, const char *kname, PyObject *ao, PyObject 
     for (int i = 0; i < 3; i++) {
         pg_array_note_stream(m[i], s);
     }
-    if (id == K_MATMUL_SHARED) {
+    if (id == K_MATMUL_TILED) {
+        err = pg_rt()->kernels->matmul_tiled(dtype, m[0]->data, m[1]->data, m[2]->data,
+                                             rows, cols, inner, grid, block, s->handle);
+    }
+    else if (id == K_MATMUL_SHARED) {
         err =
             pg_rt()->kernels->matmul_shared(dtype, m[0]->data, m[1]->data, m[2]->data,
                                             rows, cols, inner, grid, block, s->handle);
@@ -817,22 +838,26 @@ matmul_impl(pg_state *st, PyObject *a, PyObject *b, const char *method, PyObject
     PyObject *ca = NULL, *cb = NULL, *res = NULL;
     pg_stream_ref cur;
     pg_array *A, *B;
-    int device = 0, shared;
+    int device = 0;
+    kernel_id id;
     npy_intp shape[2];
     (void)pg_resolve_stream(st, NULL, &cur);
     if (pg_get_rt(st) == NULL || current_device(st, pg_rt(), &device) < 0) {
         return NULL;
     }
     if (strcmp(method, "naive") == 0) {
-        shared = 0;
+        id = K_MATMUL_NAIVE;
     }
-    else if (strcmp(method, "shared") == 0 || strcmp(method, "auto") == 0) {
-        shared = 1;
+    else if (strcmp(method, "shared") == 0) {
+        id = K_MATMUL_SHARED;
+    }
+    else if (strcmp(method, "tiled") == 0 || strcmp(method, "auto") == 0) {
+        id = K_MATMUL_TILED;
     }
     else {
         return PyErr_Format(PyExc_ValueError,
-                            "matmul: method must be 'naive', 'shared' or 'auto', "
-                            "not '%s'",
+                            "matmul: method must be 'naive', 'shared', 'tiled' or "
+                            "'auto', not '%s'",
                             method);
     }
     if (!pg_array_check(st, a) || !pg_array_check(st, b)) {
@@ -866,11 +891,11 @@ matmul_impl(pg_state *st, PyObject *a, PyObject *b, const char *method, PyObject
         goto done;
     }
     {
-        unsigned int tile = 16;
-        pg_dim3 block = {tile, tile, 1};
-        if (do_matmul(st, shared ? K_MATMUL_SHARED : K_MATMUL_NAIVE, "matmul", ca, cb,
-                      res, tile_grid(shape[0], shape[1], tile), block, device,
-                      &cur) < 0) {
+        unsigned int tile = id == K_MATMUL_TILED ? 128 : 16;
+        pg_dim3 block = {16, 16, 1}, tiled_block = {256, 1, 1};
+        if (do_matmul(st, id, "matmul", ca, cb, res,
+                      tile_grid(shape[0], shape[1], tile),
+                      id == K_MATMUL_TILED ? tiled_block : block, device, &cur) < 0) {
             Py_CLEAR(res);
         }
     }
@@ -1039,6 +1064,6 @@ PyMethodDef pg_launch_functions[] = {
     {"matmul", FASTKW(mod_matmul),
      "matmul(a, b, method='auto', out=None)\n--\n\n"
      "a @ b for 2-D float32 or float64 device arrays; method is 'naive', "
-     "'shared' or 'auto'."},
+     "'shared', 'tiled' or 'auto' (the same as 'tiled', the fastest)."},
     {NULL},
 };

@@ -97,6 +97,10 @@ typedef struct {
     pg_err (*matmul_shared)(int dtype, const void *a, const void *b, void *c, int64_t m,
                             int64_t n, int64_t k, pg_dim3 grid, pg_dim3 block,
                             pg_stream stream);
+    /* block must be (256, 1, 1); the grid walks 128 x 128 tiles of c */
+    pg_err (*matmul_tiled)(int dtype, const void *a, const void *b, void *c, int64_t m,
+                           int64_t n, int64_t k, pg_dim3 grid, pg_dim3 block,
+                           pg_stream stream);
 } pg_kernel_table;
 
 typedef struct {

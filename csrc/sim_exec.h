@@ -48,6 +48,7 @@ inline dim3 pg_sim_gridDim;
 #define __device__
 #define __host__
 #define __forceinline__ inline
+#define __launch_bounds__(...)
 #define __restrict__ __restrict
 #define __shared__ static
 #define __syncthreads() pg_sim::syncthreads()

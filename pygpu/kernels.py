@@ -4,6 +4,7 @@
     kernels.add_one[grid, block](A)                              # A += 1
     kernels.matmul_naive[grid, block](A, B, C)                   # C = A @ B
     kernels.matmul_shared[grid, block](A, B, C)                  # block (16, 16) or (32, 32)
+    kernels.matmul_tiled[grid, 256](A, B, C)                     # 128 x 128 tiles of C
 
 grid and block are ints or tuples of up to 3 ints, x first; `[grid, block,
 stream]` also works. Every kernel computes the whole result for any valid
@@ -18,5 +19,6 @@ add = _table["add"]
 add_one = _table["add_one"]
 matmul_naive = _table["matmul_naive"]
 matmul_shared = _table["matmul_shared"]
+matmul_tiled = _table["matmul_tiled"]
 
-__all__ = ["add", "add_one", "matmul_naive", "matmul_shared"]
+__all__ = ["add", "add_one", "matmul_naive", "matmul_shared", "matmul_tiled"]

@@ -63,3 +63,13 @@ def rel_error(got, ref):
     ref = np.asarray(ref, dtype=np.float64)
     denom = np.linalg.norm(ref)
     return np.linalg.norm(got - ref) / (denom if denom > 0 else 1.0)
+
+
+def matmul_error(got, A, B):
+    """||got - A @ B|| / (||A|| ||B||): the error bound a dot product has,
+    even where cancellation makes the product itself small."""
+    A = np.asarray(A, dtype=np.float64)
+    B = np.asarray(B, dtype=np.float64)
+    ref = A @ B
+    scale = np.linalg.norm(A) * np.linalg.norm(B)
+    return np.linalg.norm(np.asarray(got, dtype=np.float64) - ref) / (scale or 1.0)

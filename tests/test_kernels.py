@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from conftest import ON_SIMULATOR, random_array, rel_error
+from conftest import ON_SIMULATOR, matmul_error, random_array, rel_error
 
 import pygpu
 from pygpu import cuda, kernels
@@ -114,25 +114,30 @@ MATMUL_SHAPES = [(1, 1, 1), (1, 5, 1), (5, 1, 7), (2, 3, 4), (16, 16, 16), (17, 
 @pytest.mark.parametrize("m,k,n", MATMUL_SHAPES)
 @pytest.mark.parametrize("kernel,block", [("matmul_naive", (16, 16)), ("matmul_naive", (8, 32)),
                                           ("matmul_shared", (16, 16)),
-                                          ("matmul_shared", (32, 32))])
+                                          ("matmul_shared", (32, 32)),
+                                          ("matmul_tiled", 256)])
 def test_matmul_kernels(rng, dtype, m, k, n, kernel, block):
     A, B = random_array(rng, (m, k), dtype), random_array(rng, (k, n), dtype)
     C = pygpu.full((m, n), np.nan, dtype=dtype)
-    grid = cuda.launch_config((m, n), block)[0]
+    if block == 256:
+        grid = ((n + 127) // 128, (m + 127) // 128)
+    else:
+        grid = cuda.launch_config((m, n), block)[0]
     getattr(kernels, kernel)[grid, block](cuda.to_device(A), cuda.to_device(B), C)
-    ref = A.astype(np.float64) @ B.astype(np.float64)
-    tol = 1e-5 if dtype == np.float32 else 1e-13
-    assert rel_error(C.copy_to_host(), ref) <= tol
+    tol = 1e-6 if dtype == np.float32 else 1e-14
+    assert matmul_error(C.copy_to_host(), A, B) <= tol
 
 
-@pytest.mark.parametrize("kernel", ["matmul_naive", "matmul_shared"])
+@pytest.mark.parametrize("kernel", ["matmul_naive", "matmul_shared", "matmul_tiled"])
 @pytest.mark.parametrize("grid", [1, (1, 1), (3, 1), (1, 5), (2, 3, 2), (40, 40)], ids=str)
 def test_matmul_any_grid_gives_the_whole_result(rng, kernel, grid):
-    A = random_array(rng, (45, 20), np.float64)
-    B = random_array(rng, (20, 50), np.float64)
-    C = pygpu.full((45, 50), np.nan)
-    getattr(kernels, kernel)[grid, (16, 16)](cuda.to_device(A), cuda.to_device(B), C)
-    assert rel_error(C.copy_to_host(), A @ B) <= 1e-13
+    m, k, n = (300, 20, 270) if kernel == "matmul_tiled" else (45, 20, 50)
+    A = random_array(rng, (m, k), np.float64)
+    B = random_array(rng, (k, n), np.float64)
+    C = pygpu.full((m, n), np.nan)
+    block = 256 if kernel == "matmul_tiled" else (16, 16)
+    getattr(kernels, kernel)[grid, block](cuda.to_device(A), cuda.to_device(B), C)
+    assert matmul_error(C.copy_to_host(), A, B) <= 1e-14
 
 
 def test_matmul_swapped_tutorial_grid(rng):
@@ -156,7 +161,7 @@ def test_matmul_with_zero_inner_dimension_gives_zeros():
     assert empty.shape == (0, 2)
 
 
-@pytest.mark.parametrize("method", ["naive", "shared", "auto"])
+@pytest.mark.parametrize("method", ["naive", "shared", "tiled", "auto"])
 def test_high_level_matmul_and_operator(rng, method):
     A = random_array(rng, (70, 40), np.float32)
     B = random_array(rng, (40, 90), np.float32)
@@ -209,7 +214,7 @@ def test_large_arrays(rng):
     m = 160 if ON_SIMULATOR else 1024
     A = random_array(rng, (m, m + 3), np.float32)
     B = random_array(rng, (m + 3, m - 5), np.float32)
-    for method in ("naive", "shared"):
+    for method in ("naive", "shared", "tiled"):
         C = pygpu.matmul(cuda.to_device(A), cuda.to_device(B), method=method)
         assert rel_error(C.copy_to_host(), A.astype(np.float64) @ B) <= 1e-5
 
@@ -304,6 +309,8 @@ def test_bad_kernel_arguments():
         kernels.matmul_naive[1, 32](f64, pygpu.zeros((4, 4)), f64)
     with pytest.raises(ValueError, match=r"\(16, 16\) or \(32, 32\)"):
         kernels.matmul_shared[1, (8, 8)](f64, f64, pygpu.zeros((4, 4)))
+    with pytest.raises(ValueError, match=r"256 threads \(256, 1, 1\)"):
+        kernels.matmul_tiled[1, (16, 16)](f64, f64, pygpu.zeros((4, 4)))
     with pytest.raises(ValueError, match="method must be"):
         pygpu.matmul(f64, f64, method="fast")
     with pytest.raises(ValueError, match="2-D"):

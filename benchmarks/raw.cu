@@ -1,0 +1,232 @@
+// The raw CUDA C baseline for pygpu's benchmarks: what a C program gets from
+// the CUDA runtime with no Python in the way. Built and run by
+// `python -m benchmarks`; prints one JSON object.
+//
+//   raw [vector_n] [add_one_side] [transfer_bytes]
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#define CHECK(call)                                                                    \
+    do {                                                                               \
+        cudaError_t e_ = (call);                                                       \
+        if (e_ != cudaSuccess) {                                                       \
+            fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorName(e_));           \
+            exit(1);                                                                   \
+        }                                                                              \
+    } while (0)
+
+__global__ void add_one_tiny(float *a, long long n)
+{
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        a[i] += 1.0f;
+    }
+}
+
+__global__ void add_one4(float *a, long long n, float *b, float *c)
+{
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        a[i] += b[i] + c[i];
+    }
+}
+
+__global__ void vector_add(const float *a, const float *b, float *out, long long n)
+{
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        out[i] = a[i] + b[i];
+    }
+}
+
+__global__ void fill(float *a, long long n)
+{
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        a[i] = (float)(i % 1000) * 0.001f;
+    }
+}
+
+static double now_us()
+{
+    return std::chrono::duration<double, std::micro>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+static double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+// Median over bursts of `burst` launches of the host time per launch.
+template <class F> static double launch_us(F launch, int bursts = 200, int burst = 256)
+{
+    std::vector<double> per;
+    for (int b = 0; b < bursts; b++) {
+        CHECK(cudaDeviceSynchronize());
+        double t0 = now_us();
+        for (int i = 0; i < burst; i++) {
+            launch();
+        }
+        per.push_back((now_us() - t0) / burst);
+    }
+    CHECK(cudaDeviceSynchronize());
+    return median(per);
+}
+
+// Median GPU milliseconds of f() between two events.
+template <class F> static double gpu_ms(F f, int reps = 20)
+{
+    cudaEvent_t a, b;
+    CHECK(cudaEventCreate(&a));
+    CHECK(cudaEventCreate(&b));
+    f();
+    CHECK(cudaDeviceSynchronize());
+    std::vector<double> t;
+    for (int r = 0; r < reps; r++) {
+        CHECK(cudaEventRecord(a));
+        f();
+        CHECK(cudaEventRecord(b));
+        CHECK(cudaEventSynchronize(b));
+        float ms = 0;
+        CHECK(cudaEventElapsedTime(&ms, a, b));
+        t.push_back(ms);
+    }
+    CHECK(cudaEventDestroy(a));
+    CHECK(cudaEventDestroy(b));
+    return median(t);
+}
+
+// Median wall-clock milliseconds of a synchronous f().
+template <class F> static double wall_ms(F f, int reps = 5)
+{
+    f();
+    std::vector<double> t;
+    for (int r = 0; r < reps; r++) {
+        double t0 = now_us();
+        f();
+        CHECK(cudaDeviceSynchronize());
+        t.push_back((now_us() - t0) / 1e3);
+    }
+    return median(t);
+}
+
+int main(int argc, char **argv)
+{
+    long long n = argc > 1 ? atoll(argv[1]) : (1LL << 28);
+    long long side = argc > 2 ? atoll(argv[2]) : 16384;
+    size_t tbytes = argc > 3 ? (size_t)atoll(argv[3]) : ((size_t)1 << 30);
+    cudaDeviceProp prop;
+    CHECK(cudaGetDeviceProperties(&prop, 0));
+    CHECK(cudaFree(0));
+
+    float *tiny, *a, *b, *c;
+    CHECK(cudaMalloc(&tiny, 32 * sizeof(float)));
+    CHECK(cudaMemset(tiny, 0, 32 * sizeof(float)));
+    double launch = launch_us([&] { add_one_tiny<<<1, 32>>>(tiny, 32); });
+    double launch4 = launch_us([&] { add_one4<<<1, 32>>>(tiny, 32, tiny, tiny); });
+    std::vector<double> ls;
+    for (int r = 0; r < 2000; r++) {
+        double t0 = now_us();
+        add_one_tiny<<<1, 32>>>(tiny, 32);
+        CHECK(cudaDeviceSynchronize());
+        ls.push_back(now_us() - t0);
+    }
+    double launch_sync = median(ls);
+
+    CHECK(cudaMalloc(&a, n * sizeof(float)));
+    CHECK(cudaMalloc(&b, n * sizeof(float)));
+    CHECK(cudaMalloc(&c, n * sizeof(float)));
+    fill<<<4096, 256>>>(a, n);
+    fill<<<4096, 256>>>(b, n);
+    double copy_ms = gpu_ms([&] {
+        CHECK(cudaMemcpyAsync(c, a, n * sizeof(float), cudaMemcpyDeviceToDevice));
+    });
+    int blocks = prop.multiProcessorCount * 8;
+    double add_ms = gpu_ms([&] { vector_add<<<blocks, 256>>>(a, b, c, n); });
+    CHECK(cudaGetLastError());
+    CHECK(cudaFree(a));
+    CHECK(cudaFree(b));
+    CHECK(cudaFree(c));
+
+    // transfers
+    char *dev, *pageable, *pinned;
+    CHECK(cudaMalloc(&dev, tbytes));
+    pageable = (char *)malloc(tbytes);
+    for (size_t i = 0; i < tbytes; i += 4096) {
+        pageable[i] = (char)i;
+    }
+    CHECK(cudaMallocHost(&pinned, tbytes));
+    double h2d_pageable = wall_ms([&] {
+        CHECK(cudaMemcpy(dev, pageable, tbytes, cudaMemcpyHostToDevice));
+    });
+    double d2h_pageable = wall_ms([&] {
+        CHECK(cudaMemcpy(pageable, dev, tbytes, cudaMemcpyDeviceToHost));
+    });
+    double h2d_pinned = wall_ms([&] {
+        CHECK(cudaMemcpy(dev, pinned, tbytes, cudaMemcpyHostToDevice));
+    });
+    double d2h_pinned = wall_ms([&] {
+        CHECK(cudaMemcpy(pinned, dev, tbytes, cudaMemcpyDeviceToHost));
+    });
+    // device to host into freshly allocated (untouched) host memory, as a new
+    // numpy array would be
+    std::vector<double> fresh;
+    for (int r = 0; r < 3; r++) {
+        char *h = (char *)malloc(tbytes);
+        double t0 = now_us();
+        CHECK(cudaMemcpy(h, dev, tbytes, cudaMemcpyDeviceToHost));
+        fresh.push_back((now_us() - t0) / 1e3);
+        free(h);
+    }
+    double d2h_new = median(fresh);
+    CHECK(cudaFreeHost(pinned));
+    free(pageable);
+    CHECK(cudaFree(dev));
+
+    // allocation of 1 MiB
+    std::vector<double> al, al_async;
+    for (int r = 0; r < 200; r++) {
+        void *p;
+        double t0 = now_us();
+        for (int i = 0; i < 50; i++) {
+            CHECK(cudaMalloc(&p, 1 << 20));
+            CHECK(cudaFree(p));
+        }
+        al.push_back((now_us() - t0) / 50);
+    }
+    cudaMemPool_t pool;
+    CHECK(cudaDeviceGetDefaultMemPool(&pool, 0));
+    unsigned long long threshold = ~0ULL;
+    CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
+    for (int r = 0; r < 200; r++) {
+        void *p;
+        double t0 = now_us();
+        for (int i = 0; i < 50; i++) {
+            CHECK(cudaMallocAsync(&p, 1 << 20, 0));
+            CHECK(cudaFreeAsync(p, 0));
+        }
+        al_async.push_back((now_us() - t0) / 50);
+    }
+    CHECK(cudaDeviceSynchronize());
+
+    double gib = (double)tbytes / 1e9;
+    printf("{\"device\": \"%s\", \"launch_us\": %.3f, \"launch4_us\": %.3f, "
+           "\"launch_sync_us\": %.3f, \"d2d_gbs\": %.1f, \"add_gbs\": %.1f, "
+           "\"h2d_pageable_gbs\": %.2f, \"d2h_pageable_gbs\": %.2f, "
+           "\"d2h_new_gbs\": %.2f, \"h2d_pinned_gbs\": %.2f, \"d2h_pinned_gbs\": %.2f, "
+           "\"malloc_free_us\": %.3f, \"malloc_async_free_async_us\": %.3f}\n",
+           prop.name, launch, launch4, launch_sync,
+           2.0 * n * sizeof(float) / (copy_ms * 1e6),
+           3.0 * n * sizeof(float) / (add_ms * 1e6), gib / (h2d_pageable / 1e3),
+           gib / (d2h_pageable / 1e3), gib / (d2h_new / 1e3), gib / (h2d_pinned / 1e3),
+           gib / (d2h_pinned / 1e3), median(al), median(al_async));
+    return 0;
+}
