@@ -255,29 +255,50 @@ aligned16(const void *p)
     return ((uintptr_t)p & 15) == 0;
 }
 
+/* out = a + b, or out = a + s when b is NULL. Each thread keeps U loads of
+ * 16 bytes in flight before it stores, which memory bandwidth needs. */
 template <class T>
 __global__ void
-add_kernel(const T *a, const T *b, T *out, int64_t n)
+add_kernel(const T *a, const T *b, T s, T *out, int64_t n)
 {
-    constexpr int V = 16 / sizeof(T);
+    constexpr int V = 16 / sizeof(T), U = 4;
     const int64_t rank = thread_rank(), count = thread_count();
     int64_t done = 0;
-    if (aligned16(a) && aligned16(b) && aligned16(out)) {
+    if (aligned16(a) && (b == nullptr || aligned16(b)) && aligned16(out)) {
         const pack<T> *pa = (const pack<T> *)a, *pb = (const pack<T> *)b;
         pack<T> *po = (pack<T> *)out;
         const int64_t nv = n / V;
-        for (int64_t i = rank; i < nv; i += count) {
-            pack<T> x = pa[i], y = pb[i];
+        int64_t i = rank;
+        for (; i + (U - 1) * count < nv; i += U * count) {
+            pack<T> x[U], y[U];
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                x[u] = pa[i + u * count];
+                if (pb != nullptr) {
+                    y[u] = pb[i + u * count];
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+#pragma unroll
+                for (int j = 0; j < V; j++) {
+                    x[u].v[j] += pb != nullptr ? y[u].v[j] : s;
+                }
+                po[i + u * count] = x[u];
+            }
+        }
+        for (; i < nv; i += count) {
+            pack<T> x = pa[i];
 #pragma unroll
             for (int j = 0; j < V; j++) {
-                x.v[j] += y.v[j];
+                x.v[j] += pb != nullptr ? pb[i].v[j] : s;
             }
             po[i] = x;
         }
         done = nv * V;
     }
     for (int64_t i = done + rank; i < n; i += count) {
-        out[i] = a[i] + b[i];
+        out[i] = a[i] + (b != nullptr ? b[i] : s);
     }
 }
 
@@ -286,8 +307,8 @@ pg_err
 launch_add(const void *a, const void *b, void *out, int64_t n, pg_dim3 grid,
            pg_dim3 block, pg_stream stream)
 {
-    PG_LAUNCH(false, add_kernel<T>, to_dim3(grid), to_dim3(block), stream, (const T *)a,
-              (const T *)b, (T *)out, n);
+    PG_LAUNCH(false, add_kernel<T>, to_dim3(grid), to_dim3(block), stream,
+              (const T *)a, (const T *)b, (T)0, (T *)out, n);
 }
 
 pg_err
@@ -298,38 +319,12 @@ pg_launch_add(int dtype, const void *a, const void *b, void *out, int64_t n,
 }
 
 template <class T>
-__global__ void
-add_scalar_kernel(const T *a, T s, T *out, int64_t n)
-{
-    constexpr int V = 16 / sizeof(T);
-    const int64_t rank = thread_rank(), count = thread_count();
-    int64_t done = 0;
-    if (aligned16(a) && aligned16(out)) {
-        const pack<T> *pa = (const pack<T> *)a;
-        pack<T> *po = (pack<T> *)out;
-        const int64_t nv = n / V;
-        for (int64_t i = rank; i < nv; i += count) {
-            pack<T> x = pa[i];
-#pragma unroll
-            for (int j = 0; j < V; j++) {
-                x.v[j] += s;
-            }
-            po[i] = x;
-        }
-        done = nv * V;
-    }
-    for (int64_t i = done + rank; i < n; i += count) {
-        out[i] = a[i] + s;
-    }
-}
-
-template <class T>
 pg_err
 launch_add_scalar(const void *a, const void *s, void *out, int64_t n, pg_dim3 grid,
                   pg_dim3 block, pg_stream stream)
 {
-    PG_LAUNCH(false, add_scalar_kernel<T>, to_dim3(grid), to_dim3(block), stream,
-              (const T *)a, *(const T *)s, (T *)out, n);
+    PG_LAUNCH(false, add_kernel<T>, to_dim3(grid), to_dim3(block), stream,
+              (const T *)a, (const T *)nullptr, *(const T *)s, (T *)out, n);
 }
 
 pg_err
@@ -344,8 +339,8 @@ pg_err
 launch_add_one(void *a, int64_t n, pg_dim3 grid, pg_dim3 block, pg_stream stream)
 {
     /* A += 1 is A = A + 1: the same kernel, in place */
-    PG_LAUNCH(false, add_scalar_kernel<T>, to_dim3(grid), to_dim3(block), stream,
-              (const T *)a, (T)1, (T *)a, n);
+    PG_LAUNCH(false, add_kernel<T>, to_dim3(grid), to_dim3(block), stream,
+              (const T *)a, (const T *)nullptr, (T)1, (T *)a, n);
 }
 
 pg_err
@@ -391,33 +386,57 @@ pg_launch_matmul_naive(int dtype, const void *a, const void *b, void *c, int64_t
                       stream);
 }
 
-/* Shared-memory tiles of TILE x TILE; the block must be (TILE, TILE, 1). Each
- * block walks output tiles with a grid stride; the loop bounds are the same
- * for every thread of a block, so every thread meets every barrier. */
+/* Shared-memory tiles: a block of TILE x TILE threads computes a 2 TILE x
+ * 2 TILE tile of C, each thread the 2 x 2 elements (ty, tx), (ty, tx + TILE),
+ * (ty + TILE, tx), (ty + TILE, tx + TILE), so that each value read from shared
+ * memory feeds two multiply-adds. Slices of A (2 TILE x TILE) and B (TILE x
+ * 2 TILE) pass through shared memory. Blocks walk tiles with a grid stride;
+ * the loop bounds are the same for every thread of a block, so every thread
+ * meets every barrier. The block must be (TILE, TILE, 1). */
 template <class T, int TILE>
 __global__ void
 matmul_shared_kernel(const T *a, const T *b, T *c, int64_t m, int64_t n, int64_t k)
 {
-    __shared__ T as[TILE][TILE];
-    __shared__ T bs[TILE][TILE];
+    constexpr int W = 2 * TILE;
+    __shared__ T as[W][TILE];
+    __shared__ T bs[TILE][W];
     const int tx = (int)threadIdx.x, ty = (int)threadIdx.y;
-    const int64_t tiles_m = (m + TILE - 1) / TILE, tiles_n = (n + TILE - 1) / TILE;
+    const int64_t tiles_m = (m + W - 1) / W, tiles_n = (n + W - 1) / W;
     for (int64_t tr = (int64_t)blockIdx.z * gridDim.y + blockIdx.y; tr < tiles_m;
          tr += (int64_t)gridDim.y * gridDim.z) {
         for (int64_t tc = blockIdx.x; tc < tiles_n; tc += gridDim.x) {
-            const int64_t row = tr * TILE + ty, col = tc * TILE + tx;
-            T acc = 0;
+            const int64_t r0 = tr * W + ty, r1 = r0 + TILE;
+            const int64_t c0 = tc * W + tx, c1 = c0 + TILE;
+            T acc00 = 0, acc01 = 0, acc10 = 0, acc11 = 0;
             for (int64_t t0 = 0; t0 < k; t0 += TILE) {
-                as[ty][tx] = (row < m && t0 + tx < k) ? a[row * k + t0 + tx] : (T)0;
-                bs[ty][tx] = (t0 + ty < k && col < n) ? b[(t0 + ty) * n + col] : (T)0;
+                const int64_t ka = t0 + tx, kb = t0 + ty;
+                as[ty][tx] = (r0 < m && ka < k) ? a[r0 * k + ka] : (T)0;
+                as[ty + TILE][tx] = (r1 < m && ka < k) ? a[r1 * k + ka] : (T)0;
+                bs[ty][tx] = (kb < k && c0 < n) ? b[kb * n + c0] : (T)0;
+                bs[ty][tx + TILE] = (kb < k && c1 < n) ? b[kb * n + c1] : (T)0;
                 __syncthreads();
+#pragma unroll 8
                 for (int i = 0; i < TILE; i++) {
-                    acc += as[ty][i] * bs[i][tx];
+                    const T a0 = as[ty][i], a1 = as[ty + TILE][i];
+                    const T b0 = bs[i][tx], b1 = bs[i][tx + TILE];
+                    acc00 += a0 * b0;
+                    acc01 += a0 * b1;
+                    acc10 += a1 * b0;
+                    acc11 += a1 * b1;
                 }
                 __syncthreads();
             }
-            if (row < m && col < n) {
-                c[row * n + col] = acc;
+            if (r0 < m && c0 < n) {
+                c[r0 * n + c0] = acc00;
+            }
+            if (r0 < m && c1 < n) {
+                c[r0 * n + c1] = acc01;
+            }
+            if (r1 < m && c0 < n) {
+                c[r1 * n + c0] = acc10;
+            }
+            if (r1 < m && c1 < n) {
+                c[r1 * n + c1] = acc11;
             }
         }
     }
@@ -460,14 +479,18 @@ constexpr int BM = 128, BN = 128, BK = 8, TM = 8, TN = 8, THREADS = 256;
 constexpr int PAD = 4;
 } // namespace tiled
 
-template <class T>
-__global__ void __launch_bounds__(256)
+template <class T, bool VEC>
+__global__ void __launch_bounds__(256, sizeof(T) == 4 ? 2 : 1)
     matmul_tiled_kernel(const T *__restrict__ a, const T *__restrict__ b,
                         T *__restrict__ c, int64_t m, int64_t n, int64_t k)
 {
     using namespace tiled;
-    __shared__ T as[2][BK][BM + PAD];
-    __shared__ T bs[2][BK][BN];
+    /* VEC: k and n are multiples of V and the pointers 16-byte aligned, so
+     * slices move in 16-byte pieces that lie wholly inside or outside. */
+    constexpr int V = VEC ? 16 / (int)sizeof(T) : 1;
+    constexpr int NV = 4 / V; /* pieces per thread per slice of A (and of B) */
+    alignas(16) __shared__ T as[2][BK][BM + PAD];
+    alignas(16) __shared__ T bs[2][BK][BN];
     const int tid = (int)threadIdx.x;
     const int tx = tid % 16, ty = tid / 16;
     const int64_t tiles_m = (m + BM - 1) / BM, tiles_n = (n + BN - 1) / BN;
@@ -483,25 +506,46 @@ __global__ void __launch_bounds__(256)
                     acc[i][j] = 0;
                 }
             }
-            T ra[4], rb[4];
-            /* element e = tid + 256 r of each slice: A's (e / 8, e % 8), B's
-             * (e / 128, e % 128) */
+            T ra[NV][V], rb[NV][V];
+            /* piece e = tid + 256 r of a slice: A's row e / (BK / V), column
+             * V (e % (BK / V)); B's row e / (BN / V), column V (e % (BN / V)) */
             auto load = [&](int64_t k0) {
 #pragma unroll
-                for (int r = 0; r < 4; r++) {
+                for (int r = 0; r < NV; r++) {
                     const int e = tid + THREADS * r;
-                    const int64_t ar = m0 + e / BK, ac = k0 + e % BK;
-                    ra[r] = (ar < m && ac < k) ? a[ar * k + ac] : (T)0;
-                    const int64_t br = k0 + e / BN, bc = n0 + e % BN;
-                    rb[r] = (br < k && bc < n) ? b[br * n + bc] : (T)0;
+                    const int64_t ar = m0 + e / (BK / V), ac = k0 + V * (e % (BK / V));
+                    const int64_t br = k0 + e / (BN / V), bc = n0 + V * (e % (BN / V));
+                    if (VEC) {
+                        pack<T> pa = {}, pb = {};
+                        if (ar < m && ac < k) {
+                            pa = *(const pack<T> *)(a + ar * k + ac);
+                        }
+                        if (br < k && bc < n) {
+                            pb = *(const pack<T> *)(b + br * n + bc);
+                        }
+#pragma unroll
+                        for (int j = 0; j < V; j++) {
+                            ra[r][j] = pa.v[j];
+                            rb[r][j] = pb.v[j];
+                        }
+                    }
+                    else {
+                        ra[r][0] = (ar < m && ac < k) ? a[ar * k + ac] : (T)0;
+                        rb[r][0] = (br < k && bc < n) ? b[br * n + bc] : (T)0;
+                    }
                 }
             };
             auto store = [&](int buf) {
 #pragma unroll
-                for (int r = 0; r < 4; r++) {
+                for (int r = 0; r < NV; r++) {
                     const int e = tid + THREADS * r;
-                    as[buf][e % BK][e / BK] = ra[r];
-                    bs[buf][e / BN][e % BN] = rb[r];
+                    const int arow = e / (BK / V), acol = V * (e % (BK / V));
+                    const int brow = e / (BN / V), bcol = V * (e % (BN / V));
+#pragma unroll
+                    for (int j = 0; j < V; j++) {
+                        as[buf][acol + j][arow] = ra[r][j];
+                        bs[buf][brow][bcol + j] = rb[r][j];
+                    }
                 }
             };
             load(0);
@@ -544,10 +588,28 @@ __global__ void __launch_bounds__(256)
                     continue;
                 }
 #pragma unroll
-                for (int j = 0; j < TN; j++) {
-                    const int64_t col = n0 + (j < 4 ? tx * 4 + j : 64 + tx * 4 + j - 4);
-                    if (col < n) {
-                        c[row * n + col] = acc[i][j];
+                for (int h = 0; h < 2; h++) { /* the two 4-wide halves of the row */
+                    const int64_t col = n0 + h * 64 + tx * 4;
+                    if (VEC) {
+#pragma unroll
+                        for (int q = 0; q < 4; q += V) {
+                            if (col + q < n) {
+                                pack<T> out;
+#pragma unroll
+                                for (int j = 0; j < V; j++) {
+                                    out.v[j] = acc[i][h * 4 + q + j];
+                                }
+                                *(pack<T> *)(c + row * n + col + q) = out;
+                            }
+                        }
+                    }
+                    else {
+#pragma unroll
+                        for (int j = 0; j < 4; j++) {
+                            if (col + j < n) {
+                                c[row * n + col + j] = acc[i][h * 4 + j];
+                            }
+                        }
                     }
                 }
             }
@@ -560,11 +622,18 @@ pg_err
 launch_matmul_tiled(const void *a, const void *b, void *c, int64_t m, int64_t n,
                     int64_t k, pg_dim3 grid, pg_dim3 block, pg_stream stream)
 {
+    constexpr int V = 16 / (int)sizeof(T);
     if (block.x != tiled::THREADS || block.y != 1 || block.z != 1) {
         return PG_ERR_INVALID_CONFIGURATION;
     }
-    PG_LAUNCH(true, matmul_tiled_kernel<T>, to_dim3(grid), to_dim3(block), stream,
-              (const T *)a, (const T *)b, (T *)c, m, n, k);
+    const bool vec = k % V == 0 && n % V == 0 && ((uintptr_t)a & 15) == 0 &&
+                     ((uintptr_t)b & 15) == 0 && ((uintptr_t)c & 15) == 0;
+    if (vec) {
+        PG_LAUNCH(true, (matmul_tiled_kernel<T, true>), to_dim3(grid), to_dim3(block),
+                  stream, (const T *)a, (const T *)b, (T *)c, m, n, k);
+    }
+    PG_LAUNCH(true, (matmul_tiled_kernel<T, false>), to_dim3(grid), to_dim3(block),
+              stream, (const T *)a, (const T *)b, (T *)c, m, n, k);
 }
 
 pg_err

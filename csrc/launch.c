@@ -28,7 +28,8 @@ static const struct {
     {"matmul_naive", 3, "matmul_naive[grid, block](A, B, C)",
      "C = A @ B for 2-D float32 or float64 arrays, one thread per element of C."},
     {"matmul_shared", 3, "matmul_shared[grid, block](A, B, C)",
-     "C = A @ B with shared-memory tiles; block must be (16, 16) or (32, 32)."},
+     "C = A @ B with shared-memory tiles; the block must be (16, 16) or (32, 32): "
+     "T x T threads compute a 2T x 2T tile of C, each thread 2 x 2 elements."},
     {"matmul_tiled", 3, "matmul_tiled[grid, 256](A, B, C)",
      "C = A @ B, register-tiled: each block of 256 threads computes 128 x 128 "
      "elements of C, each thread 8 x 8. The fastest; what @ uses."},
@@ -750,12 +751,14 @@ pg_kernels_init(PyObject *module, pg_state *st)
 static pg_dim3
 flat_config(pg_state *st, npy_intp n, int device)
 {
+    /* One full wave of 256-thread blocks; the kernels' grid-stride loops do
+     * the rest. */
     const pg_device_props *p = pg_device_props_get(st, device);
     long long blocks = ((long long)n + 255) / 256, cap = 65535;
     pg_dim3 grid = {1, 1, 1};
     PyErr_Clear(); /* props of a current device exist; the cap is a fallback */
     if (p != NULL) {
-        cap = (long long)p->multiprocessor_count * 32;
+        cap = (long long)p->multiprocessor_count * (p->max_threads_per_multiprocessor / 256);
     }
     if (blocks > cap) {
         blocks = cap;
@@ -891,7 +894,7 @@ matmul_impl(pg_state *st, PyObject *a, PyObject *b, const char *method, PyObject
         goto done;
     }
     {
-        unsigned int tile = id == K_MATMUL_TILED ? 128 : 16;
+        unsigned int tile = id == K_MATMUL_TILED ? 128 : id == K_MATMUL_SHARED ? 32 : 16;
         pg_dim3 block = {16, 16, 1}, tiled_block = {256, 1, 1};
         if (do_matmul(st, id, "matmul", ca, cb, res,
                       tile_grid(shape[0], shape[1], tile),

@@ -18,7 +18,7 @@
 #define STAGE_CHUNK ((size_t)8 << 20)
 #define STAGE_BUFS 4
 #define STAGE_MIN ((size_t)1 << 20) /* smaller copies go straight to the driver */
-#define MAX_WORKERS 8
+#define MAX_WORKERS 16
 #define PARALLEL_MIN ((size_t)1 << 20)
 
 /* ---- a parallel memcpy for the host side -------------------------------------- */
@@ -92,7 +92,7 @@ static void
 start_workers(void)
 {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    int want = cpus > 1 ? (int)(cpus / 2) : 0;
+    int want = cpus > 1 ? (int)(cpus * 3 / 4) - 1 : 0; /* plus the calling thread */
     if (want > MAX_WORKERS) {
         want = MAX_WORKERS;
     }
