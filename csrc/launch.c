@@ -749,19 +749,14 @@ pg_kernels_init(PyObject *module, pg_state *st)
 /* ---- high-level calls: the configuration is chosen here -------------------- */
 
 static pg_dim3
-flat_config(pg_state *st, npy_intp n, int device)
+flat_config(npy_intp n)
 {
-    /* One full wave of 256-thread blocks; the kernels' grid-stride loops do
-     * the rest. */
-    const pg_device_props *p = pg_device_props_get(st, device);
-    long long blocks = ((long long)n + 255) / 256, cap = 65535;
+    /* 256 threads a block, 16 elements a thread: each thread's loads are all
+     * in flight at once, and there are blocks enough to fill any device. */
+    long long blocks = ((long long)n + 4095) / 4096;
     pg_dim3 grid = {1, 1, 1};
-    PyErr_Clear(); /* props of a current device exist; the cap is a fallback */
-    if (p != NULL) {
-        cap = (long long)p->multiprocessor_count * (p->max_threads_per_multiprocessor / 256);
-    }
-    if (blocks > cap) {
-        blocks = cap;
+    if (blocks > 0x7fffffffLL) {
+        blocks = 0x7fffffffLL; /* the kernels' grid-stride loops do the rest */
     }
     grid.x = (unsigned int)(blocks < 1 ? 1 : blocks);
     return grid;
@@ -825,7 +820,7 @@ add_impl(pg_state *st, PyObject *a, PyObject *b, PyObject *out)
         goto done;
     }
     if (do_add(st, "add", ca, cb, res,
-               flat_config(st, pg_array_size((pg_array *)ca), device), flat_block,
+               flat_config(pg_array_size((pg_array *)ca)), flat_block,
                device, &cur) < 0) {
         Py_CLEAR(res);
     }
@@ -1013,7 +1008,7 @@ mod_add_one(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwna
             return NULL;
         }
         rc = do_add_one(st, "add_one", tmp,
-                        flat_config(st, pg_array_size((pg_array *)tmp), device),
+                        flat_config(pg_array_size((pg_array *)tmp)),
                         flat_block, device, &cur);
         if (rc == 0) {
             rc = pg_array_copy_into(st, (pg_array *)argv[0], (pg_array *)tmp, &cur);
@@ -1025,7 +1020,7 @@ mod_add_one(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwna
         return Py_NewRef(argv[0]);
     }
     if (do_add_one(st, "add_one", argv[0],
-                   flat_config(st, pg_array_size((pg_array *)argv[0]), device),
+                   flat_config(pg_array_size((pg_array *)argv[0])),
                    flat_block, device, &cur) < 0) {
         return NULL;
     }

@@ -37,7 +37,8 @@ static size_t task_n;
 static void
 slice(int part, int parts, size_t n, size_t *off, size_t *len)
 {
-    size_t per = (n / (size_t)parts + 4095) & ~(size_t)4095;
+    /* pieces of whole pages; together they cover all n bytes */
+    size_t per = ((n + (size_t)parts - 1) / (size_t)parts + 4095) & ~(size_t)4095;
     *off = per * (size_t)part;
     if (*off > n) {
         *off = n;

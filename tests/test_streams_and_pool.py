@@ -198,6 +198,15 @@ def test_large_pageable_transfers_round_trip(rng, nbytes):
     np.testing.assert_array_equal(pygpu.asnumpy(d), y)
 
 
+@pytest.mark.parametrize("nbytes", [(2 << 20) + 1, (6 << 20) + 5, (8 << 20) + 7, (25 << 20) + 3])
+def test_odd_sized_byte_transfers_round_trip(rng, nbytes):
+    x = rng.integers(0, 256, nbytes, dtype=np.uint8)
+    d = cuda.to_device(x)
+    back = d.copy_to_host()
+    assert back[-1] == x[-1]
+    np.testing.assert_array_equal(back, x)
+
+
 def test_transfers_on_a_busy_stream_wait_for_its_work(rng):
     s = cuda.stream()
     x = random_array(rng, (4096, 1024), np.int32)
