@@ -21,7 +21,8 @@ from setuptools.command.build_ext import build_ext
 HERE = Path(__file__).resolve().parent
 CSRC = HERE / "csrc"
 C_SOURCES = ["module.c", "errors.c", "device.c", "array.c", "launch.c", "rt.c",
-             "rt_cuda.c", "rt_sim.c", "pool.c", "stream.c", "transfer.c"]
+             "rt_cuda.c", "rt_sim.c", "pool.c", "stream.c", "transfer.c",
+             "interop.c", "rawkernel.c"]
 DEFAULT_ARCHS = "80;86;89;90"
 
 
@@ -93,7 +94,7 @@ class BuildExt(build_ext):
             print("pygpu: no CUDA toolkit found (looked at CUDA_HOME, nvcc on PATH, "
                   "/usr/local/cuda); building the CPU simulator alone. "
                   "Run with PYGPU_SIMULATOR=1.", flush=True)
-        ext.libraries.append("stdc++")
+        ext.libraries += ["stdc++", "dl"]
         super().build_extension(ext)
 
 

@@ -4,12 +4,6 @@
 
 #include "pygpu.h"
 
-#if PY_VERSION_HEX >= 0x030D0000
-#define pg_is_finalizing() Py_IsFinalizing()
-#else
-#define pg_is_finalizing() _Py_IsFinalizing()
-#endif
-
 #define ARR(o) ((pg_array *)(o))
 #define PG_CONTIG (NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_F_CONTIGUOUS)
 
@@ -308,6 +302,37 @@ pg_array_empty(pg_state *st, int nd, const npy_intp *shape, PyArray_Descr *descr
     return array_empty_typed(st, st->DeviceArrayType, nd, shape, descr, fortran, s);
 }
 
+pg_array *
+pg_array_wrap(pg_state *st, char *data, int nd, const npy_intp *shape,
+              const npy_intp *strides, PyArray_Descr *descr, int device,
+              PyObject *owner)
+{
+    npy_intp dense[PG_MAXDIMS];
+    pg_array *a;
+    if (nd < 0 || nd > PG_MAXDIMS) {
+        PyErr_Format(PyExc_ValueError,
+                     "the array has %d dimensions; pygpu arrays have at most %d", nd,
+                     PG_MAXDIMS);
+        return NULL;
+    }
+    if (pg_check_dtype(descr) < 0 ||
+        checked_nbytes(nd, shape, PyDataType_ELSIZE(descr)) < 0) {
+        return NULL;
+    }
+    if (strides == NULL) {
+        dense_strides(nd, shape, PyDataType_ELSIZE(descr), 0, dense);
+        strides = dense;
+    }
+    a = array_alloc_struct(st->DeviceArrayType, nd, shape, strides, descr);
+    if (a == NULL) {
+        return NULL;
+    }
+    a->data = data;
+    a->device = device;
+    a->foreign = Py_NewRef(owner);
+    return a;
+}
+
 void
 pg_array_note_stream(pg_array *a, const pg_stream_ref *s)
 {
@@ -366,6 +391,7 @@ Array_dealloc(PyObject *self)
     Py_CLEAR(a->base);
     Py_CLEAR(a->descr);
     Py_CLEAR(a->stream_obj);
+    Py_CLEAR(a->foreign);
     tp->tp_free(self);
     Py_DECREF(tp);
 }
@@ -586,6 +612,13 @@ done:
     Py_XDECREF(tmp);
     Py_XDECREF(dense);
     return rc;
+}
+
+int
+pg_array_to_host(pg_state *st, pg_array *src, PyArrayObject *out,
+                 const pg_stream_ref *s, int sync)
+{
+    return copy_to_host(st, src, out, s, sync);
 }
 
 static int
@@ -1121,13 +1154,23 @@ Array_array(PyObject *self, PyObject *args, PyObject *kwargs)
     return NULL;
 }
 
+/* Pickling copies to the host; unpickling copies back (to the current device). */
 static PyObject *
 Array_reduce(PyObject *self, PyObject *Py_UNUSED(ignored))
 {
-    PyErr_SetString(PyExc_TypeError,
-                    "pickling a pygpu.DeviceArray is not supported yet; pickle "
-                    "a.copy_to_host() instead");
-    return NULL;
+    PyObject *module = PyType_GetModuleByDef(Py_TYPE(self), &pg_module_def);
+    PyObject *host = NULL, *fn = NULL, *res = NULL;
+    if (module == NULL) {
+        return NULL;
+    }
+    fn = PyObject_GetAttrString(module, "to_device");
+    host = fn == NULL ? NULL : Array_copy_to_host(self, NULL, 0, NULL);
+    if (host != NULL) {
+        res = Py_BuildValue("(O(O))", fn, host);
+    }
+    Py_XDECREF(fn);
+    Py_XDECREF(host);
+    return res;
 }
 
 /* ---- indexing --------------------------------------------------------------- */
@@ -1381,6 +1424,10 @@ Array_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 }
 
 static PyGetSetDef Array_getset[] = {
+    {"__cuda_array_interface__", pg_array_cai, NULL,
+     "The CUDA array interface (version 3): zero-copy export to CuPy, Numba, "
+     "PyTorch.",
+     NULL},
     {"shape", Array_get, NULL, "Tuple of dimensions.", (void *)0},
     {"strides", Array_get, NULL, "Tuple of byte steps per dimension.", (void *)1},
     {"dtype", Array_get, NULL, "Element type, a numpy.dtype.", (void *)2},
@@ -1399,6 +1446,12 @@ static PyGetSetDef Array_getset[] = {
 };
 
 static PyMethodDef Array_methods[] = {
+    {"__dlpack__", (PyCFunction)(void (*)(void))pg_array_dlpack,
+     METH_FASTCALL | METH_KEYWORDS,
+     "__dlpack__($self, /, *, stream=None, max_version=None, dl_device=None, "
+     "copy=None)\n--\n\nExport as a DLPack capsule (zero-copy)."},
+    {"__dlpack_device__", pg_array_dlpack_device, METH_NOARGS,
+     "__dlpack_device__($self, /)\n--\n\n(2, device id): CUDA memory."},
     {"copy_to_host", (PyCFunction)(void (*)(void))Array_copy_to_host,
      METH_FASTCALL | METH_KEYWORDS,
      "copy_to_host($self, /, out=None, stream=None)\n--\n\n"
@@ -1648,7 +1701,17 @@ mod_asarray(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwna
         Py_DECREF(descr);
         return res;
     }
-    res = (PyObject *)pg_array_from_host(st, argv[0], descr, &s, 1);
+    res = pg_array_from_foreign(st, argv[0]); /* CUDA array interface, DLPack */
+    if (res != NULL && descr != NULL && !PyArray_EquivTypes(descr, ARR(res)->descr)) {
+        PyObject *host = Array_copy_to_host(res, NULL, 0, NULL);
+        Py_SETREF(res, host == NULL
+                           ? NULL
+                           : (PyObject *)pg_array_from_host(st, host, descr, &s, 1));
+        Py_XDECREF(host);
+    }
+    if (res == NULL && !PyErr_Occurred()) {
+        res = (PyObject *)pg_array_from_host(st, argv[0], descr, &s, 1);
+    }
     Py_XDECREF(descr);
     return res;
 }

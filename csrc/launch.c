@@ -52,8 +52,8 @@ typedef struct {
 
 /* ---- launch configuration ------------------------------------------------- */
 
-static int
-parse_dims(PyObject *o, const char *what, pg_dim3 *d)
+int
+pg_parse_dims(PyObject *o, const char *what, pg_dim3 *d)
 {
     unsigned int v[3] = {1, 1, 1};
     Py_ssize_t n = 1;
@@ -125,8 +125,8 @@ current_device(pg_state *st, const pg_backend *rt, int *device)
     return 0;
 }
 
-static int
-check_config(pg_state *st, pg_dim3 grid, pg_dim3 block)
+int
+pg_check_config(pg_state *st, pg_dim3 grid, pg_dim3 block)
 {
     static const char axes[] = "xyz";
     const pg_backend *rt = pg_get_rt(st);
@@ -630,8 +630,8 @@ Kernel_getitem(PyObject *self, PyObject *key)
                             "threads_per_block] or kernel[grid, block, stream]",
                             kernel_info[k->id].signature);
     }
-    if (parse_dims(PyTuple_GET_ITEM(key, 0), "grid", &grid) < 0 ||
-        parse_dims(PyTuple_GET_ITEM(key, 1), "block", &block) < 0 ||
+    if (pg_parse_dims(PyTuple_GET_ITEM(key, 0), "grid", &grid) < 0 ||
+        pg_parse_dims(PyTuple_GET_ITEM(key, 1), "block", &block) < 0 ||
         (n >= 3 &&
          pg_resolve_stream(st, stream_arg = PyTuple_GET_ITEM(key, 2), &stream) < 0)) {
         return NULL;
@@ -647,7 +647,7 @@ Kernel_getitem(PyObject *self, PyObject *key)
             return NULL;
         }
     }
-    if (check_config(st, grid, block) < 0) {
+    if (pg_check_config(st, grid, block) < 0) {
         return NULL;
     }
     l = PyObject_New(pg_launch, st->LaunchType);
@@ -819,9 +819,8 @@ add_impl(pg_state *st, PyObject *a, PyObject *b, PyObject *out)
     if (res == NULL) {
         goto done;
     }
-    if (do_add(st, "add", ca, cb, res,
-               flat_config(pg_array_size((pg_array *)ca)), flat_block,
-               device, &cur) < 0) {
+    if (do_add(st, "add", ca, cb, res, flat_config(pg_array_size((pg_array *)ca)),
+               flat_block, device, &cur) < 0) {
         Py_CLEAR(res);
     }
 done:
@@ -889,7 +888,9 @@ matmul_impl(pg_state *st, PyObject *a, PyObject *b, const char *method, PyObject
         goto done;
     }
     {
-        unsigned int tile = id == K_MATMUL_TILED ? 128 : id == K_MATMUL_SHARED ? 32 : 16;
+        unsigned int tile = id == K_MATMUL_TILED    ? 128
+                            : id == K_MATMUL_SHARED ? 32
+                                                    : 16;
         pg_dim3 block = {16, 16, 1}, tiled_block = {256, 1, 1};
         if (do_matmul(st, id, "matmul", ca, cb, res,
                       tile_grid(shape[0], shape[1], tile),
@@ -1007,8 +1008,7 @@ mod_add_one(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwna
         if (tmp == NULL) {
             return NULL;
         }
-        rc = do_add_one(st, "add_one", tmp,
-                        flat_config(pg_array_size((pg_array *)tmp)),
+        rc = do_add_one(st, "add_one", tmp, flat_config(pg_array_size((pg_array *)tmp)),
                         flat_block, device, &cur);
         if (rc == 0) {
             rc = pg_array_copy_into(st, (pg_array *)argv[0], (pg_array *)tmp, &cur);
@@ -1020,8 +1020,8 @@ mod_add_one(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwna
         return Py_NewRef(argv[0]);
     }
     if (do_add_one(st, "add_one", argv[0],
-                   flat_config(pg_array_size((pg_array *)argv[0])),
-                   flat_block, device, &cur) < 0) {
+                   flat_config(pg_array_size((pg_array *)argv[0])), flat_block, device,
+                   &cur) < 0) {
         return NULL;
     }
     return Py_NewRef(argv[0]);

@@ -140,21 +140,33 @@ exec_module(PyObject *module)
         (PyTypeObject *)PyType_FromModuleAndSpec(module, &pg_event_spec, NULL);
     st->PinnedMemoryType =
         (PyTypeObject *)PyType_FromModuleAndSpec(module, &pg_pinned_spec, NULL);
-    PyTypeObject *types[] = {st->DeviceType,      st->DeviceArrayType, st->KernelType,
-                             st->LaunchType,      st->StreamType,      st->EventType,
-                             st->PinnedMemoryType};
+    st->ModuleType =
+        (PyTypeObject *)PyType_FromModuleAndSpec(module, &pg_module_spec, NULL);
+    st->FunctionType =
+        (PyTypeObject *)PyType_FromModuleAndSpec(module, &pg_function_spec, NULL);
+    st->FunctionLaunchType = (PyTypeObject *)PyType_FromModuleAndSpec(
+        module, &pg_function_launch_spec, NULL);
+    st->HostArgType =
+        (PyTypeObject *)PyType_FromModuleAndSpec(module, &pg_hostarg_spec, NULL);
+    PyTypeObject *types[] = {
+        st->DeviceType,   st->DeviceArrayType,    st->KernelType,       st->LaunchType,
+        st->StreamType,   st->EventType,          st->PinnedMemoryType, st->ModuleType,
+        st->FunctionType, st->FunctionLaunchType, st->HostArgType};
     for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
         if (types[i] == NULL || PyModule_AddType(module, types[i]) < 0) {
             return -1;
         }
     }
-    if (pg_errors_init(module, st) < 0 || pg_kernels_init(module, st) < 0) {
+    if (pg_errors_init(module, st) < 0 || pg_kernels_init(module, st) < 0 ||
+        pg_rawkernel_init(module, st) < 0) {
         return -1;
     }
     if (add_functions(module, device_functions) < 0 ||
         add_functions(module, pg_array_functions) < 0 ||
         add_functions(module, pg_launch_functions) < 0 ||
-        add_functions(module, pg_stream_functions) < 0) {
+        add_functions(module, pg_stream_functions) < 0 ||
+        add_functions(module, pg_interop_functions) < 0 ||
+        add_functions(module, pg_rawkernel_functions) < 0) {
         return -1;
     }
     if (PyModule_AddIntConstant(module, "MAXDIMS", PG_MAXDIMS) < 0) {
@@ -174,6 +186,11 @@ module_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->StreamType);
     Py_VISIT(st->EventType);
     Py_VISIT(st->PinnedMemoryType);
+    Py_VISIT(st->CompileError);
+    Py_VISIT(st->HostArgType);
+    Py_VISIT(st->FunctionLaunchType);
+    Py_VISIT(st->FunctionType);
+    Py_VISIT(st->ModuleType);
     Py_VISIT(st->CudaError);
     Py_VISIT(st->OutOfMemoryError);
     Py_VISIT(st->NoDeviceError);
@@ -192,6 +209,11 @@ module_clear(PyObject *module)
     Py_CLEAR(st->StreamType);
     Py_CLEAR(st->EventType);
     Py_CLEAR(st->PinnedMemoryType);
+    Py_CLEAR(st->CompileError);
+    Py_CLEAR(st->HostArgType);
+    Py_CLEAR(st->FunctionLaunchType);
+    Py_CLEAR(st->FunctionType);
+    Py_CLEAR(st->ModuleType);
     Py_CLEAR(st->CudaError);
     Py_CLEAR(st->OutOfMemoryError);
     Py_CLEAR(st->NoDeviceError);

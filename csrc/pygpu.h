@@ -17,7 +17,14 @@
 #if PY_VERSION_HEX < 0x030C0000
 #include <structmember.h>
 #define Py_T_PYSSIZET T_PYSSIZET
+#define Py_T_OBJECT_EX T_OBJECT_EX
 #define Py_READONLY READONLY
+#endif
+
+#if PY_VERSION_HEX >= 0x030D0000
+#define pg_is_finalizing() Py_IsFinalizing()
+#else
+#define pg_is_finalizing() _Py_IsFinalizing()
 #endif
 
 /* ---- module state ---------------------------------------------------------- */
@@ -30,6 +37,11 @@ typedef struct {
     PyTypeObject *StreamType;
     PyTypeObject *EventType;
     PyTypeObject *PinnedMemoryType;
+    PyTypeObject *ModuleType;
+    PyTypeObject *FunctionType;
+    PyTypeObject *FunctionLaunchType;
+    PyTypeObject *HostArgType;
+    PyObject *CompileError;
     PyObject *CudaError;
     PyObject *OutOfMemoryError;
     PyObject *NoDeviceError;
@@ -132,8 +144,17 @@ typedef struct {
     pg_stream stream;
     uint64_t serial;
     PyObject *stream_obj;
+    /* for memory another library owns (CUDA array interface, DLPack): the
+     * object that keeps it alive; views of such an array have it as base */
+    PyObject *foreign;
     PyObject *weakreflist;
 } pg_array;
+
+/* A DeviceArray over memory it does not own, kept alive by `owner`.
+ * strides in bytes, or NULL for C order. */
+pg_array *pg_array_wrap(pg_state *st, char *data, int nd, const npy_intp *shape,
+                        const npy_intp *strides, PyArray_Descr *descr, int device,
+                        PyObject *owner);
 
 /* Records that `a` (through its owner) is used on stream s. */
 void pg_array_note_stream(pg_array *a, const pg_stream_ref *s);
@@ -166,6 +187,9 @@ int pg_array_copy_into(pg_state *st, pg_array *dst, pg_array *src,
 /* Host (anything NumPy accepts) to a new device array, on stream s. */
 pg_array *pg_array_from_host(pg_state *st, PyObject *obj, PyArray_Descr *dtype,
                              const pg_stream_ref *s, int sync);
+/* src into the host array out (same shape and dtype), on stream s. */
+int pg_array_to_host(pg_state *st, pg_array *src, PyArrayObject *out,
+                     const pg_stream_ref *s, int sync);
 /* Checks that descr is one of the supported dtypes; else TypeError. */
 int pg_check_dtype(PyArray_Descr *descr);
 /* Reads a shape (int or sequence of ints) into shape[]; returns nd or -1. */
@@ -183,12 +207,36 @@ PyObject *pg_array_copy(pg_state *st, pg_array *a, int fortran, const pg_stream_
 
 extern PyMethodDef pg_array_functions[];
 
+/* ---- interop.c: __cuda_array_interface__, DLPack, pickling --------------------- */
+
+PyObject *pg_array_cai(PyObject *self, void *closure);
+PyObject *pg_array_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                          PyObject *kwnames);
+PyObject *pg_array_dlpack_device(PyObject *self, PyObject *ignored);
+extern PyMethodDef pg_interop_functions[];
+/* obj exposes CUDA memory through CAI or DLPack: a DeviceArray over it, a
+ * new reference; NULL with no error set if obj offers neither. */
+PyObject *pg_array_from_foreign(pg_state *st, PyObject *obj);
+
+/* ---- rawkernel.c: RawKernel through NVRTC ------------------------------------ */
+
+extern PyType_Spec pg_module_spec;
+extern PyType_Spec pg_function_spec;
+extern PyType_Spec pg_function_launch_spec;
+extern PyType_Spec pg_hostarg_spec;
+extern PyMethodDef pg_rawkernel_functions[];
+int pg_rawkernel_init(PyObject *module, pg_state *st);
+
 /* ---- launch.c ----------------------------------------------------------------- */
 
 extern PyType_Spec pg_kernel_spec;
 extern PyType_Spec pg_launch_spec;
 int pg_kernels_init(PyObject *module, pg_state *st);
 extern PyMethodDef pg_launch_functions[];
+/* grid or block: an int or a tuple of 1 to 3 ints, each >= 1 */
+int pg_parse_dims(PyObject *o, const char *what, pg_dim3 *d);
+/* against the current device's limits */
+int pg_check_config(pg_state *st, pg_dim3 grid, pg_dim3 block);
 /* a + b, a + scalar and a @ b for the number protocol of DeviceArray. */
 PyObject *pg_array_add(PyObject *a, PyObject *b);
 PyObject *pg_array_iadd(PyObject *a, PyObject *b);

@@ -242,6 +242,81 @@ cuda_is_pinned(const void *ptr)
     return attr.type == cudaMemoryTypeHost;
 }
 
+static int
+cuda_pointer_device(const void *ptr)
+{
+    struct cudaPointerAttributes attr;
+    if (ret(cudaPointerGetAttributes(&attr, ptr)) != PG_SUCCESS ||
+        (attr.type != cudaMemoryTypeDevice && attr.type != cudaMemoryTypeManaged)) {
+        return -1;
+    }
+    return attr.device;
+}
+
+/* The driver API, reached through the runtime's entry points (no link to
+ * libcuda): CUresult values match cudaError_t's for the errors met here. */
+typedef int (*cu_module_load_t)(void **, const void *);
+typedef int (*cu_module_unload_t)(void *);
+typedef int (*cu_module_function_t)(void **, void *, const char *);
+typedef int (*cu_param_info_t)(void *, size_t, size_t *, size_t *);
+typedef int (*cu_launch_t)(void *, unsigned, unsigned, unsigned, unsigned, unsigned,
+                           unsigned, unsigned, void *, void **, void **);
+
+static void *
+driver_fn(const char *name)
+{
+    void *fn = NULL;
+    enum cudaDriverEntryPointQueryResult status;
+    if (cudaGetDriverEntryPointByVersion(name, &fn, 12040, cudaEnableDefault,
+                                         &status) != cudaSuccess ||
+        status != cudaDriverEntryPointSuccess) {
+        (void)cudaGetLastError();
+        return NULL;
+    }
+    return fn;
+}
+
+#define DRIVER_CALL(type, name, ...)                                                   \
+    do {                                                                               \
+        static type fn_;                                                               \
+        if (fn_ == NULL && (fn_ = (type)driver_fn(name)) == NULL) {                    \
+            return PG_ERR_NOT_SUPPORTED;                                               \
+        }                                                                              \
+        return (pg_err)fn_(__VA_ARGS__);                                               \
+    } while (0)
+
+static pg_err
+cuda_module_load(void **module, const void *image)
+{
+    DRIVER_CALL(cu_module_load_t, "cuModuleLoadData", module, image);
+}
+
+static pg_err
+cuda_module_unload(void *module)
+{
+    DRIVER_CALL(cu_module_unload_t, "cuModuleUnload", module);
+}
+
+static pg_err
+cuda_module_function(void **function, void *module, const char *name)
+{
+    DRIVER_CALL(cu_module_function_t, "cuModuleGetFunction", function, module, name);
+}
+
+static pg_err
+cuda_function_param(void *function, size_t index, size_t *offset, size_t *size)
+{
+    DRIVER_CALL(cu_param_info_t, "cuFuncGetParamInfo", function, index, offset, size);
+}
+
+static pg_err
+cuda_launch_function(void *function, pg_dim3 grid, pg_dim3 block,
+                     unsigned int shared_bytes, pg_stream stream, void **params)
+{
+    DRIVER_CALL(cu_launch_t, "cuLaunchKernel", function, grid.x, grid.y, grid.z,
+                block.x, block.y, block.z, shared_bytes, stream, params, NULL);
+}
+
 static pg_err
 cuda_get_last_error(void)
 {
@@ -310,6 +385,12 @@ static const pg_backend cuda_backend = {
     .host_alloc = cuda_host_alloc,
     .host_free = cuda_host_free,
     .is_pinned = cuda_is_pinned,
+    .pointer_device = cuda_pointer_device,
+    .module_load = cuda_module_load,
+    .module_unload = cuda_module_unload,
+    .module_function = cuda_module_function,
+    .function_param = cuda_function_param,
+    .launch_function = cuda_launch_function,
     .error_name = cuda_error_name,
     .error_string = cuda_error_string,
     .driver_version = cuda_driver_version,

@@ -386,6 +386,57 @@ sim_is_pinned(const void *ptr)
     return found;
 }
 
+static int
+sim_pointer_device(const void *ptr)
+{
+    (void)ptr;
+    return sim_current; /* a host pointer; the simulator cannot tell more */
+}
+
+/* Kernels compiled at run time need a GPU: the simulator runs only the
+ * prebuilt kernels, whose source it compiled in. */
+static pg_err
+sim_module_load(void **module, const void *image)
+{
+    (void)image;
+    *module = NULL;
+    return PG_ERR_NOT_SUPPORTED;
+}
+
+static pg_err
+sim_module_unload(void *module)
+{
+    (void)module;
+    return PG_ERR_NOT_SUPPORTED;
+}
+
+static pg_err
+sim_module_function(void **function, void *module, const char *name)
+{
+    (void)module;
+    (void)name;
+    *function = NULL;
+    return PG_ERR_NOT_SUPPORTED;
+}
+
+static pg_err
+sim_function_param(void *function, size_t index, size_t *offset, size_t *size)
+{
+    (void)function;
+    (void)index;
+    *offset = *size = 0;
+    return PG_ERR_NOT_SUPPORTED;
+}
+
+static pg_err
+sim_launch_function(void *function, pg_dim3 grid, pg_dim3 block,
+                    unsigned int shared_bytes, pg_stream stream, void **params)
+{
+    (void)function, (void)grid, (void)block, (void)shared_bytes, (void)stream;
+    (void)params;
+    return PG_ERR_NOT_SUPPORTED;
+}
+
 static const struct {
     pg_err code;
     const char *name;
@@ -466,6 +517,12 @@ const pg_backend pg_sim_backend = {
     .host_alloc = sim_host_alloc,
     .host_free = sim_host_free,
     .is_pinned = sim_is_pinned,
+    .pointer_device = sim_pointer_device,
+    .module_load = sim_module_load,
+    .module_unload = sim_module_unload,
+    .module_function = sim_module_function,
+    .function_param = sim_function_param,
+    .launch_function = sim_launch_function,
     .error_name = sim_error_name,
     .error_string = sim_error_string,
     .driver_version = sim_version,

@@ -137,6 +137,18 @@ typedef struct {
     pg_err (*host_free)(void *ptr);
     /* 1 if ptr is page-locked host memory the device can copy from directly */
     int (*is_pinned)(const void *ptr);
+    /* the device that owns a device pointer, or -1 if it is no device memory */
+    int (*pointer_device)(const void *ptr);
+    /* kernels compiled at run time (driver API): images are cubin or PTX */
+    pg_err (*module_load)(void **module, const void *image);
+    pg_err (*module_unload)(void *module);
+    pg_err (*module_function)(void **function, void *module, const char *name);
+    /* PG_ERR_INVALID_VALUE past the last parameter */
+    pg_err (*function_param)(void *function, size_t index, size_t *offset,
+                             size_t *size);
+    pg_err (*launch_function)(void *function, pg_dim3 grid, pg_dim3 block,
+                              unsigned int shared_bytes, pg_stream stream,
+                              void **params);
     const char *(*error_name)(pg_err err);
     const char *(*error_string)(pg_err err);
     int (*driver_version)(void);

@@ -7,12 +7,6 @@
 
 #include "pygpu.h"
 
-#if PY_VERSION_HEX >= 0x030D0000
-#define pg_is_finalizing() Py_IsFinalizing()
-#else
-#define pg_is_finalizing() _Py_IsFinalizing()
-#endif
-
 typedef struct {
     PyObject_HEAD
     pg_stream handle;

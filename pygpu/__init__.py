@@ -26,6 +26,7 @@ from ._core import (
     asarray,
     asnumpy,
     empty,
+    from_dlpack,
     full,
     matmul,
     zeros,
@@ -114,10 +115,12 @@ def get_memory_pool(device=None):
 
 
 from . import cuda, kernels  # noqa: E402  (they use the names above)
+from .rawkernel import CompileError, In, InOut, Out, RawKernel, RawModule  # noqa: E402
 
 __all__ = [
     "CudaError", "Device", "DeviceArray", "Event", "MemoryPool", "NoDeviceError",
     "OutOfMemoryError", "Stream", "get_memory_pool",
+    "CompileError", "In", "InOut", "Out", "RawKernel", "RawModule", "from_dlpack",
     "add", "add_one", "asarray", "asnumpy", "cuda", "empty", "empty_like", "full",
     "kernels", "matmul", "ones", "ones_like", "zeros", "zeros_like",
 ]

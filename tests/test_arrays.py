@@ -291,9 +291,3 @@ def test_iteration_gives_rows(rng):
     assert len(rows) == 3
     for r, e in zip(rows, x, strict=True):
         np.testing.assert_array_equal(r, e)
-
-
-def test_pickle_is_refused_with_advice():
-    import pickle
-    with pytest.raises(TypeError, match="copy_to_host"):
-        pickle.dumps(pygpu.zeros(2))

@@ -26,6 +26,10 @@ def test_notebook_runs_top_to_bottom(path):
     if path.name.startswith("01"):
         assert "block has 2048 threads" in text
         assert "copy_to_host" in text
+    elif path.name.startswith("03"):
+        assert "saxpy matches NumPy" in text or "On the simulator" in text \
+            or "No NVRTC here" in text
+        assert "'version': 3" in text
     else:
         assert "relative error" in text
         assert any("image/png" in o.get("data", {}) for o in outputs)
@@ -35,6 +39,7 @@ def test_notebooks_exist():
     names = [p.name for p in NOTEBOOKS]
     assert "01_getting_started.ipynb" in names
     assert "02_matmul_naive_vs_shared.ipynb" in names
+    assert "03_your_own_kernels.ipynb" in names
 
 
 def test_readme_python_examples_run():

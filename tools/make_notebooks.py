@@ -138,6 +138,80 @@ MATMUL = [
 ]
 
 
+OWN_KERNELS = [
+    new_markdown_cell(
+        "# Your own kernels, and other libraries' arrays\n\n"
+        "`pygpu.RawKernel` compiles CUDA C at run time with NVRTC and launches it "
+        "with the same `kernel[grid, block](args)` syntax as pygpu's prebuilt "
+        "kernels. Every argument is checked against the compiled kernel's "
+        "parameters: a Python `float` is a C `double`, so a `float` parameter "
+        "needs `np.float32(x)`.\n\n"
+        "On the simulator (no GPU), compiling works where NVRTC is installed, but "
+        "launching needs a real GPU; this notebook says so and carries on."),
+    new_code_cell(
+        "import os\n"
+        "import numpy as np\n"
+        "import pygpu\n"
+        "from pygpu import cuda\n\n"
+        "if not cuda.is_available():\n"
+        "    os.environ['PYGPU_SIMULATOR'] = '1'\n"
+        "cuda.detect()\n"
+        "sim = cuda.is_simulator()"),
+    new_code_cell(
+        "source = r\'\'\'\n"
+        "extern \"C\" __global__ void saxpy(float a, const float *x, float *y, long long n)\n"
+        "{\n"
+        "    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "    for (; i < n; i += (long long)gridDim.x * blockDim.x)\n"
+        "        y[i] = a * x[i] + y[i];\n"
+        "}\n"
+        "\'\'\'\n"
+        "x = np.random.default_rng(0).standard_normal(10_000).astype(np.float32)\n"
+        "y = np.ones_like(x)\n"
+        "try:\n"
+        "    saxpy = pygpu.RawKernel(source, 'saxpy')\n"
+        "    print('parameter sizes:', saxpy.param_sizes)\n"
+        "    dx, dy = cuda.to_device(x), cuda.to_device(y)\n"
+        "    saxpy[40, 256](np.float32(2.0), dx, dy, x.size)\n"
+        "    assert np.allclose(dy.copy_to_host(), 2 * x + y)\n"
+        "    print('saxpy matches NumPy')\n"
+        "except NotImplementedError as e:\n"
+        "    print('On the simulator:', e)\n"
+        "except RuntimeError as e:\n"
+        "    print('No NVRTC here:', e)"),
+    new_markdown_cell(
+        "A mistake in the source raises `pygpu.CompileError`, whose `.log` is "
+        "NVRTC's message:"),
+    new_code_cell(
+        "try:\n"
+        "    pygpu.rawkernel.compile_cuda('extern \"C\" __global__ void k() { oops; }')\n"
+        "except pygpu.CompileError as e:\n"
+        "    print(e.log)\n"
+        "except RuntimeError as e:\n"
+        "    print('No NVRTC here:', e)"),
+    new_markdown_cell(
+        "## Arrays shared with other libraries, without copies\n\n"
+        "pygpu arrays offer `__cuda_array_interface__` (version 3) and DLPack "
+        "(`__dlpack__`, `pygpu.from_dlpack`), so CuPy, PyTorch and Numba use their "
+        "memory directly, and `pygpu.asarray` takes theirs. Pickling copies to the "
+        "host and back."),
+    new_code_cell(
+        "d = pygpu.asarray(np.arange(6, dtype=np.float32))\n"
+        "print(d.__cuda_array_interface__)\n"
+        "view = pygpu.from_dlpack(d)\n"
+        "view[0] = 100\n"
+        "print(d.copy_to_host(), view.ptr == d.ptr)\n"
+        "import pickle\n"
+        "print(pickle.loads(pickle.dumps(d)).copy_to_host())\n"
+        "try:\n"
+        "    import cupy\n"
+        "    if not sim:\n"
+        "        print('CuPy sees', cupy.asarray(d))\n"
+        "except ImportError:\n"
+        "    print('CuPy is not installed here')"),
+]
+
+
 def write(name, cells):
     nb = new_notebook(cells=cells, metadata={
         "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
@@ -149,3 +223,4 @@ if __name__ == "__main__":
     HERE.mkdir(exist_ok=True)
     write("01_getting_started.ipynb", GETTING_STARTED)
     write("02_matmul_naive_vs_shared.ipynb", MATMUL)
+    write("03_your_own_kernels.ipynb", OWN_KERNELS)
