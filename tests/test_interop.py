@@ -204,11 +204,11 @@ def test_raw_kernel_launches_and_checks_its_arguments(rng, tmp_path, monkeypatch
     x, y = random_array(rng, n, np.float32), random_array(rng, n, np.float32)
     dx, dy = cuda.to_device(x), cuda.to_device(y)
     k[4, 128](np.float32(2.5), dx, dy, n)
-    np.testing.assert_allclose(dy.copy_to_host(), 2.5 * x + y, rtol=1e-6)
+    np.testing.assert_allclose(dy.copy_to_host(), 2.5 * x + y, rtol=1e-5, atol=1e-5)
     s = cuda.stream()
     k[4, 128, s](np.float32(1.0), dx, dy, np.int64(n))
     s.synchronize()
-    np.testing.assert_allclose(dy.copy_to_host(), 3.5 * x + y, rtol=1e-6)
+    np.testing.assert_allclose(dy.copy_to_host(), 3.5 * x + y, rtol=1e-5, atol=1e-5)
     with pytest.raises(TypeError, match="takes 4 arguments, got 3"):
         k[1, 32](np.float32(1), dx, dy)
     with pytest.raises(TypeError, match="Python float .* 8 bytes .* takes 4 bytes"):
