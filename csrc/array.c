@@ -369,7 +369,7 @@ Array_dealloc(PyObject *self)
     if (a->weakreflist != NULL) {
         PyObject_ClearWeakRefs(self);
     }
-    if (a->alloc != NULL && !pg_is_finalizing()) {
+    if (a->alloc != NULL && !pg_is_finalizing() && !pg_context_unusable()) {
         pg_err err;
         pg_stream stream = a->stream;
         uint64_t serial = a->serial;

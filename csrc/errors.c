@@ -1,4 +1,5 @@
 /* pygpu's exceptions, and the one place a pg_err becomes a Python exception. */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -99,16 +100,86 @@ err_string(pg_err err)
     return rt != NULL ? rt->error_string(err) : "unknown error";
 }
 
+/* After a fault in a kernel (an illegal address, say) the CUDA context is
+ * unusable: every later call fails. Remember the first such error, so that
+ * every later operation says what happened instead of a fresh riddle. */
+static pg_err dead_err;
+/* Set in a child made by fork() after the parent initialized CUDA. */
+static volatile int forked_after_cuda;
+
+static int
+is_sticky(pg_err err)
+{
+    switch (err) {
+    case 214: /* cudaErrorECCUncorrectable */
+    case 700: /* cudaErrorIllegalAddress */
+    case 710: /* cudaErrorAssert */
+    case 714: /* cudaErrorHardwareStackError */
+    case 715: /* cudaErrorIllegalInstruction */
+    case 716: /* cudaErrorMisalignedAddress */
+    case 717: /* cudaErrorInvalidAddressSpace */
+    case 718: /* cudaErrorInvalidPc */
+    case 719: /* cudaErrorLaunchFailure */ return 1;
+    default: return 0;
+    }
+}
+
+int
+pg_context_unusable(void)
+{
+    return dead_err != PG_SUCCESS || forked_after_cuda;
+}
+
+static PyObject *
+raise_dead(pg_state *st, const char *call)
+{
+    char msg[512];
+    if (forked_after_cuda) {
+        snprintf(msg, sizeof(msg),
+                 "this process was made by fork() after its parent had initialized "
+                 "CUDA, and CUDA cannot be used in it%s%s. Start worker processes "
+                 "with multiprocessing's 'spawn' or 'forkserver' method, or use "
+                 "pygpu only after the fork.",
+                 call != NULL ? "; refused: " : "", call != NULL ? call : "");
+        return raise_with(st->CudaError, PG_ERR_INITIALIZATION,
+                          "cudaErrorInitializationError", msg);
+    }
+    snprintf(msg, sizeof(msg),
+             "the CUDA context is unusable after %s (%s); restart the process%s%s",
+             err_name(dead_err), err_string(dead_err),
+             call != NULL ? ". Refused: " : "", call != NULL ? call : "");
+    return raise_with(st->CudaError, dead_err, err_name(dead_err), msg);
+}
+
 PyObject *
 pg_raise(pg_state *st, pg_err err, const char *call)
 {
     char msg[512];
+    const pg_backend *rt = pg_rt_peek();
+    if (pg_context_unusable()) {
+        return raise_dead(st, call);
+    }
     if (err == PG_ERR_MEMORY_ALLOCATION) {
         return pg_raise_oom(st, err, call, 0, -1);
     }
-    snprintf(msg, sizeof(msg), "%s failed: %s: %s", call, err_name(err),
-             err_string(err));
+    if (is_sticky(err) && rt != NULL && !rt->is_simulator) {
+        dead_err = err;
+        snprintf(msg, sizeof(msg),
+                 "%s failed: %s: %s. A kernel faulted; the CUDA context is unusable "
+                 "now: restart the process",
+                 call, err_name(err), err_string(err));
+    }
+    else {
+        snprintf(msg, sizeof(msg), "%s failed: %s: %s", call, err_name(err),
+                 err_string(err));
+    }
     return raise_with(st->CudaError, err, err_name(err), msg);
+}
+
+static void
+after_fork_in_child(void)
+{
+    forked_after_cuda = 1;
 }
 
 void
@@ -164,6 +235,9 @@ pg_get_rt(pg_state *st)
     pg_err err;
 
     if (devices_seen) {
+        if (pg_context_unusable()) {
+            return (const pg_backend *)raise_dead(st, NULL);
+        }
         return pg_rt();
     }
     rt = pg_rt_peek();
@@ -189,6 +263,9 @@ pg_get_rt(pg_state *st)
                                               rt->error_name(err), msg);
     }
     (void)pg_rt(); /* commit to this backend for the life of the process */
+    if (!rt->is_simulator) {
+        pthread_atfork(NULL, NULL, after_fork_in_child);
+    }
     devices_seen = 1;
     return rt;
 }

@@ -307,8 +307,8 @@ pg_err
 launch_add(const void *a, const void *b, void *out, int64_t n, pg_dim3 grid,
            pg_dim3 block, pg_stream stream)
 {
-    PG_LAUNCH(false, add_kernel<T>, to_dim3(grid), to_dim3(block), stream,
-              (const T *)a, (const T *)b, (T)0, (T *)out, n);
+    PG_LAUNCH(false, add_kernel<T>, to_dim3(grid), to_dim3(block), stream, (const T *)a,
+              (const T *)b, (T)0, (T *)out, n);
 }
 
 pg_err
@@ -323,8 +323,8 @@ pg_err
 launch_add_scalar(const void *a, const void *s, void *out, int64_t n, pg_dim3 grid,
                   pg_dim3 block, pg_stream stream)
 {
-    PG_LAUNCH(false, add_kernel<T>, to_dim3(grid), to_dim3(block), stream,
-              (const T *)a, (const T *)nullptr, *(const T *)s, (T *)out, n);
+    PG_LAUNCH(false, add_kernel<T>, to_dim3(grid), to_dim3(block), stream, (const T *)a,
+              (const T *)nullptr, *(const T *)s, (T *)out, n);
 }
 
 pg_err
@@ -339,8 +339,8 @@ pg_err
 launch_add_one(void *a, int64_t n, pg_dim3 grid, pg_dim3 block, pg_stream stream)
 {
     /* A += 1 is A = A + 1: the same kernel, in place */
-    PG_LAUNCH(false, add_kernel<T>, to_dim3(grid), to_dim3(block), stream,
-              (const T *)a, (const T *)nullptr, (T)1, (T *)a, n);
+    PG_LAUNCH(false, add_kernel<T>, to_dim3(grid), to_dim3(block), stream, (const T *)a,
+              (const T *)nullptr, (T)1, (T *)a, n);
 }
 
 pg_err

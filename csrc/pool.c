@@ -35,6 +35,19 @@ typedef struct {
 } device_pool;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* PYGPU_NO_POOL=1: every array gets its own exact cudaMalloc and cudaFree,
+ * so that memory checkers (compute-sanitizer, valgrind, ASan) see each one. */
+static int no_pool = -1;
+
+static int
+pool_disabled(void)
+{
+    if (no_pool < 0) {
+        const char *v = getenv("PYGPU_NO_POOL");
+        no_pool = v != NULL && v[0] != '\0' && v[0] != '0';
+    }
+    return no_pool;
+}
 static device_pool pools[POOL_DEVICES];
 static block *spare_blocks; /* block records to reuse */
 static pg_event spare_events[64];
@@ -143,6 +156,15 @@ pg_pool_alloc(void **ptr, size_t size, int device, pg_stream stream, uint64_t se
     if (p == NULL || rt == NULL) {
         return PG_ERR_INVALID_DEVICE;
     }
+    if (pool_disabled()) {
+        pg_err e = rt->malloc(ptr, size);
+        if (e == PG_SUCCESS) {
+            pthread_mutex_lock(&lock);
+            p->used += rounded;
+            pthread_mutex_unlock(&lock);
+        }
+        return e;
+    }
     pthread_mutex_lock(&lock);
     b = take_cached(rt, p, rounded, serial);
     if (b != NULL) {
@@ -189,6 +211,14 @@ pg_pool_free(void *ptr, size_t size, int device, pg_stream stream, uint64_t seri
     block *b;
     if (p == NULL || rt == NULL) {
         return PG_ERR_INVALID_DEVICE;
+    }
+    if (pool_disabled()) {
+        /* cudaFree waits for the device, so for all work on the block */
+        pg_err e = rt->free(ptr);
+        pthread_mutex_lock(&lock);
+        p->used -= rounded;
+        pthread_mutex_unlock(&lock);
+        return e;
     }
     if (serial != 0) {
         pthread_mutex_lock(&lock);

@@ -71,6 +71,9 @@ int pg_errors_init(PyObject *module, pg_state *st);
 PyObject *pg_raise(pg_state *st, pg_err err, const char *call);
 PyObject *pg_raise_oom(pg_state *st, pg_err err, const char *call, size_t size,
                        int device);
+/* 1 after a kernel fault, or in a child forked after CUDA was initialized:
+ * every operation then raises, and deallocation gives nothing back. */
+int pg_context_unusable(void);
 /* The backend, once it has a usable device; else NoDeviceError and NULL. */
 const pg_backend *pg_get_rt(pg_state *st);
 /* A human-readable size: "1.50 GiB". */

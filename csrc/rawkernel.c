@@ -242,7 +242,7 @@ Module_dealloc(PyObject *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
     pg_module *m = (pg_module *)self;
-    if (m->handle != NULL && !pg_is_finalizing()) {
+    if (m->handle != NULL && !pg_is_finalizing() && !pg_context_unusable()) {
         (void)pg_rt()->module_unload(m->handle);
     }
     tp->tp_free(self);

@@ -25,6 +25,13 @@
 
 #include "runtime.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#define PG_SIM_ASAN 1
+#else
+#define PG_SIM_ASAN 0
+#endif
+
 struct dim3 {
     unsigned int x, y, z;
     dim3(unsigned int x_ = 1, unsigned int y_ = 1, unsigned int z_ = 1)
@@ -63,6 +70,8 @@ enum : unsigned char { READY = 0, AT_BARRIER = 1, DONE = 2 };
 #if defined(__x86_64__)
 struct fiber {
     void *sp;
+    const void *stack_bottom; /* for AddressSanitizer's fiber annotations */
+    size_t stack_size;
 };
 extern "C" void pg_sim_switch(void **save_sp, void *new_sp);
 __asm__(".text\n"
@@ -81,6 +90,8 @@ __asm__(".text\n"
 #else
 struct fiber {
     ucontext_t uc;
+    const void *stack_bottom;
+    size_t stack_size;
 };
 #endif
 
@@ -98,13 +109,24 @@ inline block_state *current_block = nullptr;
 inline bool barrier_misuse = false;
 inline pthread_mutex_t launch_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* `finished`: from never runs again (AddressSanitizer may drop its state). */
 inline void
-switch_to(fiber *from, fiber *to)
+switch_to(fiber *from, fiber *to, bool finished = false)
 {
+#if PG_SIM_ASAN
+    void *fake = nullptr;
+    __sanitizer_start_switch_fiber(finished ? nullptr : &fake, to->stack_bottom,
+                                   to->stack_size);
+#else
+    (void)finished;
+#endif
 #if defined(__x86_64__)
     pg_sim_switch(&from->sp, to->sp);
 #else
     swapcontext(&from->uc, &to->uc);
+#endif
+#if PG_SIM_ASAN
+    __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
 #endif
 }
 
@@ -134,9 +156,14 @@ fiber_main()
 {
     block_state *b = current_block;
     unsigned int t = b->current;
+#if PG_SIM_ASAN
+    /* first arrival on this stack: learn the runner's stack to switch back */
+    __sanitizer_finish_switch_fiber(nullptr, &b->runner.stack_bottom,
+                                    &b->runner.stack_size);
+#endif
     b->body(b->arg);
     b->state[t] = DONE;
-    switch_to(&b->threads[t], &b->runner);
+    switch_to(&b->threads[t], &b->runner, true);
     abort(); /* a finished fiber is never resumed */
 }
 
@@ -145,6 +172,8 @@ constexpr size_t STACK_SIZE = 64 * 1024;
 inline void
 start_fiber(fiber *f, char *stack)
 {
+    f->stack_bottom = stack;
+    f->stack_size = STACK_SIZE;
 #if defined(__x86_64__)
     /* What pg_sim_switch pops: six registers, then the return address. The
      * address sits 16-byte aligned, so fiber_main starts as if called. */

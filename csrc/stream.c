@@ -144,7 +144,8 @@ Stream_dealloc(PyObject *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
     pg_stream_obj *s = STREAM(self);
-    if (s->owned && s->handle != NULL && !pg_is_finalizing()) {
+    if (s->owned && s->handle != NULL && !pg_is_finalizing() &&
+        !pg_context_unusable()) {
         /* work already queued finishes; cudaStreamDestroy does not wait */
         (void)pg_rt()->stream_destroy(s->handle);
     }
@@ -436,7 +437,7 @@ static void
 Event_dealloc(PyObject *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
-    if (EVENT(self)->handle != NULL && !pg_is_finalizing()) {
+    if (EVENT(self)->handle != NULL && !pg_is_finalizing() && !pg_context_unusable()) {
         (void)pg_rt()->event_destroy(EVENT(self)->handle);
     }
     tp->tp_free(self);
@@ -566,7 +567,7 @@ Pinned_dealloc(PyObject *self)
     if (p->weakreflist != NULL) {
         PyObject_ClearWeakRefs(self);
     }
-    if (p->ptr != NULL && !pg_is_finalizing()) {
+    if (p->ptr != NULL && !pg_is_finalizing() && !pg_context_unusable()) {
         pg_err err;
         Py_BEGIN_ALLOW_THREADS
             err = pg_rt()->host_free(p->ptr);
