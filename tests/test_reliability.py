@@ -176,7 +176,7 @@ def test_sixteen_threads_mixing_copies_launches_and_frees():
         rng = np.random.default_rng(seed)
         s = cuda.stream() if seed % 2 else None
         try:
-            for i in range(150):
+            for _ in range(150):
                 n = int(rng.integers(1, 5000))
                 x = rng.standard_normal(n).astype(np.float32)
                 if s is not None:
@@ -237,7 +237,8 @@ def test_fuzz_indexing_matches_numpy(shape, dtype, key):
     try:
         expected = x[key]
     except (IndexError, TypeError, ValueError) as exc:
-        with pytest.raises(type(exc) if not isinstance(exc, ValueError) else (IndexError, ValueError)):
+        expected_exc = (IndexError, ValueError) if isinstance(exc, ValueError) else type(exc)
+        with pytest.raises(expected_exc):
             d[key]
         return
     if key.__class__ is tuple and key.count(Ellipsis) > 1:
