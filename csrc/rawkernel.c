@@ -224,6 +224,10 @@ Module_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     mod->handle = NULL;
     err = rt->get_device(&mod->device);
     if (err == PG_SUCCESS) {
+        /* the driver API needs the runtime's context: cudaFree(NULL) makes it */
+        err = rt->free(NULL);
+    }
+    if (err == PG_SUCCESS) {
         Py_BEGIN_ALLOW_THREADS
             err = rt->module_load(&mod->handle, image.buf);
         Py_END_ALLOW_THREADS
