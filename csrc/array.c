@@ -227,8 +227,10 @@ array_alloc_struct(PyTypeObject *type, int nd, const npy_intp *shape,
         return NULL;
     }
     a->nd = nd;
-    memcpy(a->shape, shape, (size_t)nd * sizeof(npy_intp));
-    memcpy(a->strides, strides, (size_t)nd * sizeof(npy_intp));
+    if (nd > 0) { /* a 0-d array may come with NULL shape and strides */
+        memcpy(a->shape, shape, (size_t)nd * sizeof(npy_intp));
+        memcpy(a->strides, strides, (size_t)nd * sizeof(npy_intp));
+    }
     Py_INCREF(descr);
     a->descr = descr;
     a->flags = contiguity(nd, shape, strides, PyDataType_ELSIZE(descr));

@@ -19,6 +19,8 @@ if not GPU_PRESENT:
     os.environ.setdefault("PYGPU_SIM_DEVICES", "2")
 
 ON_SIMULATOR = pygpu.cuda.is_simulator()
+POOL = os.environ.get("PYGPU_NO_POOL", "") in ("", "0")
+needs_pool = pytest.mark.skipif(not POOL, reason="PYGPU_NO_POOL=1 turns the memory pool off")
 
 
 def pytest_report_header(config):

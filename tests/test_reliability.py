@@ -203,6 +203,28 @@ def test_sixteen_threads_mixing_copies_launches_and_frees():
     assert not errors, errors[:3]
 
 
+# ---- sanitizers -------------------------------------------------------------------------
+
+@pytest.mark.simulator
+def test_simulator_under_address_and_undefined_behaviour_sanitizers():
+    """tools/asan.sh builds a sanitized simulator and runs tests under it; a
+    report fails the run. (tools/valgrind.sh and, on a GPU, tools/sanitize.sh
+    do the same with valgrind and compute-sanitizer; docs/RELIABILITY.md.)"""
+    import shutil
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    libasan = subprocess.run(["gcc", "-print-file-name=libasan.so"], capture_output=True,
+                             text=True).stdout.strip() if shutil.which("gcc") else ""
+    if not libasan or not os.path.isabs(libasan) or not shutil.which("g++"):
+        pytest.skip("no gcc with AddressSanitizer here")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYGPU_")}
+    r = subprocess.run(["bash", os.path.join(root, "tools", "asan.sh"), "tests/test_kernels.py",
+                        "tests/test_copies.py", "tests/test_arrays.py", "tests/test_simulator.py"],
+                       capture_output=True, text=True, timeout=900, env=env, cwd=root)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-4000:]
+    assert "passed" in r.stdout and "runtime error" not in r.stdout + r.stderr
+
+
 # ---- fuzzing with hypothesis -----------------------------------------------------------
 
 hypothesis = pytest.importorskip("hypothesis")

@@ -5,7 +5,7 @@ import time
 
 import numpy as np
 import pytest
-from conftest import ON_SIMULATOR, random_array, rel_error
+from conftest import ON_SIMULATOR, needs_pool, random_array, rel_error
 
 import pygpu
 from pygpu import cuda
@@ -220,6 +220,7 @@ def test_transfers_on_a_busy_stream_wait_for_its_work(rng):
 
 # ---- the memory pool --------------------------------------------------------------
 
+@needs_pool
 def test_pool_reuses_blocks_and_reports_stats():
     pool = pygpu.get_memory_pool()
     pool.free_all_blocks()
@@ -243,6 +244,7 @@ def test_pool_reuses_blocks_and_reports_stats():
     assert "MemoryPool" in repr(pool)
 
 
+@needs_pool
 def test_pool_limit():
     pool = pygpu.get_memory_pool()
     pool.free_all_blocks()
@@ -265,6 +267,7 @@ def test_pool_limit():
         pool.set_limit(size=-1)
 
 
+@needs_pool
 def test_out_of_memory_frees_cached_blocks_and_retries():
     pool = pygpu.get_memory_pool()
     pool.free_all_blocks()

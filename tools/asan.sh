@@ -22,4 +22,5 @@ if [ ${#tests[@]} -eq 0 ]; then
            tests/test_errors_and_leaks.py tests/test_streams_and_pool.py
            tests/test_interop.py tests/test_reliability.py)
 fi
-python -m pytest -q -p no:cacheprovider "${tests[@]}"
+# --capture=sys: a sanitizer report on fd 2 reaches the terminal
+python -m pytest -q -p no:cacheprovider --capture=sys "${tests[@]}"
