@@ -946,16 +946,17 @@ pg_array_copy(pg_state *st, pg_array *a, int fortran, const pg_stream_ref *s)
 static PyObject *
 Array_copy(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = {"order"};
+    static const char *const names[] = {"order", "stream"};
     pg_state *st = STATE_OR_NULL(self);
-    PyObject *argv[1];
+    PyObject *argv[2];
+    pg_stream_ref s;
     int fortran = 0;
     if (st == NULL ||
-        pg_parse_args("copy", args, nargs, kwnames, names, 1, 0, argv) < 0 ||
-        parse_order(argv[0], &fortran) < 0) {
+        pg_parse_args("copy", args, nargs, kwnames, names, 2, 0, argv) < 0 ||
+        parse_order(argv[0], &fortran) < 0 || pg_resolve_stream(st, argv[1], &s) < 0) {
         return NULL;
     }
-    return pg_array_copy(st, ARR(self), fortran, NULL);
+    return pg_array_copy(st, ARR(self), fortran, &s);
 }
 
 /* A view of a with a new shape; a dense copy first when no view can have it. */
@@ -1471,7 +1472,8 @@ static PyMethodDef Array_methods[] = {
      METH_FASTCALL | METH_KEYWORDS,
      "set($self, /, ary, stream=None)\n--\n\nSame as copy_to_device (CuPy's name)."},
     {"copy", (PyCFunction)(void (*)(void))Array_copy, METH_FASTCALL | METH_KEYWORDS,
-     "copy($self, /, order='C')\n--\n\nA new device array with the same contents."},
+     "copy($self, /, order='C', stream=None)\n--\n\nA new device array with the "
+     "same contents."},
     {"reshape", (PyCFunction)(void (*)(void))Array_reshape,
      METH_FASTCALL | METH_KEYWORDS,
      "reshape($self, /, *shape, order='C')\n--\n\n"

@@ -778,27 +778,29 @@ tile_grid(npy_intp rows, npy_intp cols, unsigned int tile)
 
 /* A C-contiguous version of a DeviceArray (a new reference), copying if needed. */
 static PyObject *
-c_contiguous(pg_state *st, PyObject *o)
+c_contiguous(pg_state *st, PyObject *o, const pg_stream_ref *s)
 {
     if (!pg_array_check(st, o) || (((pg_array *)o)->flags & NPY_ARRAY_C_CONTIGUOUS)) {
         return Py_NewRef(o);
     }
-    return pg_array_copy(st, (pg_array *)o, 0, NULL);
+    return pg_array_copy(st, (pg_array *)o, 0, s);
 }
 
 static PyObject *
-new_like(pg_state *st, pg_array *a)
+new_like(pg_state *st, pg_array *a, const pg_stream_ref *s)
 {
-    return (PyObject *)pg_array_empty(st, a->nd, a->shape, a->descr, 0, NULL);
+    return (PyObject *)pg_array_empty(st, a->nd, a->shape, a->descr, 0, s);
 }
 
 static PyObject *
-add_impl(pg_state *st, PyObject *a, PyObject *b, PyObject *out)
+add_impl(pg_state *st, PyObject *a, PyObject *b, PyObject *out, PyObject *stream)
 {
     PyObject *ca = NULL, *cb = NULL, *res = NULL;
     pg_stream_ref cur;
     int device = 0;
-    (void)pg_resolve_stream(st, NULL, &cur);
+    if (pg_resolve_stream(st, stream, &cur) < 0) {
+        return NULL;
+    }
     if (pg_get_rt(st) == NULL || current_device(st, pg_rt(), &device) < 0) {
         return NULL;
     }
@@ -807,11 +809,12 @@ add_impl(pg_state *st, PyObject *a, PyObject *b, PyObject *out)
                             "add: 'a' must be a pygpu.DeviceArray, not %.100s",
                             Py_TYPE(a)->tp_name);
     }
-    if ((ca = c_contiguous(st, a)) == NULL || (cb = c_contiguous(st, b)) == NULL) {
+    if ((ca = c_contiguous(st, a, &cur)) == NULL ||
+        (cb = c_contiguous(st, b, &cur)) == NULL) {
         goto done;
     }
     if (out == NULL || out == Py_None) {
-        res = new_like(st, (pg_array *)ca);
+        res = new_like(st, (pg_array *)ca, &cur);
     }
     else {
         res = Py_NewRef(out);
@@ -830,7 +833,8 @@ done:
 }
 
 static PyObject *
-matmul_impl(pg_state *st, PyObject *a, PyObject *b, const char *method, PyObject *out)
+matmul_impl(pg_state *st, PyObject *a, PyObject *b, const char *method, PyObject *out,
+            PyObject *stream)
 {
     PyObject *ca = NULL, *cb = NULL, *res = NULL;
     pg_stream_ref cur;
@@ -838,7 +842,9 @@ matmul_impl(pg_state *st, PyObject *a, PyObject *b, const char *method, PyObject
     int device = 0;
     kernel_id id;
     npy_intp shape[2];
-    (void)pg_resolve_stream(st, NULL, &cur);
+    if (pg_resolve_stream(st, stream, &cur) < 0) {
+        return NULL;
+    }
     if (pg_get_rt(st) == NULL || current_device(st, pg_rt(), &device) < 0) {
         return NULL;
     }
@@ -869,7 +875,8 @@ matmul_impl(pg_state *st, PyObject *a, PyObject *b, const char *method, PyObject
         return PyErr_Format(PyExc_ValueError,
                             "matmul needs 2-D arrays; got %d-D and %d-D", A->nd, B->nd);
     }
-    if ((ca = c_contiguous(st, a)) == NULL || (cb = c_contiguous(st, b)) == NULL) {
+    if ((ca = c_contiguous(st, a, &cur)) == NULL ||
+        (cb = c_contiguous(st, b, &cur)) == NULL) {
         goto done;
     }
     shape[0] = A->shape[0];
@@ -879,7 +886,7 @@ matmul_impl(pg_state *st, PyObject *a, PyObject *b, const char *method, PyObject
         if (check_dtype_arg("matmul", "a", A, 1, &dtype) < 0) {
             goto done;
         }
-        res = (PyObject *)pg_array_empty(st, 2, shape, A->descr, 0, NULL);
+        res = (PyObject *)pg_array_empty(st, 2, shape, A->descr, 0, &cur);
     }
     else {
         res = Py_NewRef(out);
@@ -921,7 +928,7 @@ pg_array_add(PyObject *a, PyObject *b)
     if (!pg_array_check(st, b) && !is_scalar(b)) {
         Py_RETURN_NOTIMPLEMENTED;
     }
-    return add_impl(st, a, b, NULL);
+    return add_impl(st, a, b, NULL, NULL);
 }
 
 PyObject *
@@ -937,10 +944,10 @@ pg_array_iadd(PyObject *a, PyObject *b)
         Py_RETURN_NOTIMPLEMENTED;
     }
     if (A->flags & NPY_ARRAY_C_CONTIGUOUS) {
-        res = add_impl(st, a, b, a);
+        res = add_impl(st, a, b, a, NULL);
     }
     else { /* a strided view: add into a dense temporary, then copy back */
-        res = add_impl(st, a, b, NULL);
+        res = add_impl(st, a, b, NULL, NULL);
         pg_stream_ref cur;
         (void)pg_resolve_stream(st, NULL, &cur);
         if (res != NULL && pg_array_copy_into(st, A, (pg_array *)res, &cur) < 0) {
@@ -968,31 +975,31 @@ pg_array_matmul(PyObject *a, PyObject *b)
     if (!pg_array_check(st, a) || !pg_array_check(st, b)) {
         Py_RETURN_NOTIMPLEMENTED;
     }
-    return matmul_impl(st, a, b, "auto", NULL);
+    return matmul_impl(st, a, b, "auto", NULL, NULL);
 }
 
 static PyObject *
 mod_add(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = {"a", "b", "out"};
-    PyObject *argv[3];
-    if (pg_parse_args("add", args, nargs, kwnames, names, 3, 2, argv) < 0) {
+    static const char *const names[] = {"a", "b", "out", "stream"};
+    PyObject *argv[4];
+    if (pg_parse_args("add", args, nargs, kwnames, names, 4, 2, argv) < 0) {
         return NULL;
     }
-    return add_impl(pg_state_of_module(m), argv[0], argv[1], argv[2]);
+    return add_impl(pg_state_of_module(m), argv[0], argv[1], argv[2], argv[3]);
 }
 
 static PyObject *
 mod_add_one(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = {"A"};
+    static const char *const names[] = {"A", "stream"};
     pg_state *st = pg_state_of_module(m);
-    PyObject *argv[1];
+    PyObject *argv[2];
     pg_stream_ref cur;
     int device = 0;
-    (void)pg_resolve_stream(st, NULL, &cur);
-    if (pg_parse_args("add_one", args, nargs, kwnames, names, 1, 1, argv) < 0 ||
-        pg_get_rt(st) == NULL || current_device(st, pg_rt(), &device) < 0) {
+    if (pg_parse_args("add_one", args, nargs, kwnames, names, 2, 1, argv) < 0 ||
+        pg_resolve_stream(st, argv[1], &cur) < 0 || pg_get_rt(st) == NULL ||
+        current_device(st, pg_rt(), &device) < 0) {
         return NULL;
     }
     if (!pg_array_check(st, argv[0])) {
@@ -1030,10 +1037,10 @@ mod_add_one(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwna
 static PyObject *
 mod_matmul(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = {"a", "b", "method", "out"};
-    PyObject *argv[4];
+    static const char *const names[] = {"a", "b", "method", "out", "stream"};
+    PyObject *argv[5];
     const char *method = "auto";
-    if (pg_parse_args("matmul", args, nargs, kwnames, names, 4, 2, argv) < 0) {
+    if (pg_parse_args("matmul", args, nargs, kwnames, names, 5, 2, argv) < 0) {
         return NULL;
     }
     if (argv[2] != NULL && argv[2] != Py_None) {
@@ -1047,20 +1054,21 @@ mod_matmul(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
             return NULL;
         }
     }
-    return matmul_impl(pg_state_of_module(m), argv[0], argv[1], method, argv[3]);
+    return matmul_impl(pg_state_of_module(m), argv[0], argv[1], method, argv[3],
+                       argv[4]);
 }
 
 #define FASTKW(f) (PyCFunction)(void (*)(void))(f), METH_FASTCALL | METH_KEYWORDS
 
 PyMethodDef pg_launch_functions[] = {
     {"add", FASTKW(mod_add),
-     "add(a, b, out=None)\n--\n\n"
+     "add(a, b, out=None, stream=None)\n--\n\n"
      "a + b elementwise on the device (b a DeviceArray or a scalar); into out "
      "if given. Returns the result."},
     {"add_one", FASTKW(mod_add_one),
-     "add_one(A)\n--\n\nA += 1 in place on the device. Returns A."},
+     "add_one(A, stream=None)\n--\n\nA += 1 in place on the device. Returns A."},
     {"matmul", FASTKW(mod_matmul),
-     "matmul(a, b, method='auto', out=None)\n--\n\n"
+     "matmul(a, b, method='auto', out=None, stream=None)\n--\n\n"
      "a @ b for 2-D float32 or float64 device arrays; method is 'naive', "
      "'shared', 'tiled' or 'auto' (the same as 'tiled', the fastest)."},
     {NULL},

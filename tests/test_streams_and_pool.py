@@ -61,6 +61,21 @@ def test_work_on_streams_gives_the_right_results(rng):
     np.testing.assert_allclose(host, 2 * x.astype(np.float64) + 2, rtol=1e-6)
 
 
+def test_high_level_calls_take_a_stream(rng):
+    x = random_array(rng, (40, 30), np.float32)
+    s = cuda.stream()
+    d = cuda.to_device(x, stream=s)
+    y = pygpu.add(d, d, stream=s)
+    pygpu.add_one(y, stream=s)
+    z = pygpu.matmul(y, y.T.copy(stream=s), stream=s)
+    c = z.copy(stream=s)
+    s.synchronize()
+    ref = (2 * x.astype(np.float64) + 1) @ (2 * x.astype(np.float64) + 1).T
+    assert rel_error(c.copy_to_host(), ref) < 1e-5
+    with pytest.raises(TypeError, match="stream must be"):
+        pygpu.add_one(d, stream="s")
+
+
 def test_bad_stream_arguments():
     d = pygpu.zeros(4)
     with pytest.raises(TypeError, match="stream must be"):
