@@ -14,6 +14,8 @@ count. See docs/PERFORMANCE.md.
 """
 
 import argparse
+import atexit
+import functools
 import json
 import os
 import shutil
@@ -54,18 +56,19 @@ def gpu_ms(fn, reps=20, warmup=2):
     return median(times)
 
 
-def launch_us(fn, bursts=100, burst=256):
-    """Median host microseconds per call over bursts, synchronizing between."""
+def launch_us(fn, *args, bursts=100, burst=256):
+    """Median host microseconds per fn(*args) over bursts, synchronizing between."""
     from pygpu import cuda
 
     for _ in range(burst):
-        fn()
+        fn(*args)
     cuda.synchronize()
     per = []
+    r = range(burst)
     for _ in range(bursts):
         t0 = time.perf_counter()
-        for _ in range(burst):
-            fn()
+        for _ in r:
+            fn(*args)
         per.append((time.perf_counter() - t0) / burst * 1e6)
         cuda.synchronize()
     return median(per)
@@ -120,26 +123,33 @@ def load_peers(smoke):
     return peers
 
 
-def raw_c(sizes):
-    """Build benchmarks/raw.cu and run it; {} if no nvcc or no GPU."""
+def build_raw_c():
+    """Build benchmarks/raw.cu; the executable's path, or None without nvcc."""
     nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
     if not Path(nvcc).exists():
+        return None
+    tmp = tempfile.mkdtemp(prefix="pygpu-bench-")
+    atexit.register(shutil.rmtree, tmp, True)
+    exe = Path(tmp) / "raw"
+    r = subprocess.run([nvcc, "-O3", "-std=c++17", "-gencode", "arch=compute_90,code=sm_90",
+                        "-gencode", "arch=compute_80,code=sm_80", str(HERE / "raw.cu"), "-o",
+                        str(exe)], capture_output=True, text=True)
+    if r.returncode != 0:
+        print("raw C: build failed:", r.stderr[-2000:], file=sys.stderr)
+        return None
+    return exe
+
+
+def raw_c(exe, sizes, *mode):
+    """Run the raw C program: {} if it cannot run."""
+    if exe is None:
         return {}
-    with tempfile.TemporaryDirectory() as tmp:
-        exe = Path(tmp) / "raw"
-        r = subprocess.run([nvcc, "-O3", "-std=c++17", "-gencode",
-                            "arch=compute_90,code=sm_90", "-gencode",
-                            "arch=compute_80,code=sm_80", str(HERE / "raw.cu"), "-o",
-                            str(exe)], capture_output=True, text=True)
-        if r.returncode != 0:
-            print("raw C: build failed:", r.stderr[-2000:], file=sys.stderr)
-            return {}
-        r = subprocess.run([str(exe), str(sizes["vector"]), str(sizes["side"]),
-                            str(sizes["transfer"])], capture_output=True, text=True)
-        if r.returncode != 0:
-            print("raw C: run failed:", r.stderr[-2000:], file=sys.stderr)
-            return {}
-        return json.loads(r.stdout)
+    r = subprocess.run([str(exe), str(sizes["vector"]), str(sizes["side"]),
+                        str(sizes["transfer"]), *mode], capture_output=True, text=True)
+    if r.returncode != 0:
+        print("raw C: run failed:", r.stderr[-2000:], file=sys.stderr)
+        return {}
+    return json.loads(r.stdout)
 
 
 NUMBA_KERNELS = {}
@@ -281,7 +291,8 @@ def run(args):
     sizes = dict(vector=1 << 12, side=64, mat=48, transfer=1 << 20, alloc=1 << 20) if smoke \
         else dict(vector=1 << 28, side=16384, mat=4096, transfer=1 << 30, alloc=1 << 20)
     peers = load_peers(smoke)
-    raw = {} if (smoke or sim) else raw_c(sizes)
+    exe = None if (smoke or sim) else build_raw_c()
+    raw = raw_c(exe, sizes)
     cp, nb, th = peers.get("cupy"), peers.get("numba"), peers.get("torch")
     reps = 3 if smoke else 20
     rng = np.random.default_rng(0)
@@ -293,24 +304,31 @@ def run(args):
     # -- launch overhead ------------------------------------------------------------
     tiny = pygpu.zeros(32, dtype=np.float32)
     k = pygpu.kernels.add_one[1, 32]
-    vals = {"pygpu": launch_us(lambda: k(tiny), bursts=5 if smoke else 100),
+    # Host launch times drift by tens of percent between runs, on both sides:
+    # three rounds, raw C and pygpu in turn, and the median of each.
+    rounds = 1 if smoke else 3
+    ours, theirs = [], []
+    for _ in range(rounds):
+        ours.append(launch_us(k, tiny, bursts=5 if smoke else 100))
+        theirs.append(raw_c(exe, sizes, "launch").get("launch_us") if exe else None)
+    vals = {"pygpu": median(ours),
             "pygpu kernel[1, 32](a)": launch_us(lambda: pygpu.kernels.add_one[1, 32](tiny),
                                                 bursts=5 if smoke else 100),
-            "raw C": raw.get("launch_us")}
+            "raw C": median(theirs) if None not in theirs else None}
     if cp is not None:
         rk = cp.RawKernel(r'''extern "C" __global__ void k(float *a, long long n) {
             long long i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) a[i] += 1.0f; }''',
                           "k")
         ctiny = cp.zeros(32, dtype=cp.float32)
-        vals["CuPy RawKernel"] = launch_us(lambda: rk((1,), (32,), (ctiny, np.int64(32))))
-        vals["CuPy ufunc"] = launch_us(lambda: cp.add(ctiny, 1, out=ctiny))
+        vals["CuPy RawKernel"] = launch_us(rk, (1,), (32,), (ctiny, np.int64(32)))
+        vals["CuPy ufunc"] = launch_us(cp.add, ctiny, 1, ctiny)
     if nb is not None:
         ntiny = nb.to_device(np.zeros(32, np.float32))
         kn = numba_kernels(nb)["tiny"]
-        vals["Numba"] = launch_us(lambda: kn[1, 32](ntiny))
+        vals["Numba"] = launch_us(kn[1, 32], ntiny)
     if th is not None:
         ttiny = th.zeros(32, device="cuda")
-        vals["PyTorch add_"] = launch_us(lambda: ttiny.add_(1))
+        vals["PyTorch add_"] = launch_us(ttiny.add_, 1)
     t.add("launch, host time per call", "tiny add_one", "us", "lower", vals,
           "<= 1.15x raw C, < CuPy RawKernel",
           lambda v: (f"{v['pygpu'] / v['raw C']:.2f}x raw C",
@@ -508,15 +526,16 @@ def run(args):
 
     # -- allocation --------------------------------------------------------------------
     na = sizes["alloc"]
-    vals = {"pygpu": launch_us(lambda: pygpu.empty(na, np.uint8), bursts=5 if smoke else 100),
+    vals = {"pygpu": launch_us(pygpu.empty, na, np.uint8, bursts=5 if smoke else 100),
             "raw C cudaMalloc+cudaFree": raw.get("malloc_free_us"),
             "raw C cudaMallocAsync+cudaFreeAsync": raw.get("malloc_async_free_async_us")}
     if cp is not None:
-        vals["CuPy"] = launch_us(lambda: cp.empty(na, cp.uint8))
+        vals["CuPy"] = launch_us(cp.empty, na, cp.uint8)
     if nb is not None:
-        vals["Numba"] = launch_us(lambda: nb.device_array(na, np.uint8), bursts=20)
+        vals["Numba"] = launch_us(nb.device_array, na, np.uint8, bursts=20)
     if th is not None:
-        vals["PyTorch"] = launch_us(lambda: th.empty(na, dtype=th.uint8, device="cuda"))
+        vals["PyTorch"] = launch_us(functools.partial(th.empty, dtype=th.uint8, device="cuda"),
+                                    na)
     t.add("allocate + free", f"{na} B", "us", "lower", vals, "<= 0.5x CuPy",
           lambda v: (f"{v['pygpu'] / v['CuPy']:.2f}x CuPy", v["pygpu"] <= 0.5 * v["CuPy"]))
 

@@ -43,6 +43,7 @@ typedef struct {
 typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
+    pg_state *st; /* the module's, alive while the type (and so this) is */
     kernel_id id;
     pg_dim3 grid;
     pg_dim3 block;
@@ -521,12 +522,9 @@ Launch_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
                   PyObject *kwnames)
 {
     pg_launch *l = (pg_launch *)self;
-    pg_state *st = pg_state_of_type(Py_TYPE(self));
+    pg_state *st = l->st;
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     int device = 0;
-    if (st == NULL) {
-        return NULL;
-    }
     if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) {
         return PyErr_Format(PyExc_TypeError, "%s takes positional arguments only: %s",
                             kernel_info[l->id].name, kernel_info[l->id].signature);
@@ -655,6 +653,7 @@ Kernel_getitem(PyObject *self, PyObject *key)
         return NULL;
     }
     l->vectorcall = Launch_vectorcall;
+    l->st = st;
     l->id = k->id;
     l->grid = grid;
     l->block = block;
