@@ -53,8 +53,8 @@ typedef struct {
 
 /* ---- launch configuration ------------------------------------------------- */
 
-int
-pg_parse_dims(PyObject *o, const char *what, pg_dim3 *d)
+static int
+parse_dims(PyObject *o, const char *what, pg_dim3 *d)
 {
     unsigned int v[3] = {1, 1, 1};
     Py_ssize_t n = 1;
@@ -126,8 +126,8 @@ current_device(pg_state *st, const pg_backend *rt, int *device)
     return 0;
 }
 
-int
-pg_check_config(pg_state *st, pg_dim3 grid, pg_dim3 block)
+static int
+check_config(pg_state *st, pg_dim3 grid, pg_dim3 block)
 {
     static const char axes[] = "xyz";
     const pg_backend *rt = pg_get_rt(st);
@@ -167,6 +167,43 @@ pg_check_config(pg_state *st, pg_dim3 grid, pg_dim3 block)
         }
     }
     return 0;
+}
+
+int
+pg_parse_launch_config(pg_state *st, PyObject *key, const char *usage,
+                       pg_launch_config *cfg)
+{
+    Py_ssize_t n = PyTuple_Check(key) ? PyTuple_GET_SIZE(key) : 0;
+    PyObject *stream_arg = NULL;
+    memset(cfg, 0, sizeof(*cfg));
+    if (n < 2 || n > 4) {
+        PyErr_Format(PyExc_TypeError,
+                     "launch a kernel as %s: kernel[blocks_per_grid, "
+                     "threads_per_block], kernel[grid, block, stream] or "
+                     "kernel[grid, block, stream, shared_bytes]",
+                     usage);
+        return -1;
+    }
+    if (parse_dims(PyTuple_GET_ITEM(key, 0), "grid", &cfg->grid) < 0 ||
+        parse_dims(PyTuple_GET_ITEM(key, 1), "block", &cfg->block) < 0 ||
+        (n >= 3 && pg_resolve_stream(st, stream_arg = PyTuple_GET_ITEM(key, 2),
+                                     &cfg->stream) < 0)) {
+        return -1;
+    }
+    cfg->has_stream = pg_stream_given(stream_arg);
+    if (n == 4) {
+        long shared = PyLong_AsLong(PyTuple_GET_ITEM(key, 3));
+        if (shared == -1 && PyErr_Occurred()) {
+            return -1;
+        }
+        if (shared < 0 || shared > 0x7fffffffL) {
+            PyErr_Format(PyExc_ValueError, "shared_bytes must be >= 0, not %ld",
+                         shared);
+            return -1;
+        }
+        cfg->shared_bytes = (unsigned int)shared;
+    }
+    return check_config(st, cfg->grid, cfg->block);
 }
 
 /* ---- argument checks ---------------------------------------------------------- */
@@ -613,39 +650,16 @@ Kernel_getitem(PyObject *self, PyObject *key)
 {
     pg_kernel *k = (pg_kernel *)self;
     pg_state *st = pg_state_of_type(Py_TYPE(self));
+    pg_launch_config cfg;
     pg_launch *l = NULL;
-    pg_dim3 grid, block;
-    pg_stream_ref stream = {NULL, 0, NULL};
-    PyObject *stream_arg = NULL;
-    Py_ssize_t n;
-    if (st == NULL) {
+    if (st == NULL ||
+        pg_parse_launch_config(st, key, kernel_info[k->id].signature, &cfg) < 0) {
         return NULL;
     }
-    n = PyTuple_Check(key) ? PyTuple_GET_SIZE(key) : 1;
-    if (!PyTuple_Check(key) || n < 2 || n > 4) {
-        return PyErr_Format(PyExc_TypeError,
-                            "launch a kernel as %s: kernel[blocks_per_grid, "
-                            "threads_per_block] or kernel[grid, block, stream]",
-                            kernel_info[k->id].signature);
-    }
-    if (pg_parse_dims(PyTuple_GET_ITEM(key, 0), "grid", &grid) < 0 ||
-        pg_parse_dims(PyTuple_GET_ITEM(key, 1), "block", &block) < 0 ||
-        (n >= 3 &&
-         pg_resolve_stream(st, stream_arg = PyTuple_GET_ITEM(key, 2), &stream) < 0)) {
-        return NULL;
-    }
-    if (n == 4) {
-        PyObject *shm = PyTuple_GET_ITEM(key, 3);
-        if (!PyLong_Check(shm) || PyLong_AsLong(shm) != 0) {
-            if (!PyErr_Occurred()) {
-                PyErr_SetString(PyExc_ValueError,
-                                "prebuilt kernels use no dynamic shared memory; "
-                                "the fourth launch setting must be 0");
-            }
-            return NULL;
-        }
-    }
-    if (pg_check_config(st, grid, block) < 0) {
+    if (cfg.shared_bytes != 0) {
+        PyErr_SetString(PyExc_ValueError,
+                        "prebuilt kernels use no dynamic shared "
+                        "memory; the fourth launch setting must be 0");
         return NULL;
     }
     l = PyObject_New(pg_launch, st->LaunchType);
@@ -655,10 +669,10 @@ Kernel_getitem(PyObject *self, PyObject *key)
     l->vectorcall = Launch_vectorcall;
     l->st = st;
     l->id = k->id;
-    l->grid = grid;
-    l->block = block;
-    l->has_stream = pg_stream_given(stream_arg);
-    l->stream = stream;
+    l->grid = cfg.grid;
+    l->block = cfg.block;
+    l->has_stream = cfg.has_stream;
+    l->stream = cfg.stream;
     Py_XINCREF(l->stream.obj);
     return (PyObject *)l;
 }

@@ -236,10 +236,19 @@ extern PyType_Spec pg_kernel_spec;
 extern PyType_Spec pg_launch_spec;
 int pg_kernels_init(PyObject *module, pg_state *st);
 extern PyMethodDef pg_launch_functions[];
-/* grid or block: an int or a tuple of 1 to 3 ints, each >= 1 */
-int pg_parse_dims(PyObject *o, const char *what, pg_dim3 *d);
-/* against the current device's limits */
-int pg_check_config(pg_state *st, pg_dim3 grid, pg_dim3 block);
+/* A launch configuration: kernel[grid, block], [grid, block, stream] or
+ * [grid, block, stream, shared_bytes]. */
+typedef struct {
+    pg_dim3 grid, block;
+    unsigned int shared_bytes;
+    int has_stream;       /* 0: the caller's current stream at each call */
+    pg_stream_ref stream; /* stream.obj borrowed from the key */
+} pg_launch_config;
+
+/* Parses and checks (against the current device's limits) the key of
+ * kernel[...]; `usage` says how to launch `name`, for the TypeError. */
+int pg_parse_launch_config(pg_state *st, PyObject *key, const char *usage,
+                           pg_launch_config *cfg);
 /* a + b, a + scalar and a @ b for the number protocol of DeviceArray. */
 PyObject *pg_array_add(PyObject *a, PyObject *b);
 PyObject *pg_array_iadd(PyObject *a, PyObject *b);

@@ -347,38 +347,11 @@ static PyObject *
 Function_getitem(PyObject *self, PyObject *key)
 {
     pg_state *st = pg_state_of_type(Py_TYPE(self));
+    pg_function *f = (pg_function *)self;
+    pg_launch_config cfg;
     pg_function_launch *l;
-    pg_dim3 grid, block;
-    pg_stream_ref stream = {NULL, 0, NULL};
-    PyObject *stream_arg = NULL;
-    long shared = 0;
-    Py_ssize_t n = PyTuple_Check(key) ? PyTuple_GET_SIZE(key) : 0;
-    if (st == NULL) {
-        return NULL;
-    }
-    if (n < 2 || n > 4) {
-        return PyErr_Format(PyExc_TypeError,
-                            "launch %U as kernel[grid, block], kernel[grid, block, "
-                            "stream] or kernel[grid, block, stream, shared_bytes]",
-                            ((pg_function *)self)->name);
-    }
-    if (pg_parse_dims(PyTuple_GET_ITEM(key, 0), "grid", &grid) < 0 ||
-        pg_parse_dims(PyTuple_GET_ITEM(key, 1), "block", &block) < 0 ||
-        (n >= 3 &&
-         pg_resolve_stream(st, stream_arg = PyTuple_GET_ITEM(key, 2), &stream) < 0)) {
-        return NULL;
-    }
-    if (n == 4) {
-        shared = PyLong_AsLong(PyTuple_GET_ITEM(key, 3));
-        if (shared == -1 && PyErr_Occurred()) {
-            return NULL;
-        }
-        if (shared < 0) {
-            PyErr_SetString(PyExc_ValueError, "shared_bytes must be >= 0");
-            return NULL;
-        }
-    }
-    if (pg_check_config(st, grid, block) < 0) {
+    if (st == NULL ||
+        pg_parse_launch_config(st, key, PyUnicode_AsUTF8(f->name), &cfg) < 0) {
         return NULL;
     }
     l = PyObject_New(pg_function_launch, st->FunctionLaunchType);
@@ -387,11 +360,11 @@ Function_getitem(PyObject *self, PyObject *key)
     }
     l->vectorcall = (vectorcallfunc)FunctionLaunch_vectorcall;
     l->function = (pg_function *)Py_NewRef(self);
-    l->grid = grid;
-    l->block = block;
-    l->shared_bytes = (unsigned int)shared;
-    l->has_stream = pg_stream_given(stream_arg);
-    l->stream = stream;
+    l->grid = cfg.grid;
+    l->block = cfg.block;
+    l->shared_bytes = cfg.shared_bytes;
+    l->has_stream = cfg.has_stream;
+    l->stream = cfg.stream;
     Py_XINCREF(l->stream.obj);
     return (PyObject *)l;
 }
