@@ -217,31 +217,6 @@ Device_synchronize(PyObject *self, PyObject *Py_UNUSED(ignored))
     Py_RETURN_NONE;
 }
 
-/* This thread's stack of devices to go back to when a `with` block ends. */
-static PyObject *
-device_stack(void)
-{
-    PyObject *dict = PyThreadState_GetDict(), *stack = NULL;
-    if (dict == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "pygpu: no thread state");
-        return NULL;
-    }
-    stack = PyDict_GetItemString(dict, "pygpu.device_stack");
-    if (stack != NULL) {
-        return stack;
-    }
-    stack = PyList_New(0);
-    if (stack == NULL) {
-        return NULL;
-    }
-    if (PyDict_SetItemString(dict, "pygpu.device_stack", stack) < 0) {
-        Py_DECREF(stack);
-        return NULL;
-    }
-    Py_DECREF(stack); /* the dict holds it */
-    return stack;
-}
-
 static PyObject *
 Device_select(PyObject *self, PyObject *Py_UNUSED(ignored))
 {
@@ -265,7 +240,7 @@ Device_enter(PyObject *self, PyObject *Py_UNUSED(ignored))
     const pg_backend *rt = st == NULL ? NULL : pg_get_rt(st);
     PyObject *stack = NULL, *prev_obj = NULL;
     int prev = 0;
-    if (rt == NULL || (stack = device_stack()) == NULL) {
+    if (rt == NULL || (stack = pg_thread_stack("pygpu.device_stack")) == NULL) {
         return NULL;
     }
     if (pg_device_push(st, rt, DEV(self)->id, &prev) < 0) {
@@ -289,7 +264,7 @@ Device_exit(PyObject *self, PyObject *Py_UNUSED(args))
     PyObject *stack = NULL;
     Py_ssize_t n;
     long prev;
-    if (rt == NULL || (stack = device_stack()) == NULL) {
+    if (rt == NULL || (stack = pg_thread_stack("pygpu.device_stack")) == NULL) {
         return NULL;
     }
     n = PyList_GET_SIZE(stack);

@@ -269,3 +269,27 @@ pg_get_rt(pg_state *st)
     devices_seen = 1;
     return rt;
 }
+
+PyObject *
+pg_thread_stack(const char *key)
+{
+    PyObject *dict = PyThreadState_GetDict(), *stack = NULL;
+    if (dict == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "pygpu: no thread state");
+        return NULL;
+    }
+    stack = PyDict_GetItemString(dict, key);
+    if (stack != NULL) {
+        return stack;
+    }
+    stack = PyList_New(0);
+    if (stack == NULL) {
+        return NULL;
+    }
+    if (PyDict_SetItemString(dict, key, stack) < 0) {
+        Py_DECREF(stack);
+        return NULL;
+    }
+    Py_DECREF(stack); /* the dict holds it */
+    return stack;
+}

@@ -76,6 +76,9 @@ PyObject *pg_raise_oom(pg_state *st, pg_err err, const char *call, size_t size,
 int pg_context_unusable(void);
 /* The backend, once it has a usable device; else NoDeviceError and NULL. */
 const pg_backend *pg_get_rt(pg_state *st);
+/* This thread's list under `key` in its thread-state dict (borrowed): the
+ * stacks that `with device:` and `with stream:` push onto. */
+PyObject *pg_thread_stack(const char *key);
 /* A human-readable size: "1.50 GiB". */
 void pg_format_bytes(char *buf, size_t len, size_t n);
 

@@ -238,31 +238,6 @@ Stream_record(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
     return event;
 }
 
-/* This thread's stack of entered streams, in its thread-state dict. */
-static PyObject *
-stream_stack(void)
-{
-    PyObject *dict = PyThreadState_GetDict(), *stack;
-    if (dict == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "pygpu: no thread state");
-        return NULL;
-    }
-    stack = PyDict_GetItemString(dict, "pygpu.stream_stack");
-    if (stack != NULL) {
-        return stack;
-    }
-    stack = PyList_New(0);
-    if (stack == NULL) {
-        return NULL;
-    }
-    if (PyDict_SetItemString(dict, "pygpu.stream_stack", stack) < 0) {
-        Py_DECREF(stack);
-        return NULL;
-    }
-    Py_DECREF(stack);
-    return stack;
-}
-
 static void
 set_current(PyObject *s)
 {
@@ -281,7 +256,7 @@ set_current(PyObject *s)
 static PyObject *
 Stream_enter(PyObject *self, PyObject *Py_UNUSED(ignored))
 {
-    PyObject *stack = stream_stack();
+    PyObject *stack = pg_thread_stack("pygpu.stream_stack");
     if (stack == NULL || PyList_Append(stack, self) < 0) {
         return NULL;
     }
@@ -292,7 +267,7 @@ Stream_enter(PyObject *self, PyObject *Py_UNUSED(ignored))
 static PyObject *
 Stream_exit(PyObject *self, PyObject *Py_UNUSED(args))
 {
-    PyObject *stack = stream_stack();
+    PyObject *stack = pg_thread_stack("pygpu.stream_stack");
     Py_ssize_t n;
     if (stack == NULL) {
         return NULL;
