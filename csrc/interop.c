@@ -280,6 +280,10 @@ export_deleter(dl_managed *m)
 static void
 capsule_destructor(PyObject *capsule)
 {
+    /* Runs when the consumer drops the capsule, perhaps while an exception
+     * of its own is being raised (NumPy refusing a CUDA tensor): keep it. */
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
     /* still unconsumed: nobody took ownership, so we delete it */
     if (PyCapsule_IsValid(capsule, "dltensor_versioned")) {
         dl_managed_v *m = PyCapsule_GetPointer(capsule, "dltensor_versioned");
@@ -294,6 +298,7 @@ capsule_destructor(PyObject *capsule)
         }
     }
     PyErr_Clear();
+    PyErr_Restore(type, value, tb);
 }
 
 PyObject *
@@ -428,24 +433,26 @@ pg_array_dlpack_device(PyObject *self, PyObject *Py_UNUSED(ignored))
 static void
 owner_destructor(PyObject *capsule)
 {
-    const char *name = PyCapsule_GetName(capsule);
-    void *p = PyCapsule_GetPointer(capsule, name);
-    if (p == NULL) {
-        PyErr_Clear();
-        return;
-    }
-    if (strcmp(name, "pygpu.dlpack_v") == 0) {
+    PyObject *type, *value, *tb;
+    const char *name;
+    void *p;
+    PyErr_Fetch(&type, &value, &tb);
+    name = PyCapsule_GetName(capsule);
+    p = name == NULL ? NULL : PyCapsule_GetPointer(capsule, name);
+    if (p != NULL && strcmp(name, "pygpu.dlpack_v") == 0) {
         dl_managed_v *m = p;
         if (m->deleter != NULL) {
             m->deleter(m);
         }
     }
-    else {
+    else if (p != NULL) {
         dl_managed *m = p;
         if (m->deleter != NULL) {
             m->deleter(m);
         }
     }
+    PyErr_Clear();
+    PyErr_Restore(type, value, tb);
 }
 
 static PyArray_Descr *

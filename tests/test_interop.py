@@ -127,6 +127,8 @@ def test_dlpack_copy_and_host_refusal():
     with pytest.raises(TypeError):
         pygpu.from_dlpack(3)
     assert d.__dlpack_device__() == (2, 0)  # device memory, never host memory
+    with pytest.raises((BufferError, RuntimeError), match="(?i)device"):
+        np.from_dlpack(d)  # NumPy's own refusal reaches the caller intact
 
 
 # ---- RawKernel ------------------------------------------------------------------------
