@@ -47,6 +47,17 @@ pg_device_props_get(pg_state *st, int device)
 }
 
 int
+pg_current_device(pg_state *st, const pg_backend *rt, int *device)
+{
+    pg_err err = rt->get_device(device);
+    if (err != PG_SUCCESS) {
+        pg_raise(st, err, "cudaGetDevice");
+        return -1;
+    }
+    return 0;
+}
+
+int
 pg_device_push(pg_state *st, const pg_backend *rt, int device, int *prev)
 {
     pg_err err = rt->get_device(prev);
@@ -104,13 +115,8 @@ Device_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (idobj == NULL) {
         const pg_backend *rt = pg_get_rt(st);
         int cur = 0;
-        pg_err err;
-        if (rt == NULL) {
+        if (rt == NULL || pg_current_device(st, rt, &cur) < 0) {
             return NULL;
-        }
-        err = rt->get_device(&cur);
-        if (err != PG_SUCCESS) {
-            return pg_raise(st, err, "cudaGetDevice");
         }
         return pg_device_new(st, cur);
     }

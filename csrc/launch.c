@@ -116,17 +116,6 @@ parse_dims(PyObject *o, const char *what, pg_dim3 *d)
 }
 
 static int
-current_device(pg_state *st, const pg_backend *rt, int *device)
-{
-    pg_err err = rt->get_device(device);
-    if (err != PG_SUCCESS) {
-        pg_raise(st, err, "cudaGetDevice");
-        return -1;
-    }
-    return 0;
-}
-
-static int
 check_config(pg_state *st, pg_dim3 grid, pg_dim3 block)
 {
     static const char axes[] = "xyz";
@@ -135,7 +124,7 @@ check_config(pg_state *st, pg_dim3 grid, pg_dim3 block)
     unsigned long long threads = (unsigned long long)block.x * block.y * block.z;
     unsigned int g[3] = {grid.x, grid.y, grid.z}, b[3] = {block.x, block.y, block.z};
     int device = 0;
-    if (rt == NULL || current_device(st, rt, &device) < 0 ||
+    if (rt == NULL || pg_current_device(st, rt, &device) < 0 ||
         (p = pg_device_props_get(st, device)) == NULL) {
         return -1;
     }
@@ -579,7 +568,7 @@ Launch_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
     else {
         (void)pg_resolve_stream(st, NULL, &cur);
     }
-    if (current_device(st, pg_rt(), &device) < 0 ||
+    if (pg_current_device(st, pg_rt(), &device) < 0 ||
         dispatch(st, l->id, args, l->grid, l->block, device, &cur) < 0) {
         return NULL;
     }
@@ -814,7 +803,7 @@ add_impl(pg_state *st, PyObject *a, PyObject *b, PyObject *out, PyObject *stream
     if (pg_resolve_stream(st, stream, &cur) < 0) {
         return NULL;
     }
-    if (pg_get_rt(st) == NULL || current_device(st, pg_rt(), &device) < 0) {
+    if (pg_get_rt(st) == NULL || pg_current_device(st, pg_rt(), &device) < 0) {
         return NULL;
     }
     if (!pg_array_check(st, a)) {
@@ -858,7 +847,7 @@ matmul_impl(pg_state *st, PyObject *a, PyObject *b, const char *method, PyObject
     if (pg_resolve_stream(st, stream, &cur) < 0) {
         return NULL;
     }
-    if (pg_get_rt(st) == NULL || current_device(st, pg_rt(), &device) < 0) {
+    if (pg_get_rt(st) == NULL || pg_current_device(st, pg_rt(), &device) < 0) {
         return NULL;
     }
     if (strcmp(method, "naive") == 0) {
@@ -1012,7 +1001,7 @@ mod_add_one(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwna
     int device = 0;
     if (pg_parse_args("add_one", args, nargs, kwnames, names, 2, 1, argv) < 0 ||
         pg_resolve_stream(st, argv[1], &cur) < 0 || pg_get_rt(st) == NULL ||
-        current_device(st, pg_rt(), &device) < 0) {
+        pg_current_device(st, pg_rt(), &device) < 0) {
         return NULL;
     }
     if (!pg_array_check(st, argv[0])) {

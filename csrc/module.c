@@ -54,13 +54,8 @@ mod_get_device(PyObject *m, PyObject *Py_UNUSED(ignored))
     pg_state *st = pg_state_of_module(m);
     const pg_backend *rt = pg_get_rt(st);
     int device = 0;
-    pg_err err;
-    if (rt == NULL) {
+    if (rt == NULL || pg_current_device(st, rt, &device) < 0) {
         return NULL;
-    }
-    err = rt->get_device(&device);
-    if (err != PG_SUCCESS) {
-        return pg_raise(st, err, "cudaGetDevice");
     }
     return PyLong_FromLong(device);
 }

@@ -94,6 +94,8 @@ extern PyType_Spec pg_device_spec;
 /* Cached properties of a device of the chosen backend; NULL with an error set. */
 const pg_device_props *pg_device_props_get(pg_state *st, int device);
 PyObject *pg_device_new(pg_state *st, int id);
+/* The current device of this thread; -1 with CudaError on failure. */
+int pg_current_device(pg_state *st, const pg_backend *rt, int *device);
 /* Makes `device` current on this thread, storing the previous one in *prev. */
 int pg_device_push(pg_state *st, const pg_backend *rt, int device, int *prev);
 void pg_device_pop(const pg_backend *rt, int prev);
