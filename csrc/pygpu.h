@@ -133,46 +133,118 @@ pg_stream_given(PyObject *obj)
 pg_err pg_copy_h2d(void *dst, const void *src, size_t n, pg_stream stream, int sync);
 pg_err pg_copy_d2h(void *dst, const void *src, size_t n, pg_stream stream, int sync);
 
-/* ---- array.c ------------------------------------------------------------------ */
+/* ---- args.c: the one argument parser, and its converters ------------------- */
+
+#define PG_MAX_PARAMS 8
+
+/* Converts obj (NULL when the argument was not given) into *out; 0 or -1. */
+typedef int (*pg_converter)(pg_state *st, PyObject *obj, void *out);
+typedef struct {
+    const char *name;
+    pg_converter convert;
+} pg_param;
+/* A function's parameters, in order; the first `required` must be given. */
+typedef struct {
+    const char *fname;
+    int required;
+    int count;
+    pg_param params[PG_MAX_PARAMS];
+} pg_signature;
+
+/* Parses fastcall arguments by position, then by keyword, and converts each
+ * into the next variadic output (one pointer per parameter, in order). On
+ * failure, outputs after the failing one are untouched: start them NULL. */
+int pg_parse(pg_state *st, const pg_signature *sig, PyObject *const *args,
+             Py_ssize_t nargs, PyObject *kwnames, ...);
+
+typedef struct {
+    int nd;
+    npy_intp dims[PG_MAXDIMS];
+} pg_shape;
+typedef struct {
+    pg_stream_ref ref;
+    int given; /* an explicit stream: copies may then be asynchronous */
+} pg_stream_arg;
+
+int pg_conv_object(pg_state *st, PyObject *obj, void *out);         /* PyObject ** */
+int pg_conv_object_or_none(pg_state *st, PyObject *obj, void *out); /* None -> NULL */
+int pg_conv_dtype(pg_state *st, PyObject *obj, void *out); /* new ref; None: float64 */
+int pg_conv_dtype_or_none(pg_state *st, PyObject *obj, void *out); /* None -> NULL */
+int pg_conv_shape(pg_state *st, PyObject *obj, void *out);         /* pg_shape * */
+int pg_conv_order(pg_state *st, PyObject *obj, void *out);  /* int *: 1 for 'F' */
+int pg_conv_stream(pg_state *st, PyObject *obj, void *out); /* pg_stream_arg * */
+int pg_conv_str(pg_state *st, PyObject *obj, void *out);    /* const char **, or NULL */
+
+/* Checks that descr is one of the supported dtypes; else TypeError. */
+int pg_check_dtype(PyArray_Descr *descr);
+/* Reads a shape (int or sequence of ints) into shape[]; returns nd or -1. */
+int pg_parse_shape(PyObject *obj, npy_intp *shape);
+
+/* ---- buffer.c: the one owner of a piece of memory ------------------------------ */
+
+typedef enum {
+    PG_BUFFER_POOLED,  /* device memory from pygpu's pool; back to it on release */
+    PG_BUFFER_FOREIGN, /* device memory another library owns, through `owner` */
+    PG_BUFFER_PINNED,  /* page-locked host memory (cuda.pinned_array) */
+} pg_buffer_kind;
+
+/* A reference-counted piece of memory (a small GC'd Python object, so that
+ * cycles through a foreign owner are collected). Arrays and views hold one
+ * reference each; the memory goes back when the last one goes. */
+typedef struct {
+    PyObject_HEAD
+    char *ptr;
+    size_t size;
+    int device; /* -1 for host memory */
+    pg_buffer_kind kind;
+    PyObject *owner; /* PG_BUFFER_FOREIGN: keeps the memory alive; else NULL */
+    /* The stream of the last use: pooled memory goes back to the pool in
+     * that stream's order. stream_obj keeps a Stream object alive. */
+    pg_stream stream;
+    uint64_t serial;
+    PyObject *stream_obj;
+    PyObject *weakreflist;
+} pg_buffer;
+
+extern PyType_Spec pg_buffer_spec;
+/* size bytes from the pool on `device`, in the order of stream s; raises
+ * OutOfMemoryError naming the size. size 0 gives an empty buffer. */
+pg_buffer *pg_buffer_alloc(pg_state *st, size_t size, int device, const pg_stream_ref *s);
+/* Device memory at ptr that `owner` keeps alive. */
+pg_buffer *pg_buffer_foreign(pg_state *st, void *ptr, size_t size, int device,
+                             PyObject *owner);
+/* Records that the memory is used on stream s (the pool orders its reuse after). */
+void pg_buffer_note_stream(pg_buffer *b, const pg_stream_ref *s);
+
+/* ---- core.c: the array core: construction, views, contiguity ------------------- */
 
 typedef struct {
     PyObject_HEAD
-    char *data;     /* device address of element [0, 0, ...] */
-    PyObject *base; /* the owner of the memory for a view; NULL if we own it */
-    void *alloc;    /* the allocation we own (NULL for views, empty arrays) */
-    size_t alloc_size;
-    int device;
+    pg_buffer *buf; /* the memory; shared by views */
+    char *data;     /* device address of element [0, 0, ...], inside buf */
+    /* NumPy's `base`: the array a view was made from (its owner); NULL for an
+     * array that owns its buffer. Only for the `.base` attribute. */
+    PyObject *base;
     int nd;
     int flags; /* NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_F_CONTIGUOUS */
     PyArray_Descr *descr;
     npy_intp shape[PG_MAXDIMS];
     npy_intp strides[PG_MAXDIMS];
-    /* The stream the memory was last used on (the owner's is the one that
-     * counts): the allocation goes back to the pool in that stream's order. */
-    pg_stream stream;
-    uint64_t serial;
-    PyObject *stream_obj;
-    /* for memory another library owns (CUDA array interface, DLPack): the
-     * object that keeps it alive; views of such an array have it as base */
-    PyObject *foreign;
     PyObject *weakreflist;
 } pg_array;
 
-/* A DeviceArray over memory it does not own, kept alive by `owner`.
- * strides in bytes, or NULL for C order. */
-pg_array *pg_array_wrap(pg_state *st, char *data, int nd, const npy_intp *shape,
-                        const npy_intp *strides, PyArray_Descr *descr, int device,
-                        PyObject *owner);
-
-/* Records that `a` (through its owner) is used on stream s. */
-void pg_array_note_stream(pg_array *a, const pg_stream_ref *s);
-
-extern PyType_Spec pg_array_spec;
+#define PG_CONTIG (NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_F_CONTIGUOUS)
 
 static inline int
 pg_array_check(pg_state *st, PyObject *o)
 {
     return PyObject_TypeCheck(o, st->DeviceArrayType);
+}
+
+static inline int
+pg_array_device(const pg_array *a)
+{
+    return a->buf->device;
 }
 
 static inline npy_intp
@@ -185,34 +257,71 @@ pg_array_size(const pg_array *a)
     return n;
 }
 
+static inline size_t
+pg_array_nbytes(const pg_array *a)
+{
+    return (size_t)pg_array_size(a) * (size_t)PyDataType_ELSIZE(a->descr);
+}
+
+/* Records that `a`'s memory is used on stream s. */
+static inline void
+pg_array_note_stream(pg_array *a, const pg_stream_ref *s)
+{
+    pg_buffer_note_stream(a->buf, s);
+}
+
 /* A new C-contiguous (or F-contiguous, if fortran) array on the current
  * device, allocated in the order of stream s (NULL: the current stream). */
 pg_array *pg_array_empty(pg_state *st, int nd, const npy_intp *shape,
                          PyArray_Descr *descr, int fortran, const pg_stream_ref *s);
+/* The same, of type `type` (a subclass of DeviceArray). */
+pg_array *pg_array_empty_typed(pg_state *st, PyTypeObject *type, int nd,
+                               const npy_intp *shape, PyArray_Descr *descr, int fortran,
+                               const pg_stream_ref *s);
+/* An array over (part of) buffer `buf` at data; strides in bytes, or NULL for
+ * C order. base is NumPy's `.base` (NULL for a new owner). */
+pg_array *pg_array_over(pg_state *st, pg_buffer *buf, char *data, int nd,
+                        const npy_intp *shape, const npy_intp *strides,
+                        PyArray_Descr *descr, PyObject *base);
+/* A view of a: geometry computed by NumPy on a never-dereferenced stand-in. */
+PyObject *pg_array_getitem(pg_state *st, pg_array *a, PyObject *key);
+PyObject *pg_array_reshape(pg_state *st, pg_array *a, PyObject *shape, int fortran);
+PyObject *pg_array_transpose(pg_state *st, pg_array *a, PyObject *axes);
+/* Same shape and same element order in memory for two dense layouts. */
+int pg_same_dense_layout(int nd, const npy_intp *shape, const npy_intp *sa, int flags_a,
+                         const npy_intp *sb, int flags_b);
+/* 1 when the two arrays may touch the same bytes (their extents overlap). */
+int pg_arrays_overlap(const pg_array *a, const pg_array *b);
+/* "the shapes (2, 3) and (3, 2) differ" as ValueError, prefixed by what. */
+int pg_check_same_shape(const char *what, int nd_a, const npy_intp *a, int nd_b,
+                        const npy_intp *b);
+int pg_check_same_dtype(const char *what, PyArray_Descr *a, PyArray_Descr *b);
+
+/* ---- copy.c: every copy (host/device, device/device, strided, setitem) ------- */
+
 /* Device-to-device copy between arrays of one shape and dtype, on stream s. */
 int pg_array_copy_into(pg_state *st, pg_array *dst, pg_array *src,
                        const pg_stream_ref *s);
+/* A new dense copy of a (C order, or F if fortran) on stream s (NULL: current). */
+PyObject *pg_array_copy(pg_state *st, pg_array *a, int fortran, const pg_stream_ref *s);
 /* Host (anything NumPy accepts) to a new device array, on stream s. */
 pg_array *pg_array_from_host(pg_state *st, PyObject *obj, PyArray_Descr *dtype,
                              const pg_stream_ref *s, int sync);
 /* src into the host array out (same shape and dtype), on stream s. */
 int pg_array_to_host(pg_state *st, pg_array *src, PyArrayObject *out,
                      const pg_stream_ref *s, int sync);
-/* Checks that descr is one of the supported dtypes; else TypeError. */
-int pg_check_dtype(PyArray_Descr *descr);
-/* Reads a shape (int or sequence of ints) into shape[]; returns nd or -1. */
-int pg_parse_shape(PyObject *obj, npy_intp *shape);
+/* A new host ndarray with a's contents (synchronous). */
+PyObject *pg_array_to_new_host(pg_state *st, pg_array *a, const pg_stream_ref *s);
+/* Copies obj (a DeviceArray, or anything NumPy accepts) into dst, on stream s;
+ * `what` names the operation in errors. */
+int pg_array_assign(pg_state *st, pg_array *dst, PyObject *obj, const char *what,
+                    const pg_stream_ref *s, int sync);
+/* A host ndarray from obj in the native byte order, checked for dtype. */
+PyArrayObject *pg_host_array(PyObject *obj, PyArray_Descr *dtype);
 
-/* Parses fastcall arguments into out[0..n) by position, then by keyword;
- * the first `required` must be given. Absent ones are NULL. */
-int pg_parse_args(const char *fname, PyObject *const *args, Py_ssize_t nargs,
-                  PyObject *kwnames, const char *const *names, int n, int required,
-                  PyObject **out);
-/* Same shape and same element order in memory for two dense layouts. */
-int pg_same_dense_layout(int nd, const npy_intp *shape, const npy_intp *sa, int flags_a,
-                         const npy_intp *sb, int flags_b);
-PyObject *pg_array_copy(pg_state *st, pg_array *a, int fortran, const pg_stream_ref *s);
+/* ---- array.c: the DeviceArray type and its factories --------------------------- */
 
+extern PyType_Spec pg_array_spec;
 extern PyMethodDef pg_array_functions[];
 
 /* ---- interop.c: __cuda_array_interface__, DLPack, pickling --------------------- */
