@@ -20,7 +20,8 @@ from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).resolve().parent
 CSRC = HERE / "csrc"
-C_SOURCES = ["module.c", "errors.c", "device.c", "array.c", "launch.c", "rt.c",
+C_SOURCES = ["module.c", "errors.c", "device.c", "args.c", "buffer.c", "core.c",
+             "copy.c", "array.c", "launch.c", "rt.c",
              "rt_cuda.c", "rt_sim.c", "pool.c", "stream.c", "transfer.c",
              "interop.c", "rawkernel.c"]
 DEFAULT_ARCHS = "80;86;89;90"

@@ -7,6 +7,8 @@
 /* ---- DLPack's structures, as its specification lays them out ---------------- */
 
 enum { DL_CPU = 1, DL_CUDA = 2 };
+/* DLManagedTensorVersioned.flags */
+enum { DL_FLAG_READ_ONLY = 1 << 0, DL_FLAG_IS_COPIED = 1 << 1 };
 enum { DL_INT = 0, DL_UINT = 1, DL_FLOAT = 2, DL_COMPLEX = 5, DL_BOOL = 6 };
 
 typedef struct {
@@ -53,11 +55,10 @@ typedef struct dl_managed_v {
 static PyObject *
 protocol_stream(pg_array *a)
 {
-    pg_array *owner = a->base != NULL ? (pg_array *)a->base : a;
-    if (owner->serial == 0) {
+    if (a->buf->serial == 0) {
         return PyLong_FromLong(1);
     }
-    return PyLong_FromVoidPtr(owner->stream);
+    return PyLong_FromVoidPtr(a->buf->stream);
 }
 
 /* Make work on `consumer` (a handle; 0, 1, 2 for default streams) wait for
@@ -346,11 +347,11 @@ pg_array_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
         if (PyErr_Occurred()) {
             return NULL;
         }
-        if (type != DL_CUDA || id != a->device) {
+        if (type != DL_CUDA || id != pg_array_device(a)) {
             PyErr_Format(PyExc_BufferError,
                          "this array is on CUDA device %d and cannot be exported to "
                          "DLPack device (%ld, %ld) without a copy",
-                         a->device, type, id);
+                         pg_array_device(a), type, id);
             return NULL;
         }
     }
@@ -366,14 +367,13 @@ pg_array_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
     }
     /* the consumer's stream waits for our last work on the array */
     if (argv[0] != NULL && argv[0] != Py_None) {
-        pg_array *owner = a->base != NULL ? (pg_array *)a->base : a;
         long long s = PyLong_AsLongLong(argv[0]);
         if (s == -1 && PyErr_Occurred()) {
             Py_DECREF(exported);
             return NULL;
         }
         if (s != -1 &&
-            order_streams(st, owner->stream, owner->serial, (uintptr_t)s) < 0) {
+            order_streams(st, a->buf->stream, a->buf->serial, (uintptr_t)s) < 0) {
             Py_DECREF(exported);
             return NULL;
         }
@@ -394,7 +394,7 @@ pg_array_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
     }
     t->data = pg_array_size(a) ? a->data : NULL;
     t->device.device_type = DL_CUDA;
-    t->device.device_id = a->device;
+    t->device.device_id = pg_array_device(a);
     t->ndim = a->nd;
     t->dtype = dt;
     t->shape = shape;
@@ -404,6 +404,7 @@ pg_array_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
         dl_managed_v *m = (dl_managed_v *)mem;
         m->version.major = 1;
         m->version.minor = 0;
+        m->flags = argv[3] == Py_True ? DL_FLAG_IS_COPIED : 0;
         m->manager_ctx = exported;
         m->deleter = export_deleter_v;
         capsule = PyCapsule_New(m, "dltensor_versioned", capsule_destructor);
@@ -424,7 +425,7 @@ pg_array_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
 PyObject *
 pg_array_dlpack_device(PyObject *self, PyObject *Py_UNUSED(ignored))
 {
-    return Py_BuildValue("(ii)", DL_CUDA, ((pg_array *)self)->device);
+    return Py_BuildValue("(ii)", DL_CUDA, pg_array_device((pg_array *)self));
 }
 
 /* ---- DLPack: import ------------------------------------------------------------ */
@@ -506,6 +507,7 @@ from_dlpack(pg_state *st, PyObject *obj)
     PyObject *meth = NULL, *stream_arg = NULL;
     PyArray_Descr *descr = NULL;
     npy_intp shape[PG_MAXDIMS], strides[PG_MAXDIMS];
+    pg_array *exported = NULL; /* set when the tensor is one of our exports */
     dl_tensor *t;
     long type = 0, id = 0;
     int versioned;
@@ -574,6 +576,9 @@ from_dlpack(pg_state *st, PyObject *obj)
             goto done;
         }
         t = &m->tensor;
+        if (m->deleter == export_deleter_v) {
+            exported = (pg_array *)m->manager_ctx;
+        }
         owner = PyCapsule_New(m, "pygpu.dlpack_v", owner_destructor);
         if (owner == NULL ||
             PyCapsule_SetName(capsule, "used_dltensor_versioned") < 0) {
@@ -586,6 +591,9 @@ from_dlpack(pg_state *st, PyObject *obj)
             goto done;
         }
         t = &m->tensor;
+        if (m->deleter == export_deleter) {
+            exported = (pg_array *)m->manager_ctx;
+        }
         owner = PyCapsule_New(m, "pygpu.dlpack", owner_destructor);
         if (owner == NULL || PyCapsule_SetName(capsule, "used_dltensor") < 0) {
             goto done;
@@ -612,6 +620,14 @@ from_dlpack(pg_state *st, PyObject *obj)
         if (t->strides != NULL) {
             strides[i] = (npy_intp)t->strides[i] * PyDataType_ELSIZE(descr);
         }
+    }
+    if (exported != NULL) {
+        /* Our own export: share the exported array's buffer, so that the
+         * collector sees the whole chain (a capsule hides what it holds). */
+        res = (PyObject *)pg_array_over(
+            st, exported->buf, (char *)t->data + t->byte_offset, t->ndim, shape,
+            t->strides != NULL ? strides : NULL, descr, (PyObject *)exported);
+        goto done;
     }
     res = (PyObject *)pg_array_wrap(st, (char *)t->data + t->byte_offset, t->ndim,
                                     shape, t->strides != NULL ? strides : NULL, descr,

@@ -234,11 +234,11 @@ arg_array(pg_state *st, const char *kname, const char *name, PyObject *o, int de
         return NULL;
     }
     a = (pg_array *)o;
-    if (a->device != device) {
+    if (pg_array_device(a) != device) {
         PyErr_Format(PyExc_ValueError,
                      "%s: argument '%s' is on device %d, but the launch is on "
                      "device %d (select its device, or copy it)",
-                     kname, name, a->device, device);
+                     kname, name, pg_array_device(a), device);
         return NULL;
     }
     return a;

@@ -125,6 +125,8 @@ exec_module(PyObject *module)
         (PyTypeObject *)PyType_FromModuleAndSpec(module, &pg_device_spec, NULL);
     st->DeviceArrayType =
         (PyTypeObject *)PyType_FromModuleAndSpec(module, &pg_array_spec, NULL);
+    st->BufferType =
+        (PyTypeObject *)PyType_FromModuleAndSpec(module, &pg_buffer_spec, NULL);
     st->KernelType =
         (PyTypeObject *)PyType_FromModuleAndSpec(module, &pg_kernel_spec, NULL);
     st->LaunchType =
@@ -146,7 +148,7 @@ exec_module(PyObject *module)
     PyTypeObject *types[] = {
         st->DeviceType,   st->DeviceArrayType,    st->KernelType,       st->LaunchType,
         st->StreamType,   st->EventType,          st->PinnedMemoryType, st->ModuleType,
-        st->FunctionType, st->FunctionLaunchType, st->HostArgType};
+        st->FunctionType, st->FunctionLaunchType, st->HostArgType, st->BufferType};
     for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
         if (types[i] == NULL || PyModule_AddType(module, types[i]) < 0) {
             return -1;
@@ -176,6 +178,7 @@ module_traverse(PyObject *module, visitproc visit, void *arg)
     pg_state *st = pg_state_of_module(module);
     Py_VISIT(st->DeviceType);
     Py_VISIT(st->DeviceArrayType);
+    Py_VISIT(st->BufferType);
     Py_VISIT(st->KernelType);
     Py_VISIT(st->LaunchType);
     Py_VISIT(st->StreamType);
@@ -199,6 +202,7 @@ module_clear(PyObject *module)
     pg_state *st = pg_state_of_module(module);
     Py_CLEAR(st->DeviceType);
     Py_CLEAR(st->DeviceArrayType);
+    Py_CLEAR(st->BufferType);
     Py_CLEAR(st->KernelType);
     Py_CLEAR(st->LaunchType);
     Py_CLEAR(st->StreamType);

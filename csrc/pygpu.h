@@ -32,6 +32,7 @@
 typedef struct {
     PyTypeObject *DeviceType;
     PyTypeObject *DeviceArrayType;
+    PyTypeObject *BufferType;
     PyTypeObject *KernelType;
     PyTypeObject *LaunchType;
     PyTypeObject *StreamType;
@@ -175,6 +176,10 @@ int pg_conv_order(pg_state *st, PyObject *obj, void *out);  /* int *: 1 for 'F' 
 int pg_conv_stream(pg_state *st, PyObject *obj, void *out); /* pg_stream_arg * */
 int pg_conv_str(pg_state *st, PyObject *obj, void *out);    /* const char **, or NULL */
 
+/* transitional: the old name-list parser (every output a borrowed object) */
+int pg_parse_args(const char *fname, PyObject *const *args, Py_ssize_t nargs,
+                  PyObject *kwnames, const char *const *names, int n, int required,
+                  PyObject **out);
 /* Checks that descr is one of the supported dtypes; else TypeError. */
 int pg_check_dtype(PyArray_Descr *descr);
 /* Reads a shape (int or sequence of ints) into shape[]; returns nd or -1. */
@@ -283,9 +288,18 @@ pg_array *pg_array_empty_typed(pg_state *st, PyTypeObject *type, int nd,
 pg_array *pg_array_over(pg_state *st, pg_buffer *buf, char *data, int nd,
                         const npy_intp *shape, const npy_intp *strides,
                         PyArray_Descr *descr, PyObject *base);
-/* A view of a: geometry computed by NumPy on a never-dereferenced stand-in. */
+/* A DeviceArray over device memory another library owns, kept alive by
+ * `owner` (through a foreign buffer); strides in bytes, or NULL for C order. */
+pg_array *pg_array_wrap(pg_state *st, char *data, int nd, const npy_intp *shape,
+                        const npy_intp *strides, PyArray_Descr *descr, int device,
+                        PyObject *owner);
+/* Views of a, their geometry computed by NumPy on a never-dereferenced
+ * stand-in: a[key] for basic indexing, and a.transpose(axes). */
 PyObject *pg_array_getitem(pg_state *st, pg_array *a, PyObject *key);
-PyObject *pg_array_reshape(pg_state *st, pg_array *a, PyObject *shape, int fortran);
+/* A view with a new shape; where only a dense copy could have it, NULL with
+ * *needs_copy set and no error. */
+PyObject *pg_array_reshape(pg_state *st, pg_array *a, PyObject *shape, int fortran,
+                           int *needs_copy);
 PyObject *pg_array_transpose(pg_state *st, pg_array *a, PyObject *axes);
 /* Same shape and same element order in memory for two dense layouts. */
 int pg_same_dense_layout(int nd, const npy_intp *shape, const npy_intp *sa, int flags_a,

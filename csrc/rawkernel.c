@@ -445,11 +445,11 @@ pack_arg(pg_state *st, pg_function *f, int i, PyObject *o, param_slot *slot,
     size_t want = f->sizes[i];
     if (pg_array_check(st, o)) {
         pg_array *a = (pg_array *)o;
-        if (a->device != device) {
+        if (pg_array_device(a) != device) {
             PyErr_Format(PyExc_ValueError,
                          "%U: argument %d is on device %d, but the launch is on "
                          "device %d",
-                         f->name, i, a->device, device);
+                         f->name, i, pg_array_device(a), device);
             return -1;
         }
         if (want != sizeof(void *)) {

@@ -1,0 +1,308 @@
+/* Every copy of array data: host to device, device to host, device to
+ * device (dense by memcpy, strided by the copy kernel), and assignment
+ * (setitem, copy_to_device, to_device(to=)). Pageable host memory goes
+ * through transfer.c's staged, pipelined copies. */
+#include <string.h>
+
+#include "pygpu.h"
+
+#define ARR(o) ((pg_array *)(o))
+
+/* Raises for a failed copy or launch; returns -1. */
+static int
+failed(pg_state *st, pg_err err, const char *call)
+{
+    pg_raise(st, err, call);
+    return -1;
+}
+
+int
+pg_array_copy_into(pg_state *st, pg_array *dst, pg_array *src, const pg_stream_ref *s)
+{
+    const pg_backend *rt = pg_rt();
+    int64_t shape[PG_MAXDIMS], ss[PG_MAXDIMS], ds[PG_MAXDIMS];
+    int prev = 0;
+    pg_err err;
+    if (pg_array_size(dst) == 0) {
+        return 0;
+    }
+    pg_array_note_stream(dst, s);
+    pg_array_note_stream(src, s);
+    if (pg_same_dense_layout(dst->nd, dst->shape, dst->strides, dst->flags,
+                             src->strides, src->flags)) {
+        size_t n = (size_t)pg_array_size(dst) * PyDataType_ELSIZE(dst->descr);
+        err = rt->memcpy_async(dst->data, src->data, n, PG_MEMCPY_D2D, s->handle);
+        return err == PG_SUCCESS ? 0 : failed(st, err, "cudaMemcpyAsync");
+    }
+    for (int i = 0; i < dst->nd; i++) {
+        shape[i] = dst->shape[i];
+        ss[i] = src->strides[i];
+        ds[i] = dst->strides[i];
+    }
+    if (pg_device_push(st, rt, pg_array_device(dst), &prev) < 0) {
+        return -1;
+    }
+    err = rt->kernels->copy_strided((int)PyDataType_ELSIZE(dst->descr), dst->nd, shape,
+                                    src->data, ss, dst->data, ds, s->handle);
+    pg_device_pop(rt, prev);
+    return err == PG_SUCCESS ? 0 : failed(st, err, "copy_strided kernel launch");
+}
+
+static int
+h2d(pg_state *st, void *dst, const void *src, size_t n, const pg_stream_ref *s,
+    int sync)
+{
+    pg_err err;
+    Py_BEGIN_ALLOW_THREADS
+        err = pg_copy_h2d(dst, src, n, s->handle, sync);
+    Py_END_ALLOW_THREADS
+    return err == PG_SUCCESS ? 0 : failed(st, err, "cudaMemcpy (host to device)");
+}
+
+static int
+d2h(pg_state *st, void *dst, const void *src, size_t n, const pg_stream_ref *s,
+    int sync)
+{
+    pg_err err;
+    Py_BEGIN_ALLOW_THREADS
+        err = pg_copy_d2h(dst, src, n, s->handle, sync);
+    Py_END_ALLOW_THREADS
+    return err == PG_SUCCESS ? 0 : failed(st, err, "cudaMemcpy (device to host)");
+}
+
+/* Host array (same shape and dtype as dst) into dst, on stream s. Without
+ * sync, a copy from page-locked memory may still run when this returns. */
+static int
+copy_from_host(pg_state *st, pg_array *dst, PyArrayObject *src, const pg_stream_ref *s,
+               int sync)
+{
+    PyArrayObject *tmp = NULL;
+    pg_array *staging = NULL;
+    int rc = -1;
+    size_t nbytes = (size_t)pg_array_size(dst) * PyDataType_ELSIZE(dst->descr);
+    if (nbytes == 0) {
+        return 0;
+    }
+    pg_array_note_stream(dst, s);
+    if (dst->flags & PG_CONTIG) {
+        int src_flags = PyArray_FLAGS(src) & PG_CONTIG;
+        if (pg_same_dense_layout(dst->nd, dst->shape, dst->strides, dst->flags,
+                                 PyArray_STRIDES(src), src_flags)) {
+            return h2d(st, dst->data, PyArray_DATA(src), nbytes, s, sync);
+        }
+        tmp = (PyArrayObject *)PyArray_NewCopy(
+            src, (dst->flags & NPY_ARRAY_C_CONTIGUOUS) ? NPY_CORDER : NPY_FORTRANORDER);
+        if (tmp == NULL) {
+            return -1;
+        }
+        rc = h2d(st, dst->data, PyArray_DATA(tmp), nbytes, s, 1);
+        Py_DECREF(tmp);
+        return rc;
+    }
+    /* A strided destination: stage through a dense device buffer. */
+    tmp = (PyArrayObject *)PyArray_FromArray(src, NULL, NPY_ARRAY_C_CONTIGUOUS);
+    if (tmp == NULL) {
+        return -1;
+    }
+    staging = pg_array_empty(st, dst->nd, dst->shape, dst->descr, 0, s);
+    if (staging != NULL &&
+        h2d(st, staging->data, PyArray_DATA(tmp), nbytes, s, 1) == 0) {
+        rc = pg_array_copy_into(st, dst, staging, s);
+    }
+    Py_XDECREF(staging);
+    Py_DECREF(tmp);
+    return rc;
+}
+
+/* src into the host array out (same shape and dtype, writeable), on stream
+ * s. Without sync, a copy into page-locked memory may still run on return. */
+static int
+copy_to_host(pg_state *st, pg_array *src, PyArrayObject *out, const pg_stream_ref *s,
+             int sync)
+{
+    pg_array *dense = NULL;
+    PyArrayObject *tmp = NULL;
+    int rc = -1;
+    size_t nbytes = (size_t)pg_array_size(src) * PyDataType_ELSIZE(src->descr);
+    if (nbytes == 0) {
+        return 0;
+    }
+    pg_array_note_stream(src, s);
+    if (!(src->flags & PG_CONTIG)) {
+        dense = pg_array_empty(st, src->nd, src->shape, src->descr, 0, s);
+        if (dense == NULL || pg_array_copy_into(st, dense, src, s) < 0) {
+            Py_XDECREF(dense);
+            return -1;
+        }
+        src = dense;
+    }
+    if (pg_same_dense_layout(src->nd, src->shape, src->strides, src->flags,
+                             PyArray_STRIDES(out), PyArray_FLAGS(out) & PG_CONTIG)) {
+        rc = d2h(st, PyArray_DATA(out), src->data, nbytes, s, sync);
+        goto done;
+    }
+    Py_INCREF(src->descr);
+    tmp = (PyArrayObject *)PyArray_NewFromDescr(
+        &PyArray_Type, src->descr, src->nd, src->shape, src->strides, NULL, 0, NULL);
+    if (tmp == NULL) {
+        goto done;
+    }
+    if (d2h(st, PyArray_DATA(tmp), src->data, nbytes, s, 1) < 0) {
+        goto done;
+    }
+    rc = PyArray_CopyInto(out, tmp);
+done:
+    Py_XDECREF(tmp);
+    Py_XDECREF(dense);
+    return rc;
+}
+
+int
+pg_array_to_host(pg_state *st, pg_array *src, PyArrayObject *out,
+                 const pg_stream_ref *s, int sync)
+{
+    return copy_to_host(st, src, out, s, sync);
+}
+
+/* A host ndarray from obj in the native byte order, checked for dtype. */
+PyArrayObject *
+pg_host_array(PyObject *obj, PyArray_Descr *dtype)
+{
+    PyArrayObject *arr = NULL;
+    if (dtype != NULL) {
+        Py_INCREF(dtype);
+    }
+    arr = (PyArrayObject *)PyArray_FromAny(obj, dtype, 0, 0, 0, NULL);
+    if (arr == NULL) {
+        return NULL;
+    }
+    if (!PyArray_ISNBO(PyArray_DESCR(arr)->byteorder)) {
+        PyArray_Descr *native =
+            PyArray_DescrNewByteorder(PyArray_DESCR(arr), NPY_NATIVE);
+        PyArrayObject *conv = NULL;
+        if (native != NULL) {
+            conv = (PyArrayObject *)PyArray_FromArray(arr, native, 0);
+        }
+        Py_DECREF(arr);
+        arr = conv;
+        if (arr == NULL) {
+            return NULL;
+        }
+    }
+    if (PyArray_NDIM(arr) > PG_MAXDIMS) {
+        PyErr_Format(PyExc_ValueError,
+                     "array has %d dimensions; pygpu arrays have at most %d",
+                     PyArray_NDIM(arr), PG_MAXDIMS);
+        Py_DECREF(arr);
+        return NULL;
+    }
+    if (pg_check_dtype(PyArray_DESCR(arr)) < 0) {
+        Py_DECREF(arr);
+        return NULL;
+    }
+    return arr;
+}
+
+pg_array *
+pg_array_from_host(pg_state *st, PyObject *obj, PyArray_Descr *dtype,
+                   const pg_stream_ref *s, int sync)
+{
+    PyArrayObject *arr = pg_host_array(obj, dtype);
+    pg_array *a = NULL;
+    int fortran;
+    if (arr == NULL) {
+        return NULL;
+    }
+    fortran = PyArray_IS_F_CONTIGUOUS(arr) && !PyArray_IS_C_CONTIGUOUS(arr);
+    a = pg_array_empty(st, PyArray_NDIM(arr), PyArray_DIMS(arr), PyArray_DESCR(arr),
+                       fortran, s);
+    /* a temporary made by the conversion must be copied before it goes */
+    if (a != NULL &&
+        copy_from_host(st, a, arr, s, sync || (PyObject *)arr != obj) < 0) {
+        Py_CLEAR(a);
+    }
+    Py_DECREF(arr);
+    return a;
+}
+
+/* Copies obj (a DeviceArray, or anything NumPy accepts) into dst on stream s. */
+int
+pg_array_assign(pg_state *st, pg_array *dst, PyObject *obj, const char *what,
+                const pg_stream_ref *s, int sync)
+{
+    PyArrayObject *arr = NULL;
+    int rc;
+    if (pg_array_check(st, obj)) {
+        pg_array *src = ARR(obj);
+        if (pg_check_same_shape(what, dst->nd, dst->shape, src->nd, src->shape) < 0 ||
+            pg_check_same_dtype(what, dst->descr, src->descr) < 0) {
+            return -1;
+        }
+        return pg_array_copy_into(st, dst, src, s);
+    }
+    if (PyArray_Check(obj)) {
+        if (pg_check_same_dtype(what, dst->descr, PyArray_DESCR((PyArrayObject *)obj)) <
+            0) {
+            return -1;
+        }
+        arr = pg_host_array(obj, NULL);
+    }
+    else {
+        arr = pg_host_array(obj, dst->descr); /* lists, scalars: NumPy converts */
+    }
+    if (arr == NULL) {
+        return -1;
+    }
+    if (PyArray_NDIM(arr) == 0 && dst->nd > 0) { /* a scalar fills dst */
+        PyArrayObject *full = NULL;
+        Py_INCREF(dst->descr);
+        full = (PyArrayObject *)PyArray_Empty(dst->nd, dst->shape, dst->descr, 0);
+        if (full == NULL || PyArray_CopyInto(full, arr) < 0) {
+            Py_XDECREF(full);
+            Py_DECREF(arr);
+            return -1;
+        }
+        Py_SETREF(arr, full);
+    }
+    rc = pg_check_same_shape(what, dst->nd, dst->shape, PyArray_NDIM(arr),
+                             PyArray_DIMS(arr));
+    if (rc == 0) {
+        rc = copy_from_host(st, dst, arr, s, sync || (PyObject *)arr != obj);
+    }
+    Py_DECREF(arr);
+    return rc;
+}
+
+PyObject *
+pg_array_copy(pg_state *st, pg_array *a, int fortran, const pg_stream_ref *s)
+{
+    pg_stream_ref current;
+    pg_array *c;
+    if (s == NULL) {
+        (void)pg_resolve_stream(st, NULL, &current);
+        s = &current;
+    }
+    c = pg_array_empty(st, a->nd, a->shape, a->descr, fortran, s);
+    if (c != NULL && pg_array_copy_into(st, c, a, s) < 0) {
+        Py_CLEAR(c);
+    }
+    return (PyObject *)c;
+}
+
+PyObject *
+pg_array_to_new_host(pg_state *st, pg_array *a, const pg_stream_ref *s)
+{
+    PyArrayObject *out = NULL;
+    int fortran =
+        (a->flags & NPY_ARRAY_F_CONTIGUOUS) && !(a->flags & NPY_ARRAY_C_CONTIGUOUS);
+    Py_INCREF(a->descr);
+    out = (PyArrayObject *)PyArray_Empty(a->nd, a->shape, a->descr, fortran);
+    if (out == NULL) {
+        return NULL;
+    }
+    if (copy_to_host(st, a, out, s, 1) < 0) { /* a new, pageable array */
+        Py_DECREF(out);
+        return NULL;
+    }
+    return (PyObject *)out;
+}

@@ -1,0 +1,483 @@
+/* The array core: building DeviceArrays over buffers, their geometry
+ * (contiguity, dense strides, sizes), and views. NumPy computes every view's
+ * geometry on a stand-in ndarray that never dereferences its data, so that
+ * indexing, reshape and transpose follow NumPy's rules exactly. */
+#include <string.h>
+
+#include "pygpu.h"
+
+#define ARR(o) ((pg_array *)(o))
+
+/* ---- geometry ---------------------------------------------------------------- */
+
+/* Bytes for `shape` of `itemsize`; -1 with ValueError on overflow. */
+static npy_intp
+checked_nbytes(int nd, const npy_intp *shape, npy_intp itemsize)
+{
+    npy_intp n = itemsize;
+    int empty = 0;
+    for (int i = 0; i < nd; i++) {
+        if (shape[i] == 0) {
+            empty = 1;
+        }
+    }
+    if (empty) {
+        return 0;
+    }
+    for (int i = 0; i < nd; i++) {
+        if (shape[i] != 0 && n > NPY_MAX_INTP / shape[i]) {
+            PyObject *t = PyArray_IntTupleFromIntp(nd, shape);
+            if (t != NULL) {
+                PyErr_Format(PyExc_ValueError,
+                             "array is too big: shape %R with itemsize %zd needs "
+                             "more than 2**63 bytes",
+                             t, (Py_ssize_t)itemsize);
+                Py_DECREF(t);
+            }
+            return -1;
+        }
+        n *= shape[i];
+    }
+    return n;
+}
+
+static int
+contiguity(int nd, const npy_intp *shape, const npy_intp *strides, npy_intp itemsize)
+{
+    int c = 1, f = 1;
+    npy_intp sd = itemsize;
+    for (int i = 0; i < nd; i++) {
+        if (shape[i] == 0) {
+            return PG_CONTIG;
+        }
+    }
+    for (int i = nd - 1; i >= 0; i--) {
+        if (shape[i] != 1) {
+            if (strides[i] != sd) {
+                c = 0;
+            }
+            sd *= shape[i];
+        }
+    }
+    sd = itemsize;
+    for (int i = 0; i < nd; i++) {
+        if (shape[i] != 1) {
+            if (strides[i] != sd) {
+                f = 0;
+            }
+            sd *= shape[i];
+        }
+    }
+    return (c ? NPY_ARRAY_C_CONTIGUOUS : 0) | (f ? NPY_ARRAY_F_CONTIGUOUS : 0);
+}
+
+static void
+dense_strides(int nd, const npy_intp *shape, npy_intp itemsize, int fortran,
+              npy_intp *strides)
+{
+    npy_intp sd = itemsize;
+    for (int k = 0; k < nd; k++) {
+        int i = fortran ? k : nd - 1 - k;
+        strides[i] = sd;
+        sd *= shape[i] > 0 ? shape[i] : 1;
+    }
+}
+
+/* Two dense layouts that put every element at the same offset: one memcpy
+ * copies either into the other. */
+int
+pg_same_dense_layout(int nd, const npy_intp *shape, const npy_intp *sa, int flags_a,
+                     const npy_intp *sb, int flags_b)
+{
+    if (!(flags_a & PG_CONTIG) || !(flags_b & PG_CONTIG)) {
+        return 0;
+    }
+    for (int i = 0; i < nd; i++) {
+        if (shape[i] > 1 && sa[i] != sb[i]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* ---- construction ------------------------------------------------------------ */
+
+pg_array *
+pg_array_over(pg_state *st, pg_buffer *buf, char *data, int nd, const npy_intp *shape,
+              const npy_intp *strides, PyArray_Descr *descr, PyObject *base)
+{
+    npy_intp dense[PG_MAXDIMS];
+    pg_array *a;
+    if (nd < 0 || nd > PG_MAXDIMS) {
+        PyErr_Format(PyExc_ValueError,
+                     "the array has %d dimensions; pygpu arrays have at most %d", nd,
+                     PG_MAXDIMS);
+        return NULL;
+    }
+    if (strides == NULL) {
+        dense_strides(nd, shape, PyDataType_ELSIZE(descr), 0, dense);
+        strides = dense;
+    }
+    a = (pg_array *)st->DeviceArrayType->tp_alloc(st->DeviceArrayType, 0);
+    if (a == NULL) {
+        return NULL;
+    }
+    a->nd = nd;
+    if (nd > 0) { /* a 0-d array may come with NULL shape and strides */
+        memcpy(a->shape, shape, (size_t)nd * sizeof(npy_intp));
+        memcpy(a->strides, strides, (size_t)nd * sizeof(npy_intp));
+    }
+    a->descr = (PyArray_Descr *)Py_NewRef(descr);
+    a->flags = contiguity(nd, shape, strides, PyDataType_ELSIZE(descr));
+    a->buf = (pg_buffer *)Py_NewRef(buf);
+    a->data = data;
+    a->base = Py_XNewRef(base);
+    return a;
+}
+
+pg_array *
+pg_array_wrap(pg_state *st, char *data, int nd, const npy_intp *shape,
+              const npy_intp *strides, PyArray_Descr *descr, int device,
+              PyObject *owner)
+{
+    npy_intp dense[PG_MAXDIMS], lo = 0, hi = 0;
+    pg_buffer *buf;
+    pg_array *a;
+    if (nd < 0 || nd > PG_MAXDIMS) {
+        PyErr_Format(PyExc_ValueError,
+                     "the array has %d dimensions; pygpu arrays have at most %d", nd,
+                     PG_MAXDIMS);
+        return NULL;
+    }
+    if (pg_check_dtype(descr) < 0 ||
+        checked_nbytes(nd, shape, PyDataType_ELSIZE(descr)) < 0) {
+        return NULL;
+    }
+    if (strides == NULL) {
+        dense_strides(nd, shape, PyDataType_ELSIZE(descr), 0, dense);
+        strides = dense;
+    }
+    /* the buffer is the extent the array spans: [lowest byte, highest byte] */
+    if (checked_nbytes(nd, shape, 1) > 0) {
+        for (int i = 0; i < nd; i++) {
+            npy_intp span = (shape[i] - 1) * strides[i];
+            if (span < 0) {
+                lo += span;
+            }
+            else {
+                hi += span;
+            }
+        }
+        hi += PyDataType_ELSIZE(descr);
+    }
+    buf = pg_buffer_foreign(st, data == NULL ? NULL : data + lo, (size_t)(hi - lo),
+                            device, owner);
+    if (buf == NULL) {
+        return NULL;
+    }
+    a = pg_array_over(st, buf, data, nd, shape, strides, descr, NULL);
+    Py_DECREF(buf);
+    return a;
+}
+
+pg_array *
+pg_array_empty_typed(pg_state *st, PyTypeObject *type, int nd, const npy_intp *shape,
+                     PyArray_Descr *descr, int fortran, const pg_stream_ref *s)
+{
+    pg_stream_ref current;
+    npy_intp strides[PG_MAXDIMS];
+    const pg_backend *rt = pg_get_rt(st);
+    npy_intp nbytes;
+    pg_array *a = NULL;
+    pg_buffer *buf = NULL;
+    int device = 0;
+
+    if (rt == NULL) {
+        return NULL;
+    }
+    if (s == NULL) {
+        (void)pg_resolve_stream(st, NULL, &current);
+        s = &current;
+    }
+    nbytes = checked_nbytes(nd, shape, PyDataType_ELSIZE(descr));
+    if (nbytes < 0 || pg_current_device(st, rt, &device) < 0) {
+        return NULL;
+    }
+    buf = pg_buffer_alloc(st, (size_t)nbytes, device, s);
+    if (buf == NULL) {
+        return NULL;
+    }
+    dense_strides(nd, shape, PyDataType_ELSIZE(descr), fortran, strides);
+    a = (pg_array *)type->tp_alloc(type, 0);
+    if (a != NULL) {
+        a->nd = nd;
+        if (nd > 0) {
+            memcpy(a->shape, shape, (size_t)nd * sizeof(npy_intp));
+            memcpy(a->strides, strides, (size_t)nd * sizeof(npy_intp));
+        }
+        a->descr = (PyArray_Descr *)Py_NewRef(descr);
+        a->flags = contiguity(nd, shape, strides, PyDataType_ELSIZE(descr));
+        a->buf = (pg_buffer *)Py_NewRef(buf);
+        a->data = buf->ptr;
+    }
+    Py_DECREF(buf);
+    return a;
+}
+
+pg_array *
+pg_array_empty(pg_state *st, int nd, const npy_intp *shape, PyArray_Descr *descr,
+               int fortran, const pg_stream_ref *s)
+{
+    return pg_array_empty_typed(st, st->DeviceArrayType, nd, shape, descr, fortran, s);
+}
+
+int
+pg_arrays_overlap(const pg_array *a, const pg_array *b)
+{
+    npy_intp lo_a = 0, hi_a = 0, lo_b = 0, hi_b = 0;
+    if (a->buf != b->buf &&
+        (a->buf->kind != PG_BUFFER_FOREIGN || b->buf->kind != PG_BUFFER_FOREIGN)) {
+        return 0; /* pygpu's own buffers never share bytes with another buffer */
+    }
+    if (pg_array_size(a) == 0 || pg_array_size(b) == 0) {
+        return 0;
+    }
+    /* the extents [lowest byte, highest byte] of each */
+    for (int i = 0; i < a->nd; i++) {
+        npy_intp span = (a->shape[i] - 1) * a->strides[i];
+        if (span < 0) {
+            lo_a += span;
+        }
+        else {
+            hi_a += span;
+        }
+    }
+    for (int i = 0; i < b->nd; i++) {
+        npy_intp span = (b->shape[i] - 1) * b->strides[i];
+        if (span < 0) {
+            lo_b += span;
+        }
+        else {
+            hi_b += span;
+        }
+    }
+    hi_a += PyDataType_ELSIZE(a->descr);
+    hi_b += PyDataType_ELSIZE(b->descr);
+    return a->data + lo_a < b->data + hi_b && b->data + lo_b < a->data + hi_a;
+}
+
+/* ---- views: NumPy computes their geometry on a stand-in that it never reads -- */
+
+static char standin_memory[64];
+
+static char *
+standin_base(pg_array *a)
+{
+    return a->data != NULL ? a->data : standin_memory;
+}
+
+enum { OWN_LAYOUT = 0, DENSE_C = 1, DENSE_F = 2 };
+
+/* An ndarray with a's shape over a's address, never dereferenced: with a's
+ * own strides, or those of a dense C or F layout. */
+static PyObject *
+standin(pg_array *a, int layout)
+{
+    npy_intp strides[PG_MAXDIMS];
+    if (layout != OWN_LAYOUT) {
+        dense_strides(a->nd, a->shape, PyDataType_ELSIZE(a->descr), layout == DENSE_F,
+                      strides);
+    }
+    Py_INCREF(a->descr);
+    return PyArray_NewFromDescr(&PyArray_Type, a->descr, a->nd, a->shape,
+                                layout == OWN_LAYOUT ? a->strides : strides,
+                                standin_base(a), 0, NULL);
+}
+
+/* getattr(standin(a, layout), method)(*args, **kwargs) */
+static PyObject *
+standin_call(pg_array *a, int layout, const char *method, PyObject *args,
+             PyObject *kwargs)
+{
+    PyObject *sa = standin(a, layout), *meth = NULL, *res = NULL;
+    if (sa == NULL) {
+        return NULL;
+    }
+    meth = PyObject_GetAttrString(sa, method);
+    if (meth != NULL) {
+        res = PyObject_Call(meth, args, kwargs);
+        Py_DECREF(meth);
+    }
+    Py_DECREF(sa);
+    return res;
+}
+
+/* The view of a that NumPy's result `res` (computed on standin(a)) describes. */
+static PyObject *
+view_from_standin(pg_state *st, pg_array *a, PyObject *res)
+{
+    PyArrayObject *r = (PyArrayObject *)res;
+    char *data;
+    if (!PyArray_Check(res)) {
+        PyErr_SetString(PyExc_SystemError, "pygpu: indexing did not give a view");
+        return NULL;
+    }
+    if (PyArray_NDIM(r) > PG_MAXDIMS) {
+        return PyErr_Format(PyExc_ValueError,
+                            "the result would have %d dimensions; pygpu arrays "
+                            "have at most %d",
+                            PyArray_NDIM(r), PG_MAXDIMS);
+    }
+    data = a->data == NULL ? NULL : a->data + (PyArray_BYTES(r) - standin_base(a));
+    return (PyObject *)pg_array_over(st, a->buf, data, PyArray_NDIM(r), PyArray_DIMS(r),
+                                     PyArray_STRIDES(r), a->descr,
+                                     a->base != NULL ? a->base : (PyObject *)a);
+}
+
+/* A view of a with a new shape. Where only a dense copy of a could have the
+ * shape, returns NULL with *needs_copy set and no error. */
+PyObject *
+pg_array_reshape(pg_state *st, pg_array *a, PyObject *shape, int fortran,
+                 int *needs_copy)
+{
+    PyObject *args = NULL, *kwargs = NULL, *res = NULL, *out = NULL;
+    *needs_copy = 0;
+    args = PyTuple_Pack(1, shape);
+    kwargs = Py_BuildValue("{sssO}", "order", fortran ? "F" : "C", "copy", Py_False);
+    if (args == NULL || kwargs == NULL) {
+        goto done;
+    }
+    res = standin_call(a, OWN_LAYOUT, "reshape", args, kwargs);
+    if (res != NULL) {
+        out = view_from_standin(st, a, res);
+        goto done;
+    }
+    if (!PyErr_ExceptionMatches(PyExc_ValueError)) {
+        goto done;
+    }
+    /* Impossible shape, or one that needs a copy? Ask NumPy about a dense
+     * array of the same order: if that fails too, its error stands. */
+    PyErr_Clear();
+    res = standin_call(a, fortran ? DENSE_F : DENSE_C, "reshape", args, kwargs);
+    *needs_copy = res != NULL;
+done:
+    Py_XDECREF(res);
+    Py_XDECREF(args);
+    Py_XDECREF(kwargs);
+    return out;
+}
+
+PyObject *
+pg_array_transpose(pg_state *st, pg_array *a, PyObject *axes)
+{
+    PyObject *args = axes == NULL ? PyTuple_New(0) : PyTuple_Pack(1, axes);
+    PyObject *res = NULL, *out = NULL;
+    if (args == NULL) {
+        return NULL;
+    }
+    res = standin_call(a, OWN_LAYOUT, "transpose", args, NULL);
+    if (res != NULL) {
+        out = view_from_standin(st, a, res);
+        Py_DECREF(res);
+    }
+    Py_DECREF(args);
+    return out;
+}
+
+static int
+basic_index_item(PyObject *o)
+{
+    return (PyLong_Check(o) && !PyBool_Check(o)) || PyArray_IsScalar(o, Integer) ||
+           PySlice_Check(o) || o == Py_Ellipsis || o == Py_None;
+}
+
+/* The view a[key]; for basic indexing only (no copies, as in NumPy). */
+PyObject *
+pg_array_getitem(pg_state *st, pg_array *a, PyObject *key)
+{
+    PyObject *full_key = NULL, *res = NULL, *out = NULL;
+    PyObject *args = NULL;
+    int has_ellipsis = 0;
+    if (PyTuple_Check(key)) {
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(key); i++) {
+            PyObject *item = PyTuple_GET_ITEM(key, i);
+            if (!basic_index_item(item)) {
+                goto advanced;
+            }
+            has_ellipsis |= item == Py_Ellipsis;
+        }
+        if (has_ellipsis) {
+            full_key = Py_NewRef(key);
+        }
+        else {
+            PyObject *tail = PyTuple_Pack(1, Py_Ellipsis);
+            full_key = tail == NULL ? NULL : PySequence_Concat(key, tail);
+            Py_XDECREF(tail);
+        }
+    }
+    else {
+        if (!basic_index_item(key)) {
+            goto advanced;
+        }
+        full_key =
+            key == Py_Ellipsis ? Py_NewRef(key) : PyTuple_Pack(2, key, Py_Ellipsis);
+    }
+    if (full_key == NULL) {
+        return NULL;
+    }
+    /* Ending in Ellipsis, an all-integer key gives a 0-d view, not a scalar. */
+    args = PyTuple_Pack(1, full_key);
+    if (args != NULL) {
+        res = standin_call(a, OWN_LAYOUT, "__getitem__", args, NULL);
+    }
+    if (res != NULL) {
+        out = view_from_standin(st, a, res);
+    }
+    Py_XDECREF(res);
+    Py_XDECREF(args);
+    Py_DECREF(full_key);
+    return out;
+advanced:
+    PyErr_Format(PyExc_IndexError,
+                 "pygpu arrays support basic indexing only (ints, slices, "
+                 "..., None), which gives views; got %.100s. For other "
+                 "indexing, copy to the host with copy_to_host() first.",
+                 Py_TYPE(key)->tp_name);
+    return NULL;
+}
+
+/* ---- checks shared by copies and operations -------------------------------- */
+
+int
+pg_check_same_shape(const char *what, int nd_a, const npy_intp *a, int nd_b,
+                    const npy_intp *b)
+{
+    PyObject *sa = NULL, *sb = NULL;
+    int same = nd_a == nd_b;
+    for (int i = 0; same && i < nd_a; i++) {
+        same = a[i] == b[i];
+    }
+    if (same) {
+        return 0;
+    }
+    sa = PyArray_IntTupleFromIntp(nd_a, a);
+    sb = PyArray_IntTupleFromIntp(nd_b, b);
+    if (sa != NULL && sb != NULL) {
+        PyErr_Format(PyExc_ValueError, "%s: shape mismatch: %R and %R", what, sa, sb);
+    }
+    Py_XDECREF(sa);
+    Py_XDECREF(sb);
+    return -1;
+}
+
+int
+pg_check_same_dtype(const char *what, PyArray_Descr *a, PyArray_Descr *b)
+{
+    if (PyArray_EquivTypes(a, b)) {
+        return 0;
+    }
+    PyErr_Format(PyExc_TypeError,
+                 "%s: dtype mismatch: %R and %R (convert one with .astype())", what,
+                 (PyObject *)a, (PyObject *)b);
+    return -1;
+}
