@@ -11,7 +11,6 @@ Environment:
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy
@@ -76,7 +75,8 @@ class BuildExt(build_ext):
         cxx = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++") or "c++"
         sim_obj = tmp / "kernels_sim.o"
         run([cxx, "-x", "c++", "-std=c++17", "-O2", "-fPIC", "-fno-exceptions",
-             "-fno-rtti", "-fvisibility=hidden", "-Wall", "-Wno-unknown-pragmas", *os.environ.get("CXXFLAGS", "").split(), "-I", CSRC,
+             "-fno-rtti", "-fvisibility=hidden", "-Wall", "-Wno-unknown-pragmas",
+             *os.environ.get("CXXFLAGS", "").split(), "-I", CSRC,
              "-c", CSRC / "kernels.cu",
              "-o", sim_obj])
         ext.extra_objects = [str(sim_obj)]

@@ -248,7 +248,8 @@ Array_item(PyObject *self, PyObject *Py_UNUSED(ignored))
 }
 
 static PyObject *
-Array_array(PyObject *self, PyObject *args, PyObject *kwargs)
+Array_array(PyObject *Py_UNUSED(self), PyObject *Py_UNUSED(args),
+            PyObject *Py_UNUSED(kwargs))
 {
     PyErr_SetString(PyExc_TypeError,
                     "pygpu.DeviceArray does not convert to a NumPy array "

@@ -5,11 +5,10 @@ import gc
 
 import numpy as np
 import pytest
+from conftest import needs_pool
 
 import pygpu
 from pygpu import cuda
-
-from conftest import needs_pool
 
 
 def collect():

@@ -1,0 +1,52 @@
+"""House style, checked by the suite so that CI fails on drift: clang-format
+for C, ruff for Python, and a C build free of -Wall -Wextra
+-Wmissing-prototypes warnings."""
+
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CSRC = ROOT / "csrc"
+
+
+def tool(name):
+    """A tool from the test extras: beside this interpreter, else on PATH."""
+    here = Path(sys.executable).parent / name
+    found = str(here) if here.exists() else shutil.which(name)
+    if found is None:
+        pytest.skip(f"{name} is not installed (pip install -e '.[test]' brings it)")
+    return found
+
+
+def test_c_sources_are_clang_formatted():
+    files = sorted(str(p) for p in CSRC.iterdir() if p.suffix in (".c", ".h", ".cu"))
+    r = subprocess.run([tool("clang-format"), "--dry-run", "--Werror", *files],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, "run clang-format -i on csrc/:\n" + r.stderr[-3000:]
+
+
+def test_python_is_ruff_clean():
+    r = subprocess.run([tool("ruff"), "check", "--output-format", "concise", "."],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+
+
+@pytest.mark.parametrize("source", sorted(p.name for p in CSRC.glob("*.c")))
+def test_c_compiles_without_warnings(source):
+    cc = sysconfig.get_config_var("CC").split()[0] or "cc"
+    flags = ["-std=c11", "-fsyntax-only", "-Wall", "-Wextra", "-Wmissing-prototypes",
+             "-Wno-missing-field-initializers", "-Werror",
+             f"-I{CSRC}", f"-I{np.get_include()}", f"-I{sysconfig.get_paths()['include']}"]
+    if source == "rt_cuda.c":
+        cuda = Path("/usr/local/cuda/include")
+        if not (cuda / "cuda_runtime.h").exists():
+            pytest.skip("no CUDA toolkit headers")
+        flags += [f"-I{cuda}", "-DPG_HAVE_CUDA=1"]
+    r = subprocess.run([cc, *flags, str(CSRC / source)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-4000:]
