@@ -88,44 +88,73 @@ pg_conv_object_or_none(pg_state *Py_UNUSED(st), PyObject *obj, void *out)
     return 0;
 }
 
+/* The one dtype table: what pygpu stores, and how DLPack and the prebuilt
+ * kernels name each dtype. */
+static const pg_dtype_info dtypes[] = {
+    {NPY_BOOL, PG_DL_BOOL, -1},
+    {NPY_BYTE, PG_DL_INT, -1},
+    {NPY_SHORT, PG_DL_INT, -1},
+    {NPY_INT, PG_DL_INT, PG_I32},
+    {NPY_LONG, PG_DL_INT, sizeof(long) == 8 ? PG_I64 : PG_I32},
+    {NPY_LONGLONG, PG_DL_INT, PG_I64},
+    {NPY_UBYTE, PG_DL_UINT, -1},
+    {NPY_USHORT, PG_DL_UINT, -1},
+    {NPY_UINT, PG_DL_UINT, -1},
+    {NPY_ULONG, PG_DL_UINT, -1},
+    {NPY_ULONGLONG, PG_DL_UINT, -1},
+    {NPY_HALF, PG_DL_FLOAT, -1},
+    {NPY_FLOAT, PG_DL_FLOAT, PG_F32},
+    {NPY_DOUBLE, PG_DL_FLOAT, PG_F64},
+    {NPY_CFLOAT, PG_DL_COMPLEX, -1},
+    {NPY_CDOUBLE, PG_DL_COMPLEX, -1},
+};
+
 static const char supported_dtypes[] =
     "bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, "
     "float16, float32, float64, complex64 and complex128";
 
+const pg_dtype_info *
+pg_dtype_info_of(int type_num)
+{
+    for (size_t i = 0; i < sizeof(dtypes) / sizeof(dtypes[0]); i++) {
+        if (dtypes[i].type_num == type_num) {
+            return &dtypes[i];
+        }
+    }
+    return NULL;
+}
+
+int
+pg_dtype_from_dlpack(int code, int bits)
+{
+    for (size_t i = 0; i < sizeof(dtypes) / sizeof(dtypes[0]); i++) {
+        PyArray_Descr *d = PyArray_DescrFromType(dtypes[i].type_num);
+        int match = dtypes[i].dl_code == code && PyDataType_ELSIZE(d) * 8 == bits;
+        Py_DECREF(d);
+        if (match) {
+            return dtypes[i].type_num;
+        }
+    }
+    return -1;
+}
+
 int
 pg_check_dtype(PyArray_Descr *descr)
 {
-    switch (descr->type_num) {
-    case NPY_BOOL:
-    case NPY_BYTE:
-    case NPY_UBYTE:
-    case NPY_SHORT:
-    case NPY_USHORT:
-    case NPY_INT:
-    case NPY_UINT:
-    case NPY_LONG:
-    case NPY_ULONG:
-    case NPY_LONGLONG:
-    case NPY_ULONGLONG:
-    case NPY_HALF:
-    case NPY_FLOAT:
-    case NPY_DOUBLE:
-    case NPY_CFLOAT:
-    case NPY_CDOUBLE:
-        if (!PyArray_ISNBO(descr->byteorder)) {
-            PyErr_Format(PyExc_TypeError,
-                         "pygpu arrays use the native byte order; got dtype %R "
-                         "(convert it with .astype(%R.newbyteorder('=')))",
-                         (PyObject *)descr, (PyObject *)descr);
-            return -1;
-        }
-        return 0;
-    default:
+    if (pg_dtype_info_of(descr->type_num) == NULL) {
         PyErr_Format(PyExc_TypeError,
                      "pygpu does not support dtype %R; supported dtypes are %s",
                      (PyObject *)descr, supported_dtypes);
         return -1;
     }
+    if (!PyArray_ISNBO(descr->byteorder)) {
+        PyErr_Format(PyExc_TypeError,
+                     "pygpu arrays use the native byte order; got dtype %R "
+                     "(convert it with .astype(%R.newbyteorder('=')))",
+                     (PyObject *)descr, (PyObject *)descr);
+        return -1;
+    }
+    return 0;
 }
 
 static int

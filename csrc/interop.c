@@ -9,7 +9,6 @@
 enum { DL_CPU = 1, DL_CUDA = 2 };
 /* DLManagedTensorVersioned.flags */
 enum { DL_FLAG_READ_ONLY = 1 << 0, DL_FLAG_IS_COPIED = 1 << 1 };
-enum { DL_INT = 0, DL_UINT = 1, DL_FLOAT = 2, DL_COMPLEX = 5, DL_BOOL = 6 };
 
 typedef struct {
     int32_t device_type;
@@ -245,18 +244,16 @@ done:
 static int
 dl_dtype_of(PyArray_Descr *d, dl_dtype *out)
 {
+    const pg_dtype_info *info = pg_dtype_info_of(d->type_num);
+    if (info == NULL) {
+        PyErr_Format(PyExc_BufferError, "dtype %R has no DLPack equivalent",
+                     (PyObject *)d);
+        return -1;
+    }
     out->lanes = 1;
     out->bits = (uint8_t)(8 * PyDataType_ELSIZE(d));
-    switch (d->kind) {
-    case 'b': out->code = DL_BOOL; return 0;
-    case 'i': out->code = DL_INT; return 0;
-    case 'u': out->code = DL_UINT; return 0;
-    case 'f': out->code = DL_FLOAT; return 0;
-    case 'c': out->code = DL_COMPLEX; return 0;
-    default: break;
-    }
-    PyErr_Format(PyExc_BufferError, "dtype %R has no DLPack equivalent", (PyObject *)d);
-    return -1;
+    out->code = (uint8_t)info->dl_code;
+    return 0;
 }
 
 /* shape and strides live in the same allocation, after the struct */
@@ -306,7 +303,13 @@ PyObject *
 pg_array_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                 PyObject *kwnames)
 {
-    static const char *const names[] = {"stream", "max_version", "dl_device", "copy"};
+    static const pg_signature sig = {"__dlpack__",
+                                     0,
+                                     4,
+                                     {{"stream", pg_conv_object},
+                                      {"max_version", pg_conv_object},
+                                      {"dl_device", pg_conv_object},
+                                      {"copy", pg_conv_object}}};
     pg_state *st = pg_state_of_type(Py_TYPE(self));
     pg_array *a = (pg_array *)self;
     PyObject *argv[4], *exported = NULL, *capsule = NULL;
@@ -319,7 +322,8 @@ pg_array_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
         PyErr_SetString(PyExc_TypeError, "__dlpack__() takes keyword arguments only");
         return NULL;
     }
-    if (pg_parse_args("__dlpack__", args, 0, kwnames, names, 4, 0, argv) < 0 ||
+    if (pg_parse(st, &sig, args, 0, kwnames, &argv[0], &argv[1], &argv[2], &argv[3]) <
+            0 ||
         dl_dtype_of(a->descr, &dt) < 0) {
         return NULL;
     }
@@ -459,41 +463,10 @@ owner_destructor(PyObject *capsule)
 static PyArray_Descr *
 descr_of(dl_dtype dt)
 {
-    int type = -1, bytes = dt.bits / 8;
-    if (dt.lanes != 1 || dt.bits % 8 != 0) {
-        goto bad;
-    }
-    switch (dt.code) {
-    case DL_BOOL: type = bytes == 1 ? NPY_BOOL : -1; break;
-    case DL_INT:
-        type = bytes == 1   ? NPY_INT8
-               : bytes == 2 ? NPY_INT16
-               : bytes == 4 ? NPY_INT32
-               : bytes == 8 ? NPY_INT64
-                            : -1;
-        break;
-    case DL_UINT:
-        type = bytes == 1   ? NPY_UINT8
-               : bytes == 2 ? NPY_UINT16
-               : bytes == 4 ? NPY_UINT32
-               : bytes == 8 ? NPY_UINT64
-                            : -1;
-        break;
-    case DL_FLOAT:
-        type = bytes == 2   ? NPY_HALF
-               : bytes == 4 ? NPY_FLOAT
-               : bytes == 8 ? NPY_DOUBLE
-                            : -1;
-        break;
-    case DL_COMPLEX:
-        type = bytes == 8 ? NPY_CFLOAT : bytes == 16 ? NPY_CDOUBLE : -1;
-        break;
-    default: break;
-    }
+    int type = dt.lanes == 1 ? pg_dtype_from_dlpack(dt.code, dt.bits) : -1;
     if (type >= 0) {
         return PyArray_DescrFromType(type);
     }
-bad:
     PyErr_Format(PyExc_TypeError,
                  "DLPack dtype (code %d, %d bits, %d lanes) has no pygpu equivalent",
                  dt.code, dt.bits, dt.lanes);

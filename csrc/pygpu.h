@@ -180,6 +180,18 @@ int pg_conv_str(pg_state *st, PyObject *obj, void *out);    /* const char **, or
 int pg_parse_args(const char *fname, PyObject *const *args, Py_ssize_t nargs,
                   PyObject *kwnames, const char *const *names, int n, int required,
                   PyObject **out);
+/* The one dtype table: each dtype pygpu stores, its DLPack type code, and
+ * the code the prebuilt kernels know it by (PG_F32..., or -1). */
+enum { PG_DL_INT = 0, PG_DL_UINT = 1, PG_DL_FLOAT = 2, PG_DL_COMPLEX = 5, PG_DL_BOOL = 6 };
+typedef struct {
+    int type_num; /* NPY_FLOAT, ... */
+    int dl_code;  /* PG_DL_* */
+    int kernel;   /* PG_F32, PG_F64, PG_I32, PG_I64, or -1 */
+} pg_dtype_info;
+/* The table's row for a NumPy type number; NULL if pygpu does not store it. */
+const pg_dtype_info *pg_dtype_info_of(int type_num);
+/* The NumPy type number of a DLPack (code, bits); -1 if none. */
+int pg_dtype_from_dlpack(int code, int bits);
 /* Checks that descr is one of the supported dtypes; else TypeError. */
 int pg_check_dtype(PyArray_Descr *descr);
 /* Reads a shape (int or sequence of ints) into shape[]; returns nd or -1. */
