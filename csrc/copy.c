@@ -16,16 +16,58 @@ failed(pg_state *st, pg_err err, const char *call)
     return -1;
 }
 
+/* dst and src are the very same elements: copying is a no-op. */
+static int
+same_elements(const pg_array *dst, const pg_array *src)
+{
+    if (dst->data != src->data) {
+        return 0;
+    }
+    for (int i = 0; i < dst->nd; i++) {
+        if (dst->shape[i] > 1 && dst->strides[i] != src->strides[i]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The copy, once dst and src are known not to overlap. */
+static int
+copy_disjoint(pg_state *st, pg_array *dst, pg_array *src, const pg_stream_ref *s);
+
 int
 pg_array_copy_into(pg_state *st, pg_array *dst, pg_array *src, const pg_stream_ref *s)
+{
+    pg_array *tmp;
+    int rc;
+    if (pg_array_size(dst) == 0 || same_elements(dst, src)) {
+        return 0;
+    }
+    if (!pg_arrays_overlap(dst, src)) {
+        return copy_disjoint(st, dst, src, s);
+    }
+    /* d[:] = d[::-1], d[1:] = d[:-1]: NumPy copies as if through a buffer,
+     * and so do we, since a copy in place would read what it already wrote
+     * (and race with itself on a GPU). */
+    tmp = pg_array_empty(st, src->nd, src->shape, src->descr, 0, s);
+    if (tmp == NULL) {
+        return -1;
+    }
+    rc = copy_disjoint(st, tmp, src, s);
+    if (rc == 0) {
+        rc = copy_disjoint(st, dst, tmp, s);
+    }
+    Py_DECREF(tmp);
+    return rc;
+}
+
+static int
+copy_disjoint(pg_state *st, pg_array *dst, pg_array *src, const pg_stream_ref *s)
 {
     const pg_backend *rt = pg_rt();
     int64_t shape[PG_MAXDIMS], ss[PG_MAXDIMS], ds[PG_MAXDIMS];
     int prev = 0;
     pg_err err;
-    if (pg_array_size(dst) == 0) {
-        return 0;
-    }
     pg_array_note_stream(dst, s);
     pg_array_note_stream(src, s);
     if (pg_same_dense_layout(dst->nd, dst->shape, dst->strides, dst->flags,
