@@ -296,7 +296,7 @@ Array_setitem(PyObject *self, PyObject *key, PyObject *value)
     }
     pg_stream_ref cur;
     (void)pg_resolve_stream(st, NULL, &cur);
-    rc = pg_array_assign(st, ARR(view), value, "setitem", &cur, 1);
+    rc = pg_array_setitem(st, ARR(view), value, &cur);
     Py_DECREF(view);
     return rc;
 }

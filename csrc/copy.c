@@ -32,8 +32,8 @@ same_elements(const pg_array *dst, const pg_array *src)
 }
 
 /* The copy, once dst and src are known not to overlap. */
-static int
-copy_disjoint(pg_state *st, pg_array *dst, pg_array *src, const pg_stream_ref *s);
+static int copy_disjoint(pg_state *st, pg_array *dst, pg_array *src,
+                         const pg_stream_ref *s);
 
 int
 pg_array_copy_into(pg_state *st, pg_array *dst, pg_array *src, const pg_stream_ref *s)
@@ -347,4 +347,128 @@ pg_array_to_new_host(pg_state *st, pg_array *a, const pg_stream_ref *s)
         return NULL;
     }
     return (PyObject *)out;
+}
+
+/* ---- setitem: NumPy's assignment rules --------------------------------------- */
+
+/* src seen with dst's shape, as NumPy broadcasts: a view with zero strides
+ * on the broadcast axes; ValueError in NumPy's words if it cannot be. */
+static pg_array *
+broadcast_to(pg_state *st, pg_array *src, int nd, const npy_intp *shape)
+{
+    npy_intp strides[PG_MAXDIMS];
+    int ok = src->nd <= nd;
+    for (int i = 0; ok && i < nd; i++) {
+        int j = i - (nd - src->nd); /* src's axis aligned from the right */
+        if (j < 0) {
+            strides[i] = 0;
+        }
+        else if (src->shape[j] == shape[i]) {
+            strides[i] = src->strides[j];
+        }
+        else if (src->shape[j] == 1) {
+            strides[i] = 0;
+        }
+        else {
+            ok = 0;
+        }
+    }
+    if (!ok) {
+        PyObject *from = PyArray_IntTupleFromIntp(src->nd, src->shape);
+        PyObject *to = PyArray_IntTupleFromIntp(nd, shape);
+        if (from != NULL && to != NULL) {
+            PyErr_Format(PyExc_ValueError,
+                         "could not broadcast input array from shape %R into shape %R",
+                         from, to);
+        }
+        Py_XDECREF(from);
+        Py_XDECREF(to);
+        return NULL;
+    }
+    return pg_array_over(st, src->buf, src->data, nd, shape, strides, src->descr,
+                         (PyObject *)src);
+}
+
+/* The scalar `value` into every element of dst, converted as NumPy converts
+ * a scalar assigned to an array of dst's dtype (OverflowError included). */
+static int
+fill_scalar(pg_state *st, pg_array *dst, PyObject *value, const pg_stream_ref *s)
+{
+    PyArrayObject *v = NULL;
+    pg_array *one = NULL, *wide = NULL;
+    PyObject *empty = NULL;
+    int rc = -1;
+    Py_INCREF(dst->descr);
+    v = (PyArrayObject *)PyArray_Empty(0, NULL, dst->descr, 0);
+    empty = PyTuple_New(0);
+    if (v == NULL || empty == NULL ||
+        PyObject_SetItem((PyObject *)v, empty, value) < 0) {
+        goto done;
+    }
+    /* one element on the device, seen with dst's shape */
+    one = pg_array_empty(st, 0, NULL, dst->descr, 0, s);
+    if (one == NULL || copy_from_host(st, one, v, s, 1) < 0) {
+        goto done;
+    }
+    wide = broadcast_to(st, one, dst->nd, dst->shape);
+    if (wide != NULL) {
+        rc = copy_disjoint(st, dst, wide, s);
+    }
+done:
+    Py_XDECREF(wide);
+    Py_XDECREF(one);
+    Py_XDECREF(empty);
+    Py_XDECREF(v);
+    return rc;
+}
+
+int
+pg_array_setitem(pg_state *st, pg_array *dst, PyObject *value, const pg_stream_ref *s)
+{
+    PyArrayObject *host = NULL;
+    PyObject *owned = NULL, *ellipsis_key = Py_Ellipsis;
+    int rc = -1;
+    if (pg_array_check(st, value)) {
+        pg_array *src = ARR(value);
+        if (PyArray_EquivTypes(src->descr, dst->descr)) {
+            pg_array *wide = broadcast_to(st, src, dst->nd, dst->shape);
+            if (wide == NULL) {
+                return -1;
+            }
+            rc = pg_array_copy_into(st, dst, wide, s);
+            Py_DECREF(wide);
+            return rc;
+        }
+        /* another dtype: NumPy casts; through the host until a cast kernel */
+        value = owned = pg_array_to_new_host(st, src, s);
+        if (value == NULL) {
+            return -1;
+        }
+    }
+    if (PyArray_IsAnyScalar(value) ||
+        (PyArray_Check(value) && PyArray_NDIM((PyArrayObject *)value) == 0)) {
+        rc = fill_scalar(st, dst, value, s);
+        goto done;
+    }
+    if (PyArray_Check(value) &&
+        PyArray_EquivTypes(PyArray_DESCR((PyArrayObject *)value), dst->descr) &&
+        PyArray_ISNBO(PyArray_DESCR((PyArrayObject *)value)->byteorder) &&
+        pg_check_same_shape("setitem", dst->nd, dst->shape,
+                            PyArray_NDIM((PyArrayObject *)value),
+                            PyArray_DIMS((PyArrayObject *)value)) == 0) {
+        rc = copy_from_host(st, dst, (PyArrayObject *)value, s, 1);
+        goto done;
+    }
+    PyErr_Clear();
+    /* Anything else (lists, other dtypes, broadcasting): NumPy assigns it
+     * into a host array of dst's shape and dtype, and that goes over. */
+    Py_INCREF(dst->descr);
+    host = (PyArrayObject *)PyArray_Empty(dst->nd, dst->shape, dst->descr, 0);
+    if (host != NULL && PyObject_SetItem((PyObject *)host, ellipsis_key, value) == 0) {
+        rc = copy_from_host(st, dst, host, s, 1);
+    }
+done:
+    Py_XDECREF(host);
+    Py_XDECREF(owned);
+    return rc;
 }

@@ -182,7 +182,13 @@ int pg_parse_args(const char *fname, PyObject *const *args, Py_ssize_t nargs,
                   PyObject **out);
 /* The one dtype table: each dtype pygpu stores, its DLPack type code, and
  * the code the prebuilt kernels know it by (PG_F32..., or -1). */
-enum { PG_DL_INT = 0, PG_DL_UINT = 1, PG_DL_FLOAT = 2, PG_DL_COMPLEX = 5, PG_DL_BOOL = 6 };
+enum {
+    PG_DL_INT = 0,
+    PG_DL_UINT = 1,
+    PG_DL_FLOAT = 2,
+    PG_DL_COMPLEX = 5,
+    PG_DL_BOOL = 6
+};
 typedef struct {
     int type_num; /* NPY_FLOAT, ... */
     int dl_code;  /* PG_DL_* */
@@ -226,7 +232,8 @@ typedef struct {
 extern PyType_Spec pg_buffer_spec;
 /* size bytes from the pool on `device`, in the order of stream s; raises
  * OutOfMemoryError naming the size. size 0 gives an empty buffer. */
-pg_buffer *pg_buffer_alloc(pg_state *st, size_t size, int device, const pg_stream_ref *s);
+pg_buffer *pg_buffer_alloc(pg_state *st, size_t size, int device,
+                           const pg_stream_ref *s);
 /* Device memory at ptr that `owner` keeps alive. */
 pg_buffer *pg_buffer_foreign(pg_state *st, void *ptr, size_t size, int device,
                              PyObject *owner);
@@ -342,6 +349,10 @@ PyObject *pg_array_to_new_host(pg_state *st, pg_array *a, const pg_stream_ref *s
  * `what` names the operation in errors. */
 int pg_array_assign(pg_state *st, pg_array *dst, PyObject *obj, const char *what,
                     const pg_stream_ref *s, int sync);
+/* dst[...] = value with NumPy's rules: broadcasting, casting (through the
+ * host where the dtypes differ), scalars converted as NumPy converts them. */
+int pg_array_setitem(pg_state *st, pg_array *dst, PyObject *value,
+                     const pg_stream_ref *s);
 /* A host ndarray from obj in the native byte order, checked for dtype. */
 PyArrayObject *pg_host_array(PyObject *obj, PyArray_Descr *dtype);
 
