@@ -449,11 +449,12 @@ Array_get(PyObject *self, void *closure)
     case 7: return PyLong_FromVoidPtr(a->data);
     case 8: return Py_NewRef(a->base != NULL ? a->base : Py_None);
     case 9:
-        return Py_BuildValue("{sOsOsO}", "C_CONTIGUOUS",
+        return Py_BuildValue("{sOsOsOsO}", "C_CONTIGUOUS",
                              (a->flags & NPY_ARRAY_C_CONTIGUOUS) ? Py_True : Py_False,
                              "F_CONTIGUOUS",
                              (a->flags & NPY_ARRAY_F_CONTIGUOUS) ? Py_True : Py_False,
-                             "OWNDATA", a->base == NULL ? Py_True : Py_False);
+                             "OWNDATA", a->base == NULL ? Py_True : Py_False,
+                             "WRITEABLE", a->buf->readonly ? Py_False : Py_True);
     case 10: {
         pg_state *st = STATE_OR_NULL(self);
         return st == NULL ? NULL : pg_device_new(st, pg_array_device(a));
@@ -517,7 +518,7 @@ static PyGetSetDef Array_getset[] = {
     {"ptr", Array_get, NULL, "Device address of the first element, an int.", (void *)7},
     {"base", Array_get, NULL, "The array that owns the memory of a view, else None.",
      (void *)8},
-    {"flags", Array_get, NULL, "Dict with C_CONTIGUOUS, F_CONTIGUOUS and OWNDATA.",
+    {"flags", Array_get, NULL, "Dict with C_CONTIGUOUS, F_CONTIGUOUS, OWNDATA and WRITEABLE.",
      (void *)9},
     {"device", Array_get, NULL, "The Device holding the array.", (void *)10},
     {"T", Array_get, NULL, "Transposed view.", (void *)11},

@@ -22,6 +22,7 @@ buffer_new(pg_state *st, char *ptr, size_t size, int device, pg_buffer_kind kind
     b->size = size;
     b->device = device;
     b->kind = kind;
+    b->readonly = 0;
     b->owner = NULL;
     b->stream = NULL;
     b->serial = 0;

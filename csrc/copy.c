@@ -274,6 +274,9 @@ pg_array_assign(pg_state *st, pg_array *dst, PyObject *obj, const char *what,
 {
     PyArrayObject *arr = NULL;
     int rc;
+    if (pg_array_check_writeable(dst, what) < 0) {
+        return -1;
+    }
     if (pg_array_check(st, obj)) {
         pg_array *src = ARR(obj);
         if (pg_check_same_shape(what, dst->nd, dst->shape, src->nd, src->shape) < 0 ||
@@ -428,6 +431,9 @@ pg_array_setitem(pg_state *st, pg_array *dst, PyObject *value, const pg_stream_r
     PyArrayObject *host = NULL;
     PyObject *owned = NULL, *ellipsis_key = Py_Ellipsis;
     int rc = -1;
+    if (pg_array_check_writeable(dst, "setitem") < 0) {
+        return -1;
+    }
     if (pg_array_check(st, value)) {
         pg_array *src = ARR(value);
         if (PyArray_EquivTypes(src->descr, dst->descr)) {

@@ -135,10 +135,23 @@ pg_array_over(pg_state *st, pg_buffer *buf, char *data, int nd, const npy_intp *
     return a;
 }
 
+int
+pg_array_check_writeable(const pg_array *a, const char *what)
+{
+    if (!a->buf->readonly) {
+        return 0;
+    }
+    PyErr_Format(PyExc_ValueError,
+                 "%s: the array is read-only (its memory was exported to pygpu "
+                 "read-only); copy it with .copy() to get a writeable array",
+                 what);
+    return -1;
+}
+
 pg_array *
 pg_array_wrap(pg_state *st, char *data, int nd, const npy_intp *shape,
               const npy_intp *strides, PyArray_Descr *descr, int device,
-              PyObject *owner)
+              PyObject *owner, int readonly)
 {
     npy_intp dense[PG_MAXDIMS], lo = 0, hi = 0;
     pg_buffer *buf;
@@ -175,6 +188,7 @@ pg_array_wrap(pg_state *st, char *data, int nd, const npy_intp *shape,
     if (buf == NULL) {
         return NULL;
     }
+    buf->readonly = readonly;
     a = pg_array_over(st, buf, data, nd, shape, strides, descr, NULL);
     Py_DECREF(buf);
     return a;

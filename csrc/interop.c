@@ -111,10 +111,10 @@ pg_array_cai(PyObject *self, void *Py_UNUSED(closure))
     typestr = PyObject_GetAttrString((PyObject *)a->descr, "str");
     stream = protocol_stream(a);
     if (shape != NULL && strides != NULL && typestr != NULL && stream != NULL) {
-        res = Py_BuildValue("{sOsOsOs(NO)sisO}", "shape", shape, "typestr", typestr,
-                            "strides", strides, "data",
-                            PyLong_FromVoidPtr(pg_array_size(a) ? a->data : NULL),
-                            Py_False, "version", 3, "stream", stream);
+        res = Py_BuildValue(
+            "{sOsOsOs(NO)sisO}", "shape", shape, "typestr", typestr, "strides", strides,
+            "data", PyLong_FromVoidPtr(pg_array_size(a) ? a->data : NULL),
+            a->buf->readonly ? Py_True : Py_False, "version", 3, "stream", stream);
     }
     Py_XDECREF(shape);
     Py_XDECREF(strides);
@@ -148,7 +148,7 @@ from_cai(pg_state *st, PyObject *obj, PyObject *cai)
     PyArray_Descr *descr = NULL;
     npy_intp shape[PG_MAXDIMS], strides[PG_MAXDIMS];
     void *ptr;
-    int nd, has_strides = 0, device = 0;
+    int nd, has_strides = 0, device = 0, readonly = 0;
     pg_array *a = NULL;
     const pg_backend *rt = pg_get_rt(st);
     if (rt == NULL) {
@@ -197,6 +197,10 @@ from_cai(pg_state *st, PyObject *obj, PyObject *cai)
     if (ptr == NULL && PyErr_Occurred()) {
         return NULL;
     }
+    readonly = PyObject_IsTrue(PyTuple_GET_ITEM(item, 1));
+    if (readonly < 0) {
+        return NULL;
+    }
     item = PyDict_GetItemString(cai, "typestr");
     if (item == NULL || !PyArray_DescrConverter(item, &descr)) {
         if (!PyErr_Occurred()) {
@@ -220,20 +224,34 @@ from_cai(pg_state *st, PyObject *obj, PyObject *cai)
             goto done;
         }
     }
-    if (ptr != NULL) {
+    if (ptr == NULL) {
+        int empty = 0;
+        for (int i = 0; i < nd; i++) {
+            empty |= shape[i] == 0;
+        }
+        if (!empty) {
+            PyErr_SetString(PyExc_ValueError,
+                            "__cuda_array_interface__ has a NULL data pointer but "
+                            "elements to read: only an empty array may have no "
+                            "memory");
+            goto done;
+        }
+        if (rt->get_device(&device) != PG_SUCCESS) {
+            device = 0;
+        }
+    }
+    else {
         device = rt->pointer_device(ptr);
         if (device < 0) {
-            PyErr_SetString(PyExc_ValueError,
-                            "__cuda_array_interface__ points at memory that is not "
-                            "device memory");
+            PyErr_Format(PyExc_ValueError,
+                         "__cuda_array_interface__ points at %p, which is not device "
+                         "memory this process can use",
+                         ptr);
             goto done;
         }
     }
-    else if (rt->get_device(&device) != PG_SUCCESS) {
-        device = 0;
-    }
     a = pg_array_wrap(st, ptr, nd, shape, has_strides ? strides : NULL, descr, device,
-                      obj);
+                      obj, readonly);
 done:
     Py_XDECREF(descr);
     return (PyObject *)a;
@@ -382,6 +400,13 @@ pg_array_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
             return NULL;
         }
     }
+    if (!versioned && a->buf->readonly) {
+        Py_DECREF(exported);
+        PyErr_SetString(PyExc_BufferError,
+                        "cannot export a read-only array through DLPack before 1.0, "
+                        "which cannot say it is read-only; ask for max_version=(1, 0)");
+        return NULL;
+    }
     size_t head = versioned ? sizeof(dl_managed_v) : sizeof(dl_managed);
     char *mem = PyMem_RawCalloc(1, head + 2 * sizeof(int64_t) * (size_t)(a->nd + 1));
     if (mem == NULL) {
@@ -408,7 +433,8 @@ pg_array_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
         dl_managed_v *m = (dl_managed_v *)mem;
         m->version.major = 1;
         m->version.minor = 0;
-        m->flags = argv[3] == Py_True ? DL_FLAG_IS_COPIED : 0;
+        m->flags = (argv[3] == Py_True ? DL_FLAG_IS_COPIED : 0) |
+                   (a->buf->readonly ? DL_FLAG_READ_ONLY : 0);
         m->manager_ctx = exported;
         m->deleter = export_deleter_v;
         capsule = PyCapsule_New(m, "dltensor_versioned", capsule_destructor);
@@ -481,6 +507,7 @@ from_dlpack(pg_state *st, PyObject *obj)
     PyArray_Descr *descr = NULL;
     npy_intp shape[PG_MAXDIMS], strides[PG_MAXDIMS];
     pg_array *exported = NULL; /* set when the tensor is one of our exports */
+    int readonly = 0;
     dl_tensor *t;
     long type = 0, id = 0;
     int versioned;
@@ -549,6 +576,7 @@ from_dlpack(pg_state *st, PyObject *obj)
             goto done;
         }
         t = &m->tensor;
+        readonly = (m->flags & DL_FLAG_READ_ONLY) != 0;
         if (m->deleter == export_deleter_v) {
             exported = (pg_array *)m->manager_ctx;
         }
@@ -604,7 +632,7 @@ from_dlpack(pg_state *st, PyObject *obj)
     }
     res = (PyObject *)pg_array_wrap(st, (char *)t->data + t->byte_offset, t->ndim,
                                     shape, t->strides != NULL ? strides : NULL, descr,
-                                    (int)t->device.device_id, owner);
+                                    (int)t->device.device_id, owner, readonly);
 done:
     Py_XDECREF(dev);
     Py_XDECREF(meth);

@@ -148,7 +148,7 @@ exec_module(PyObject *module)
     PyTypeObject *types[] = {
         st->DeviceType,   st->DeviceArrayType,    st->KernelType,       st->LaunchType,
         st->StreamType,   st->EventType,          st->PinnedMemoryType, st->ModuleType,
-        st->FunctionType, st->FunctionLaunchType, st->HostArgType, st->BufferType};
+        st->FunctionType, st->FunctionLaunchType, st->HostArgType,      st->BufferType};
     for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
         if (types[i] == NULL || PyModule_AddType(module, types[i]) < 0) {
             return -1;

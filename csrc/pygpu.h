@@ -220,6 +220,7 @@ typedef struct {
     size_t size;
     int device; /* -1 for host memory */
     pg_buffer_kind kind;
+    int readonly;    /* exported to us read-only (CAI or DLPack): writes refuse */
     PyObject *owner; /* PG_BUFFER_FOREIGN: keeps the memory alive; else NULL */
     /* The stream of the last use: pooled memory goes back to the pool in
      * that stream's order. stream_obj keeps a Stream object alive. */
@@ -287,6 +288,10 @@ pg_array_nbytes(const pg_array *a)
     return (size_t)pg_array_size(a) * (size_t)PyDataType_ELSIZE(a->descr);
 }
 
+/* 0, or -1 with ValueError when a's memory is read-only; `what` names the
+ * operation ("setitem", "add_one", "out"). */
+int pg_array_check_writeable(const pg_array *a, const char *what);
+
 /* Records that `a`'s memory is used on stream s. */
 static inline void
 pg_array_note_stream(pg_array *a, const pg_stream_ref *s)
@@ -311,7 +316,7 @@ pg_array *pg_array_over(pg_state *st, pg_buffer *buf, char *data, int nd,
  * `owner` (through a foreign buffer); strides in bytes, or NULL for C order. */
 pg_array *pg_array_wrap(pg_state *st, char *data, int nd, const npy_intp *shape,
                         const npy_intp *strides, PyArray_Descr *descr, int device,
-                        PyObject *owner);
+                        PyObject *owner, int readonly);
 /* Views of a, their geometry computed by NumPy on a never-dereferenced
  * stand-in: a[key] for basic indexing, and a.transpose(axes). */
 PyObject *pg_array_getitem(pg_state *st, pg_array *a, PyObject *key);

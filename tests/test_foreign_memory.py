@@ -1,0 +1,76 @@
+"""Memory from other libraries is checked before it is used, and memory
+exported to pygpu read-only stays read-only."""
+
+import numpy as np
+import pytest
+
+import pygpu
+from pygpu import cuda
+
+
+class Exported:
+    def __init__(self, arr, data=None, readonly=False, shape=None):
+        cai = dict(arr.__cuda_array_interface__)
+        cai["data"] = (arr.ptr if data is None else data, readonly)
+        if shape is not None:
+            cai["shape"] = shape
+        self.arr = arr
+        self.__cuda_array_interface__ = cai
+
+
+def test_null_pointer_with_elements_is_refused():
+    with pytest.raises(ValueError, match="NULL data pointer"):
+        pygpu.asarray(Exported(pygpu.zeros(4), data=0))
+
+
+def test_null_pointer_of_an_empty_array_is_fine():
+    e = pygpu.asarray(Exported(pygpu.zeros(0), data=0))
+    assert e.shape == (0,) and e.copy_to_host().shape == (0,)
+
+
+@pytest.mark.gpu
+def test_host_pointer_is_refused_on_a_gpu():
+    h = np.zeros(4)
+    with pytest.raises(ValueError, match="not device memory"):
+        pygpu.asarray(Exported(pygpu.zeros(4), data=h.ctypes.data))
+
+
+@pytest.mark.gpu
+def test_made_up_pointer_is_refused_on_a_gpu():
+    with pytest.raises(ValueError, match="not device memory"):
+        pygpu.asarray(Exported(pygpu.zeros(4), data=1234))
+
+
+def read_only(rng):
+    h = rng.standard_normal((3, 4))
+    src = cuda.to_device(h)
+    return h, src, pygpu.asarray(Exported(src, readonly=True))
+
+
+def test_read_only_interface_gives_an_array_that_refuses_writes(rng):
+    h, _, r = read_only(rng)
+    assert r.flags["WRITEABLE"] is False and r[1:].flags["WRITEABLE"] is False
+    np.testing.assert_array_equal(r.copy_to_host(), h)  # reads are fine
+    with pytest.raises(ValueError, match="read-only"):
+        r[0] = 1.0
+    with pytest.raises(ValueError, match="read-only"):
+        r[1:, ::2] = 0.0
+    with pytest.raises(ValueError, match="read-only"):
+        r.copy_to_device(np.zeros((3, 4)))
+    with pytest.raises(ValueError, match="read-only"):
+        cuda.to_device(np.zeros((3, 4)), to=r)
+    np.testing.assert_array_equal(r.copy_to_host(), h)  # nothing was written
+    c = r.copy()
+    c[0] = 1.0  # a copy is writeable
+    assert c.flags["WRITEABLE"]
+
+
+def test_read_only_survives_the_round_trip_through_interfaces(rng):
+    _, _, r = read_only(rng)
+    assert r.__cuda_array_interface__["data"][1] is True
+    back = pygpu.from_dlpack(r)  # our own export keeps the buffer
+    with pytest.raises(ValueError, match="read-only"):
+        back[0] = 2.0
+    with pytest.raises(BufferError, match="read-only"):
+        r.__dlpack__()  # DLPack 0.x cannot say read-only
+    r.__dlpack__(max_version=(1, 0))
