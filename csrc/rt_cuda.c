@@ -355,9 +355,19 @@ cuda_runtime_version(void)
     return v;
 }
 
+static pg_err
+cuda_ensure_context(void)
+{
+    /* the driver API needs the runtime's context: cudaFree(NULL) makes it */
+    return ret(cudaFree(NULL));
+}
+
 static const pg_backend cuda_backend = {
     .name = "cuda",
+    .caps = PG_CAP_STAGES_PAGEABLE | PG_CAP_STICKY_FAULTS | PG_CAP_RUNTIME_COMPILE |
+            PG_CAP_FORK_UNSAFE,
     .is_simulator = 0,
+    .ensure_context = cuda_ensure_context,
     .device_count = cuda_device_count,
     .get_props = cuda_get_props,
     .set_device = cuda_set_device,

@@ -487,9 +487,17 @@ sim_version(void)
     return 0;
 }
 
+static pg_err
+sim_ensure_context(void)
+{
+    return PG_SUCCESS;
+}
+
 const pg_backend pg_sim_backend = {
     .name = "simulator",
+    .caps = PG_CAP_SIMULATED,
     .is_simulator = 1,
+    .ensure_context = sim_ensure_context,
     .device_count = sim_device_count,
     .get_props = sim_get_props,
     .set_device = sim_set_device,

@@ -103,9 +103,27 @@ typedef struct {
                            pg_stream stream);
 } pg_kernel_table;
 
+/* What a backend can do. Callers go by these flags and by the table's
+ * operations, never by which backend it is. */
+enum {
+    /* pageable host copies go faster staged through page-locked buffers */
+    PG_CAP_STAGES_PAGEABLE = 1 << 0,
+    /* a kernel fault leaves the context unusable for the life of the process */
+    PG_CAP_STICKY_FAULTS = 1 << 1,
+    /* compile(): CUDA C to a loadable image at run time */
+    PG_CAP_RUNTIME_COMPILE = 1 << 2,
+    /* a child made by fork() after initialization cannot use it */
+    PG_CAP_FORK_UNSAFE = 1 << 3,
+    /* the devices are simulated: for reports to the user (repr, detect) only */
+    PG_CAP_SIMULATED = 1 << 4,
+};
+
 typedef struct {
     const char *name; /* "cuda" or "simulator" */
+    unsigned int caps; /* PG_CAP_* */
     int is_simulator;
+    /* makes the current device's context, so that module loads can follow */
+    pg_err (*ensure_context)(void);
     pg_err (*device_count)(int *count);
     pg_err (*get_props)(int device, pg_device_props *props);
     pg_err (*set_device)(int device);
