@@ -38,12 +38,17 @@ parse_dims(PyObject *o, const char *what, pg_dim3 *d)
                                              : "");
             return -1;
         }
-        PyObject *idx = PyNumber_Index(item);
-        if (idx == NULL) {
-            return -1;
+        if (PyLong_CheckExact(item)) { /* the usual case, on the launch path */
+            x = PyLong_AsLongLong(item);
         }
-        x = PyLong_AsLongLong(idx);
-        Py_DECREF(idx);
+        else {
+            PyObject *idx = PyNumber_Index(item);
+            if (idx == NULL) {
+                return -1;
+            }
+            x = PyLong_AsLongLong(idx);
+            Py_DECREF(idx);
+        }
         if (x == -1 && PyErr_Occurred()) {
             if (!PyErr_ExceptionMatches(PyExc_OverflowError)) {
                 return -1;
