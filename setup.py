@@ -22,7 +22,7 @@ CSRC = HERE / "csrc"
 C_SOURCES = ["module.c", "errors.c", "device.c", "args.c", "buffer.c", "core.c",
              "copy.c", "array.c", "launch.c", "rt.c",
              "rt_cuda.c", "rt_sim.c", "pool.c", "stream.c", "transfer.c",
-             "interop.c", "rawkernel.c"]
+             "interop.c", "rawkernel.c", "ops.c", "rt_nvrtc.c"]
 DEFAULT_ARCHS = "80;86;89;90"
 
 
@@ -105,7 +105,8 @@ ext = Extension(
     sources=[f"csrc/{s}" for s in C_SOURCES],
     include_dirs=[str(CSRC), numpy.get_include()],
     extra_compile_args=["-std=c11", "-O2", "-Wall", "-Wno-missing-braces"],
-    depends=[str(p) for p in CSRC.glob("*.h")] + [str(CSRC / "kernels.cu")],
+    depends=[str(p) for p in CSRC.glob("*.h")] + [str(CSRC / "kernels.cu"),
+                                                  str(CSRC / "kernels.def")],
 )
 
 setup(ext_modules=[ext], cmdclass={"build_ext": BuildExt})

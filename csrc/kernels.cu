@@ -2,9 +2,10 @@
  *
  * This file is compiled twice: by nvcc for the GPU (table pg_cuda_kernels),
  * and by the host C++ compiler with sim_exec.h for the simulator (table
- * pg_sim_kernels). It never includes Python.h or NumPy. Each launcher
- * pg_launch_<name> launches and returns the launch error; the C side has
- * checked every argument before it gets here.
+ * pg_sim_kernels). It never includes Python.h or NumPy. Each entry <name> of
+ * kernels.def has a launcher pg_launch_<name> here, of the type the entry
+ * names; it launches and returns the launch error. The C side has checked
+ * every argument before it gets here.
  *
  * Every kernel covers its whole problem for any launch configuration: work is
  * spread with grid-stride loops over the threads there are, and threadIdx.x
@@ -304,34 +305,18 @@ add_kernel(const T *a, const T *b, T s, T *out, int64_t n)
 
 template <class T>
 pg_err
-launch_add(const void *a, const void *b, void *out, int64_t n, pg_dim3 grid,
-           pg_dim3 block, pg_stream stream)
+launch_add(const void *a, const void *b, const void *s, void *out, int64_t n,
+           pg_dim3 grid, pg_dim3 block, pg_stream stream)
 {
     PG_LAUNCH(false, add_kernel<T>, to_dim3(grid), to_dim3(block), stream, (const T *)a,
-              (const T *)b, (T)0, (T *)out, n);
+              (const T *)b, b != nullptr ? (T)0 : *(const T *)s, (T *)out, n);
 }
 
 pg_err
-pg_launch_add(int dtype, const void *a, const void *b, void *out, int64_t n,
-              pg_dim3 grid, pg_dim3 block, pg_stream stream)
+pg_launch_add(int dtype, const void *a, const void *b, const void *scalar, void *out,
+              int64_t n, pg_dim3 grid, pg_dim3 block, pg_stream stream)
 {
-    PG_DISPATCH_DTYPE(dtype, launch_add, a, b, out, n, grid, block, stream);
-}
-
-template <class T>
-pg_err
-launch_add_scalar(const void *a, const void *s, void *out, int64_t n, pg_dim3 grid,
-                  pg_dim3 block, pg_stream stream)
-{
-    PG_LAUNCH(false, add_kernel<T>, to_dim3(grid), to_dim3(block), stream, (const T *)a,
-              (const T *)nullptr, *(const T *)s, (T *)out, n);
-}
-
-pg_err
-pg_launch_add_scalar(int dtype, const void *a, const void *s, void *out, int64_t n,
-                     pg_dim3 grid, pg_dim3 block, pg_stream stream)
-{
-    PG_DISPATCH_DTYPE(dtype, launch_add_scalar, a, s, out, n, grid, block, stream);
+    PG_DISPATCH_DTYPE(dtype, launch_add, a, b, scalar, out, n, grid, block, stream);
 }
 
 template <class T>
@@ -647,8 +632,11 @@ pg_launch_matmul_tiled(int dtype, const void *a, const void *b, void *c, int64_t
 
 } /* namespace */
 
+/* Field <name> of the table is pg_launch_<name>, for every entry of the one
+ * list: the order of kernels.def is the order of the fields, so it cannot
+ * pair a field with another kernel's launcher. */
 extern "C" const pg_kernel_table PG_KERNEL_TABLE = {
-    pg_launch_copy_strided,  pg_launch_fill,         pg_launch_add,
-    pg_launch_add_scalar,    pg_launch_add_one,      pg_launch_matmul_naive,
-    pg_launch_matmul_shared, pg_launch_matmul_tiled,
+#define PG_LAUNCHER(name, type) pg_launch_##name,
+#define PG_KERNEL(name, type, nargs, signature, doc) pg_launch_##name,
+#include "kernels.def"
 };

@@ -1,55 +1,12 @@
-/* The prebuilt kernels as Python objects: `kernels.add[grid, block](a, b, out)`
- * (Kernel, then a configured Launch), the high-level calls that choose the
- * configuration themselves (add, add_one, matmul) and the operators + and @.
- * Every argument is checked here, before the launcher is called. */
+/* Launching, the one path: the launch configuration kernel[grid, block, ...],
+ * the bound launch pygpu.KernelLaunch that every launchable kind makes, and
+ * the prebuilt kernels (pygpu.Kernel) with their argument checks. The kernels
+ * are those of kernels.def, the one list; every argument is checked here,
+ * before the launcher is called. The high-level calls that choose the
+ * configuration themselves are in ops.c. */
 #include <string.h>
 
 #include "pygpu.h"
-
-typedef enum {
-    K_ADD,
-    K_ADD_ONE,
-    K_MATMUL_NAIVE,
-    K_MATMUL_SHARED,
-    K_MATMUL_TILED,
-    K_COUNT
-} kernel_id;
-
-static const struct {
-    const char *name;
-    int nargs;
-    const char *signature;
-    const char *doc;
-} kernel_info[K_COUNT] = {
-    {"add", 3, "add[grid, block](a, b, out)",
-     "out = a + b elementwise, for float32, float64, int32 and int64 arrays of "
-     "one shape (b may also be a scalar)."},
-    {"add_one", 1, "add_one[grid, block](A)", "A += 1 in place, elementwise."},
-    {"matmul_naive", 3, "matmul_naive[grid, block](A, B, C)",
-     "C = A @ B for 2-D float32 or float64 arrays, one thread per element of C."},
-    {"matmul_shared", 3, "matmul_shared[grid, block](A, B, C)",
-     "C = A @ B with shared-memory tiles; the block must be (16, 16) or (32, 32): "
-     "T x T threads compute a 2T x 2T tile of C, each thread 2 x 2 elements."},
-    {"matmul_tiled", 3, "matmul_tiled[grid, 256](A, B, C)",
-     "C = A @ B, register-tiled: each block of 256 threads computes 128 x 128 "
-     "elements of C, each thread 8 x 8. The fastest; what @ uses."},
-};
-
-typedef struct {
-    PyObject_HEAD
-    kernel_id id;
-} pg_kernel;
-
-typedef struct {
-    PyObject_HEAD
-    vectorcallfunc vectorcall;
-    pg_state *st; /* the module's, alive while the type (and so this) is */
-    kernel_id id;
-    pg_dim3 grid;
-    pg_dim3 block;
-    int has_stream;       /* 0: the caller's current stream at each call */
-    pg_stream_ref stream; /* stream.obj is a strong reference here */
-} pg_launch;
 
 /* ---- launch configuration ------------------------------------------------- */
 
@@ -81,12 +38,17 @@ parse_dims(PyObject *o, const char *what, pg_dim3 *d)
                                              : "");
             return -1;
         }
-        PyObject *idx = PyNumber_Index(item);
-        if (idx == NULL) {
-            return -1;
+        if (PyLong_CheckExact(item)) { /* the usual case, on the launch path */
+            x = PyLong_AsLongLong(item);
         }
-        x = PyLong_AsLongLong(idx);
-        Py_DECREF(idx);
+        else {
+            PyObject *idx = PyNumber_Index(item);
+            if (idx == NULL) {
+                return -1;
+            }
+            x = PyLong_AsLongLong(idx);
+            Py_DECREF(idx);
+        }
         if (x == -1 && PyErr_Occurred()) {
             if (!PyErr_ExceptionMatches(PyExc_OverflowError)) {
                 return -1;
@@ -259,9 +221,9 @@ check_contiguous(const char *kname, const char *name, pg_array *a, int c_only)
     return -1;
 }
 
-static int
-check_dtype_arg(const char *kname, const char *name, pg_array *a, int float_only,
-                int *dtype)
+int
+pg_kernel_dtype_arg(const char *kname, const char *name, pg_array *a, int float_only,
+                    int *dtype)
 {
     int d = kernel_dtype(a->descr, float_only);
     if (d < 0) {
@@ -330,8 +292,8 @@ scalar_value(const char *kname, PyObject *o, PyArray_Descr *descr, char *buf)
     return 0;
 }
 
-static int
-is_scalar(PyObject *o)
+int
+pg_is_scalar(PyObject *o)
 {
     return (PyLong_Check(o) && !PyBool_Check(o)) || PyFloat_Check(o) ||
            PyArray_IsScalar(o, Number);
@@ -348,7 +310,7 @@ overlaps(pg_array *a, pg_array *b)
     return a->data < b->data + nb && b->data < a->data + na;
 }
 
-/* ---- the launches, once checked --------------------------------------------- */
+/* ---- the prebuilt kernels: check, then launch --------------------------------- */
 
 static int
 launch_result(pg_state *st, pg_err err, const char *kname)
@@ -362,29 +324,34 @@ launch_result(pg_state *st, pg_err err, const char *kname)
     return -1;
 }
 
+/* run_<name>: the argument check and launch of kernels.def's entry <name>. */
+typedef int (*kernel_run)(pg_state *st, const char *kname, PyObject *const *args,
+                          pg_dim3 grid, pg_dim3 block, int device,
+                          const pg_stream_ref *s);
+
+/* add(a, b, out) */
 static int
-do_add(pg_state *st, const char *kname, PyObject *ao, PyObject *bo, PyObject *outo,
-       pg_dim3 grid, pg_dim3 block, int device, const pg_stream_ref *s)
+run_add(pg_state *st, const char *kname, PyObject *const *args, pg_dim3 grid,
+        pg_dim3 block, int device, const pg_stream_ref *s)
 {
     pg_array *a, *b = NULL, *out;
     int dtype = -1;
-    char scalar[16];
-    pg_err err;
-    if ((a = arg_array(st, kname, "a", ao, device)) == NULL ||
-        check_dtype_arg(kname, "a", a, 0, &dtype) < 0) {
+    char scalar[16] = {0};
+    if ((a = arg_array(st, kname, "a", args[0], device)) == NULL ||
+        pg_kernel_dtype_arg(kname, "a", a, 0, &dtype) < 0) {
         return -1;
     }
-    if (is_scalar(bo)) {
-        if (scalar_value(kname, bo, a->descr, scalar) < 0) {
+    if (pg_is_scalar(args[1])) {
+        if (scalar_value(kname, args[1], a->descr, scalar) < 0) {
             return -1;
         }
     }
-    else if ((b = arg_array(st, kname, "b", bo, device)) == NULL ||
-             check_dtype_arg(kname, "b", b, 0, &dtype) < 0) {
+    else if ((b = arg_array(st, kname, "b", args[1], device)) == NULL ||
+             pg_kernel_dtype_arg(kname, "b", b, 0, &dtype) < 0) {
         return -1;
     }
-    if ((out = arg_array(st, kname, "out", outo, device)) == NULL ||
-        check_dtype_arg(kname, "out", out, 0, &dtype) < 0 ||
+    if ((out = arg_array(st, kname, "out", args[2], device)) == NULL ||
+        pg_kernel_dtype_arg(kname, "out", out, 0, &dtype) < 0 ||
         (b != NULL && check_shapes_equal(kname, "a", a, "b", b) < 0) ||
         check_shapes_equal(kname, "a", a, "out", out) < 0 ||
         check_contiguous(kname, "a", a, 0) < 0 ||
@@ -409,24 +376,23 @@ do_add(pg_state *st, const char *kname, PyObject *ao, PyObject *bo, PyObject *ou
     pg_array_note_stream(out, s);
     if (b != NULL) {
         pg_array_note_stream(b, s);
-        err = pg_rt()->kernels->add(dtype, a->data, b->data, out->data,
-                                    pg_array_size(a), grid, block, s->handle);
     }
-    else {
-        err = pg_rt()->kernels->add_scalar(dtype, a->data, scalar, out->data,
-                                           pg_array_size(a), grid, block, s->handle);
-    }
-    return launch_result(st, err, kname);
+    return launch_result(
+        st,
+        pg_rt()->kernels->add(dtype, a->data, b != NULL ? b->data : NULL, scalar,
+                              out->data, pg_array_size(a), grid, block, s->handle),
+        kname);
 }
 
+/* add_one(A) */
 static int
-do_add_one(pg_state *st, const char *kname, PyObject *ao, pg_dim3 grid, pg_dim3 block,
-           int device, const pg_stream_ref *s)
+run_add_one(pg_state *st, const char *kname, PyObject *const *args, pg_dim3 grid,
+            pg_dim3 block, int device, const pg_stream_ref *s)
 {
     pg_array *a;
     int dtype = -1;
-    if ((a = arg_array(st, kname, "A", ao, device)) == NULL ||
-        check_dtype_arg(kname, "A", a, 0, &dtype) < 0 ||
+    if ((a = arg_array(st, kname, "A", args[0], device)) == NULL ||
+        pg_kernel_dtype_arg(kname, "A", a, 0, &dtype) < 0 ||
         check_contiguous(kname, "A", a, 0) < 0) {
         return -1;
     }
@@ -440,18 +406,15 @@ do_add_one(pg_state *st, const char *kname, PyObject *ao, pg_dim3 grid, pg_dim3 
                          kname);
 }
 
+/* The checks every matmul kernel (A, B, C) makes, into m[] and *dtype. */
 static int
-do_matmul(pg_state *st, kernel_id id, const char *kname, PyObject *ao, PyObject *bo,
-          PyObject *co, pg_dim3 grid, pg_dim3 block, int device, const pg_stream_ref *s)
+matmul_args(pg_state *st, const char *kname, PyObject *const *args, int device,
+            pg_array *m[3], int *dtype)
 {
-    const char *names[3] = {"A", "B", "C"};
-    PyObject *objs[3] = {ao, bo, co};
-    pg_array *m[3];
-    int dtype = -1;
-    pg_err err;
+    static const char *const names[3] = {"A", "B", "C"};
     for (int i = 0; i < 3; i++) {
-        if ((m[i] = arg_array(st, kname, names[i], objs[i], device)) == NULL ||
-            check_dtype_arg(kname, names[i], m[i], 1, &dtype) < 0) {
+        if ((m[i] = arg_array(st, kname, names[i], args[i], device)) == NULL ||
+            pg_kernel_dtype_arg(kname, names[i], m[i], 1, dtype) < 0) {
             return -1;
         }
         if (m[i]->nd != 2) {
@@ -489,90 +452,179 @@ do_matmul(pg_state *st, kernel_id id, const char *kname, PyObject *ao, PyObject 
                      kname);
         return -1;
     }
-    if (id == K_MATMUL_TILED && !(block.x == 256 && block.y == 1 && block.z == 1)) {
-        PyErr_Format(PyExc_ValueError,
-                     "%s: the block must be 256 threads (256, 1, 1); each block "
-                     "computes a 128 x 128 tile of C; got (%u, %u, %u)",
-                     kname, block.x, block.y, block.z);
-        return -1;
-    }
-    if (id == K_MATMUL_SHARED && !((block.x == 16 && block.y == 16 && block.z == 1) ||
-                                   (block.x == 32 && block.y == 32 && block.z == 1))) {
-        PyErr_Format(PyExc_ValueError,
-                     "%s: the block must be (16, 16) or (32, 32), one thread per "
-                     "element of a shared-memory tile; got (%u, %u, %u)",
-                     kname, block.x, block.y, block.z);
-        return -1;
-    }
+    return 0;
+}
+
+static int
+matmul_launch(pg_state *st, const char *kname, pg_matmul_fn *launcher, pg_array *m[3],
+              int dtype, pg_dim3 grid, pg_dim3 block, const pg_stream_ref *s)
+{
+    npy_intp rows = m[0]->shape[0], inner = m[0]->shape[1], cols = m[1]->shape[1];
     if (rows == 0 || cols == 0) {
         return 0;
     }
     for (int i = 0; i < 3; i++) {
         pg_array_note_stream(m[i], s);
     }
-    if (id == K_MATMUL_TILED) {
-        err = pg_rt()->kernels->matmul_tiled(dtype, m[0]->data, m[1]->data, m[2]->data,
-                                             rows, cols, inner, grid, block, s->handle);
-    }
-    else if (id == K_MATMUL_SHARED) {
-        err =
-            pg_rt()->kernels->matmul_shared(dtype, m[0]->data, m[1]->data, m[2]->data,
-                                            rows, cols, inner, grid, block, s->handle);
-    }
-    else {
-        err = pg_rt()->kernels->matmul_naive(dtype, m[0]->data, m[1]->data, m[2]->data,
-                                             rows, cols, inner, grid, block, s->handle);
-    }
-    return launch_result(st, err, kname);
+    return launch_result(st,
+                         launcher(dtype, m[0]->data, m[1]->data, m[2]->data, rows, cols,
+                                  inner, grid, block, s->handle),
+                         kname);
 }
 
+/* matmul_naive(A, B, C): any block */
 static int
-dispatch(pg_state *st, kernel_id id, PyObject *const *args, pg_dim3 grid, pg_dim3 block,
-         int device, const pg_stream_ref *s)
+run_matmul_naive(pg_state *st, const char *kname, PyObject *const *args, pg_dim3 grid,
+                 pg_dim3 block, int device, const pg_stream_ref *s)
 {
-    const char *kname = kernel_info[id].name;
-    switch (id) {
-    case K_ADD:
-        return do_add(st, kname, args[0], args[1], args[2], grid, block, device, s);
-    case K_ADD_ONE: return do_add_one(st, kname, args[0], grid, block, device, s);
-    default:
-        return do_matmul(st, id, kname, args[0], args[1], args[2], grid, block, device,
-                         s);
+    pg_array *m[3];
+    int dtype = -1;
+    if (matmul_args(st, kname, args, device, m, &dtype) < 0) {
+        return -1;
     }
+    return matmul_launch(st, kname, pg_rt()->kernels->matmul_naive, m, dtype, grid,
+                         block, s);
 }
 
-/* ---- Launch: a kernel with its configuration -------------------------------- */
+/* matmul_shared(A, B, C): a block of (16, 16) or (32, 32) */
+static int
+run_matmul_shared(pg_state *st, const char *kname, PyObject *const *args, pg_dim3 grid,
+                  pg_dim3 block, int device, const pg_stream_ref *s)
+{
+    pg_array *m[3];
+    int dtype = -1;
+    if (matmul_args(st, kname, args, device, m, &dtype) < 0) {
+        return -1;
+    }
+    if (!((block.x == 16 && block.y == 16 && block.z == 1) ||
+          (block.x == 32 && block.y == 32 && block.z == 1))) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: the block must be (16, 16) or (32, 32), one thread per "
+                     "element of a shared-memory tile; got (%u, %u, %u)",
+                     kname, block.x, block.y, block.z);
+        return -1;
+    }
+    return matmul_launch(st, kname, pg_rt()->kernels->matmul_shared, m, dtype, grid,
+                         block, s);
+}
 
+/* matmul_tiled(A, B, C): a block of 256 threads */
+static int
+run_matmul_tiled(pg_state *st, const char *kname, PyObject *const *args, pg_dim3 grid,
+                 pg_dim3 block, int device, const pg_stream_ref *s)
+{
+    pg_array *m[3];
+    int dtype = -1;
+    if (matmul_args(st, kname, args, device, m, &dtype) < 0) {
+        return -1;
+    }
+    if (!(block.x == 256 && block.y == 1 && block.z == 1)) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: the block must be 256 threads (256, 1, 1); each block "
+                     "computes a 128 x 128 tile of C; got (%u, %u, %u)",
+                     kname, block.x, block.y, block.z);
+        return -1;
+    }
+    return matmul_launch(st, kname, pg_rt()->kernels->matmul_tiled, m, dtype, grid,
+                         block, s);
+}
+
+/* The prebuilt kernels by id, from the one list; run_<name> must exist for
+ * every entry, and is paired with it by name. */
+static const struct {
+    const char *name;
+    int nargs;
+    const char *signature;
+    const char *doc;
+    kernel_run run;
+} kernel_info[PG_K_COUNT] = {
+#define PG_KERNEL(name, type, nargs, signature, doc)                                   \
+    [PG_K_##name] = {#name, nargs, signature, doc, run_##name},
+#include "kernels.def"
+};
+
+int
+pg_kernel_run(pg_state *st, pg_kernel_id id, const char *kname, PyObject *const *args,
+              pg_dim3 grid, pg_dim3 block, int device, const pg_stream_ref *s)
+{
+    return kernel_info[id].run(st, kname, args, grid, block, device, s);
+}
+
+/* ---- KernelLaunch: a launchable bound to its configuration ---------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    pg_state *st;            /* the module's, alive while the type (and so this) is */
+    pg_launchable *function; /* strong reference; NULL only once cleared */
+    pg_launch_config cfg;    /* cfg.stream.obj is a strong reference here */
+} pg_launch;
+
+/* The hot path: all that does not change between calls is in the object. */
 static PyObject *
 Launch_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
                   PyObject *kwnames)
 {
     pg_launch *l = (pg_launch *)self;
-    pg_state *st = l->st;
+    pg_launchable *f = l->function;
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    int device = 0;
+    pg_stream_ref s;
+    if (f == NULL) {
+        PyErr_SetString(PyExc_ReferenceError, "this kernel launch was cleared");
+        return NULL;
+    }
     if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) {
-        return PyErr_Format(PyExc_TypeError, "%s takes positional arguments only: %s",
-                            kernel_info[l->id].name, kernel_info[l->id].signature);
+        return PyErr_Format(PyExc_TypeError, "%s takes positional arguments only%s%s",
+                            f->name, f->usage != NULL ? ": " : "",
+                            f->usage != NULL ? f->usage : "");
     }
-    if (nargs != kernel_info[l->id].nargs) {
-        return PyErr_Format(PyExc_TypeError, "%s takes %d argument%s, got %zd: %s",
-                            kernel_info[l->id].name, kernel_info[l->id].nargs,
-                            kernel_info[l->id].nargs == 1 ? "" : "s", nargs,
-                            kernel_info[l->id].signature);
+    if (nargs != f->nargs) {
+        return PyErr_Format(PyExc_TypeError, "%s takes %d argument%s, got %zd%s%s",
+                            f->name, f->nargs, f->nargs == 1 ? "" : "s", nargs,
+                            f->usage != NULL ? ": " : "",
+                            f->usage != NULL ? f->usage : "");
     }
-    pg_stream_ref cur;
-    if (l->has_stream) {
-        cur = l->stream;
+    if (l->cfg.has_stream) {
+        s = l->cfg.stream;
     }
     else {
-        (void)pg_resolve_stream(st, NULL, &cur);
+        (void)pg_resolve_stream(l->st, NULL, &s);
     }
-    if (pg_current_device(st, pg_rt(), &device) < 0 ||
-        dispatch(st, l->id, args, l->grid, l->block, device, &cur) < 0) {
+    if (f->kind->check_and_launch(l->st, f, &l->cfg, args, &s) < 0) {
         return NULL;
     }
     Py_RETURN_NONE;
+}
+
+PyObject *
+pg_launchable_getitem(PyObject *self, PyObject *key)
+{
+    pg_launchable *f = (pg_launchable *)self;
+    pg_state *st = pg_state_of_type(Py_TYPE(self));
+    pg_launch_config cfg;
+    pg_launch *l;
+    if (st == NULL || pg_parse_launch_config(
+                          st, key, f->usage != NULL ? f->usage : f->name, &cfg) < 0) {
+        return NULL;
+    }
+    if (cfg.shared_bytes != 0 && !f->kind->dynamic_shared) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s kernels use no dynamic shared memory; the fourth launch "
+                     "setting must be 0",
+                     f->kind->name);
+        return NULL;
+    }
+    l = PyObject_GC_New(pg_launch, st->LaunchType);
+    if (l == NULL) {
+        return NULL;
+    }
+    l->vectorcall = Launch_vectorcall;
+    l->st = st;
+    l->function = (pg_launchable *)Py_NewRef(self);
+    l->cfg = cfg;
+    Py_XINCREF(l->cfg.stream.obj);
+    PyObject_GC_Track(l);
+    return (PyObject *)l;
 }
 
 static PyObject *
@@ -580,30 +632,59 @@ Launch_repr(PyObject *self)
 {
     pg_launch *l = (pg_launch *)self;
     return PyUnicode_FromFormat("<pygpu kernel %s[(%u, %u, %u), (%u, %u, %u)]>",
-                                kernel_info[l->id].name, l->grid.x, l->grid.y,
-                                l->grid.z, l->block.x, l->block.y, l->block.z);
+                                l->function != NULL ? l->function->name : "(cleared)",
+                                l->cfg.grid.x, l->cfg.grid.y, l->cfg.grid.z,
+                                l->cfg.block.x, l->cfg.block.y, l->cfg.block.z);
 }
 
 static PyObject *
 Launch_get(PyObject *self, void *closure)
 {
     pg_launch *l = (pg_launch *)self;
-    pg_dim3 d = closure == NULL ? l->grid : l->block;
-    return Py_BuildValue("(III)", d.x, d.y, d.z);
+    switch ((int)(intptr_t)closure) {
+    case 0: return Py_BuildValue("(III)", l->cfg.grid.x, l->cfg.grid.y, l->cfg.grid.z);
+    case 1:
+        return Py_BuildValue("(III)", l->cfg.block.x, l->cfg.block.y, l->cfg.block.z);
+    case 2: return PyLong_FromUnsignedLong(l->cfg.shared_bytes);
+    default: return Py_NewRef(l->function != NULL ? (PyObject *)l->function : Py_None);
+    }
+}
+
+static int
+Launch_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    pg_launch *l = (pg_launch *)self;
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(l->function);
+    Py_VISIT(l->cfg.stream.obj);
+    return 0;
+}
+
+static int
+Launch_clear(PyObject *self)
+{
+    pg_launch *l = (pg_launch *)self;
+    Py_CLEAR(l->function);
+    Py_CLEAR(l->cfg.stream.obj);
+    return 0;
 }
 
 static void
 Launch_dealloc(PyObject *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
-    Py_CLEAR(((pg_launch *)self)->stream.obj);
+    PyObject_GC_UnTrack(self);
+    (void)Launch_clear(self);
     tp->tp_free(self);
     Py_DECREF(tp);
 }
 
 static PyGetSetDef Launch_getset[] = {
-    {"grid", Launch_get, NULL, "Blocks per grid, (x, y, z).", NULL},
+    {"grid", Launch_get, NULL, "Blocks per grid, (x, y, z).", (void *)0},
     {"block", Launch_get, NULL, "Threads per block, (x, y, z).", (void *)1},
+    {"shared_bytes", Launch_get, NULL, "Bytes of dynamic shared memory per block.",
+     (void *)2},
+    {"kernel", Launch_get, NULL, "The kernel launched.", (void *)3},
     {NULL},
 };
 
@@ -615,56 +696,50 @@ static PyMemberDef Launch_members[] = {
 
 static PyType_Slot Launch_slots[] = {
     {Py_tp_dealloc, Launch_dealloc},
+    {Py_tp_traverse, Launch_traverse},
+    {Py_tp_clear, Launch_clear},
     {Py_tp_call, PyVectorcall_Call},
     {Py_tp_repr, Launch_repr},
     {Py_tp_getset, Launch_getset},
     {Py_tp_members, Launch_members},
-    {Py_tp_doc, "A prebuilt kernel bound to a launch configuration; call it "
-                "with the kernel's arguments."},
+    {Py_tp_doc, "A kernel (prebuilt, or a Function of a Module) bound to a launch "
+                "configuration; call it with the kernel's arguments."},
     {0, NULL},
 };
 
 PyType_Spec pg_launch_spec = {
     .name = "pygpu.KernelLaunch",
     .basicsize = sizeof(pg_launch),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE |
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_GC |
              Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_DISALLOW_INSTANTIATION,
     .slots = Launch_slots,
 };
 
-/* ---- Kernel: kernel[grid, block] or kernel[grid, block, stream] ------------- */
+/* ---- Kernel: a prebuilt kernel, launched as kernel[grid, block](...) ------------ */
 
-static PyObject *
-Kernel_getitem(PyObject *self, PyObject *key)
+typedef struct {
+    pg_launchable head;
+    pg_kernel_id id;
+} pg_kernel;
+
+static int
+Kernel_check_and_launch(pg_state *st, pg_launchable *f, const pg_launch_config *cfg,
+                        PyObject *const *args, const pg_stream_ref *s)
 {
-    pg_kernel *k = (pg_kernel *)self;
-    pg_state *st = pg_state_of_type(Py_TYPE(self));
-    pg_launch_config cfg;
-    pg_launch *l = NULL;
-    if (st == NULL ||
-        pg_parse_launch_config(st, key, kernel_info[k->id].signature, &cfg) < 0) {
-        return NULL;
+    pg_kernel_id id = ((pg_kernel *)f)->id;
+    int device = 0;
+    if (pg_current_device(st, pg_rt(), &device) < 0) {
+        return -1;
     }
-    if (cfg.shared_bytes != 0) {
-        PyErr_SetString(PyExc_ValueError,
-                        "prebuilt kernels use no dynamic shared "
-                        "memory; the fourth launch setting must be 0");
-        return NULL;
-    }
-    l = PyObject_New(pg_launch, st->LaunchType);
-    if (l == NULL) {
-        return NULL;
-    }
-    l->vectorcall = Launch_vectorcall;
-    l->st = st;
-    l->id = k->id;
-    l->grid = cfg.grid;
-    l->block = cfg.block;
-    l->has_stream = cfg.has_stream;
-    l->stream = cfg.stream;
-    Py_XINCREF(l->stream.obj);
-    return (PyObject *)l;
+    return kernel_info[id].run(st, kernel_info[id].name, args, cfg->grid, cfg->block,
+                               device, s);
 }
+
+static const pg_launch_kind prebuilt_kind = {
+    .name = "prebuilt",
+    .dynamic_shared = 0,
+    .check_and_launch = Kernel_check_and_launch,
+};
 
 static PyObject *
 Kernel_call(PyObject *self, PyObject *args, PyObject *kwargs)
@@ -693,7 +768,7 @@ Kernel_get_name(PyObject *self, void *Py_UNUSED(closure))
 static PyObject *
 Kernel_get_doc(PyObject *self, void *Py_UNUSED(closure))
 {
-    kernel_id id = ((pg_kernel *)self)->id;
+    pg_kernel_id id = ((pg_kernel *)self)->id;
     return PyUnicode_FromFormat("%s\n\n%s", kernel_info[id].signature,
                                 kernel_info[id].doc);
 }
@@ -713,11 +788,12 @@ static PyGetSetDef Kernel_getset[] = {
 };
 
 static PyType_Slot Kernel_slots[] = {
-    {Py_tp_dealloc, Kernel_dealloc}, {Py_mp_subscript, Kernel_getitem},
+    {Py_tp_dealloc, Kernel_dealloc}, {Py_mp_subscript, pg_launchable_getitem},
     {Py_tp_call, Kernel_call},       {Py_tp_repr, Kernel_repr},
     {Py_tp_getset, Kernel_getset},   {0, NULL},
 };
 
+/* Holds no Python object: not a GC type. */
 PyType_Spec pg_kernel_spec = {
     .name = "pygpu.Kernel",
     .basicsize = sizeof(pg_kernel),
@@ -726,6 +802,7 @@ PyType_Spec pg_kernel_spec = {
     .slots = Kernel_slots,
 };
 
+/* pygpu._core.kernels: name -> Kernel, in the order of the one list. */
 int
 pg_kernels_init(PyObject *module, pg_state *st)
 {
@@ -733,12 +810,16 @@ pg_kernels_init(PyObject *module, pg_state *st)
     if (st->kernels == NULL) {
         return -1;
     }
-    for (int i = 0; i < K_COUNT; i++) {
+    for (int i = 0; i < PG_K_COUNT; i++) {
         pg_kernel *k = PyObject_New(pg_kernel, st->KernelType);
         if (k == NULL) {
             return -1;
         }
-        k->id = (kernel_id)i;
+        k->head.kind = &prebuilt_kind;
+        k->head.name = kernel_info[i].name;
+        k->head.usage = kernel_info[i].signature;
+        k->head.nargs = kernel_info[i].nargs;
+        k->id = (pg_kernel_id)i;
         if (PyDict_SetItemString(st->kernels, kernel_info[i].name, (PyObject *)k) < 0) {
             Py_DECREF(k);
             return -1;
@@ -747,331 +828,3 @@ pg_kernels_init(PyObject *module, pg_state *st)
     }
     return PyModule_AddObjectRef(module, "kernels", st->kernels);
 }
-
-/* ---- high-level calls: the configuration is chosen here -------------------- */
-
-static pg_dim3
-flat_config(npy_intp n)
-{
-    /* 256 threads a block, 16 elements a thread: each thread's loads are all
-     * in flight at once, and there are blocks enough to fill any device. */
-    long long blocks = ((long long)n + 4095) / 4096;
-    pg_dim3 grid = {1, 1, 1};
-    if (blocks > 0x7fffffffLL) {
-        blocks = 0x7fffffffLL; /* the kernels' grid-stride loops do the rest */
-    }
-    grid.x = (unsigned int)(blocks < 1 ? 1 : blocks);
-    return grid;
-}
-
-static const pg_dim3 flat_block = {256, 1, 1};
-
-static pg_dim3
-tile_grid(npy_intp rows, npy_intp cols, unsigned int tile)
-{
-    long long gx = ((long long)cols + tile - 1) / tile;
-    long long gy = ((long long)rows + tile - 1) / tile;
-    pg_dim3 g;
-    g.x = (unsigned int)(gx < 1 ? 1 : gx > 65535 ? 65535 : gx);
-    g.y = (unsigned int)(gy < 1 ? 1 : gy > 65535 ? 65535 : gy);
-    g.z = 1;
-    return g;
-}
-
-/* A C-contiguous version of a DeviceArray (a new reference), copying if needed. */
-static PyObject *
-c_contiguous(pg_state *st, PyObject *o, const pg_stream_ref *s)
-{
-    if (!pg_array_check(st, o) || (((pg_array *)o)->flags & NPY_ARRAY_C_CONTIGUOUS)) {
-        return Py_NewRef(o);
-    }
-    return pg_array_copy(st, (pg_array *)o, 0, s);
-}
-
-static PyObject *
-new_like(pg_state *st, pg_array *a, const pg_stream_ref *s)
-{
-    return (PyObject *)pg_array_empty(st, a->nd, a->shape, a->descr, 0, s);
-}
-
-static PyObject *
-add_impl(pg_state *st, PyObject *a, PyObject *b, PyObject *out, PyObject *stream)
-{
-    PyObject *ca = NULL, *cb = NULL, *res = NULL;
-    pg_stream_ref cur;
-    int device = 0;
-    if (pg_resolve_stream(st, stream, &cur) < 0) {
-        return NULL;
-    }
-    if (pg_get_rt(st) == NULL || pg_current_device(st, pg_rt(), &device) < 0) {
-        return NULL;
-    }
-    if (!pg_array_check(st, a)) {
-        return PyErr_Format(PyExc_TypeError,
-                            "add: 'a' must be a pygpu.DeviceArray, not %.100s",
-                            Py_TYPE(a)->tp_name);
-    }
-    if ((ca = c_contiguous(st, a, &cur)) == NULL ||
-        (cb = c_contiguous(st, b, &cur)) == NULL) {
-        goto done;
-    }
-    if (out == NULL || out == Py_None) {
-        res = new_like(st, (pg_array *)ca, &cur);
-    }
-    else {
-        res = Py_NewRef(out);
-    }
-    if (res == NULL) {
-        goto done;
-    }
-    if (do_add(st, "add", ca, cb, res, flat_config(pg_array_size((pg_array *)ca)),
-               flat_block, device, &cur) < 0) {
-        Py_CLEAR(res);
-    }
-done:
-    Py_XDECREF(ca);
-    Py_XDECREF(cb);
-    return res;
-}
-
-static PyObject *
-matmul_impl(pg_state *st, PyObject *a, PyObject *b, const char *method, PyObject *out,
-            PyObject *stream)
-{
-    PyObject *ca = NULL, *cb = NULL, *res = NULL;
-    pg_stream_ref cur;
-    pg_array *A, *B;
-    int device = 0;
-    kernel_id id;
-    npy_intp shape[2];
-    if (pg_resolve_stream(st, stream, &cur) < 0) {
-        return NULL;
-    }
-    if (pg_get_rt(st) == NULL || pg_current_device(st, pg_rt(), &device) < 0) {
-        return NULL;
-    }
-    if (strcmp(method, "naive") == 0) {
-        id = K_MATMUL_NAIVE;
-    }
-    else if (strcmp(method, "shared") == 0) {
-        id = K_MATMUL_SHARED;
-    }
-    else if (strcmp(method, "tiled") == 0 || strcmp(method, "auto") == 0) {
-        id = K_MATMUL_TILED;
-    }
-    else {
-        return PyErr_Format(PyExc_ValueError,
-                            "matmul: method must be 'naive', 'shared', 'tiled' or "
-                            "'auto', not '%s'",
-                            method);
-    }
-    if (!pg_array_check(st, a) || !pg_array_check(st, b)) {
-        return PyErr_Format(
-            PyExc_TypeError,
-            "matmul takes two pygpu.DeviceArrays, not %.100s and %.100s",
-            Py_TYPE(a)->tp_name, Py_TYPE(b)->tp_name);
-    }
-    A = (pg_array *)a;
-    B = (pg_array *)b;
-    if (A->nd != 2 || B->nd != 2) {
-        return PyErr_Format(PyExc_ValueError,
-                            "matmul needs 2-D arrays; got %d-D and %d-D", A->nd, B->nd);
-    }
-    if ((ca = c_contiguous(st, a, &cur)) == NULL ||
-        (cb = c_contiguous(st, b, &cur)) == NULL) {
-        goto done;
-    }
-    shape[0] = A->shape[0];
-    shape[1] = B->shape[1];
-    if (out == NULL || out == Py_None) {
-        int dtype = -1;
-        if (check_dtype_arg("matmul", "a", A, 1, &dtype) < 0) {
-            goto done;
-        }
-        res = (PyObject *)pg_array_empty(st, 2, shape, A->descr, 0, &cur);
-    }
-    else {
-        res = Py_NewRef(out);
-    }
-    if (res == NULL) {
-        goto done;
-    }
-    {
-        unsigned int tile = id == K_MATMUL_TILED    ? 128
-                            : id == K_MATMUL_SHARED ? 32
-                                                    : 16;
-        pg_dim3 block = {16, 16, 1}, tiled_block = {256, 1, 1};
-        if (do_matmul(st, id, "matmul", ca, cb, res,
-                      tile_grid(shape[0], shape[1], tile),
-                      id == K_MATMUL_TILED ? tiled_block : block, device, &cur) < 0) {
-            Py_CLEAR(res);
-        }
-    }
-done:
-    Py_XDECREF(ca);
-    Py_XDECREF(cb);
-    return res;
-}
-
-PyObject *
-pg_array_add(PyObject *a, PyObject *b)
-{
-    pg_state *st;
-    if (!Py_IS_TYPE(a, Py_TYPE(b)) && is_scalar(a)) { /* 2 + x */
-        PyObject *t = a;
-        a = b;
-        b = t;
-    }
-    st = pg_state_of_type(Py_TYPE(a));
-    if (st == NULL) {
-        PyErr_Clear();
-        Py_RETURN_NOTIMPLEMENTED;
-    }
-    if (!pg_array_check(st, b) && !is_scalar(b)) {
-        Py_RETURN_NOTIMPLEMENTED;
-    }
-    return add_impl(st, a, b, NULL, NULL);
-}
-
-PyObject *
-pg_array_iadd(PyObject *a, PyObject *b)
-{
-    pg_state *st = pg_state_of_type(Py_TYPE(a));
-    pg_array *A = (pg_array *)a;
-    PyObject *res;
-    if (st == NULL) {
-        return NULL;
-    }
-    if (!pg_array_check(st, b) && !is_scalar(b)) {
-        Py_RETURN_NOTIMPLEMENTED;
-    }
-    if (A->flags & NPY_ARRAY_C_CONTIGUOUS) {
-        res = add_impl(st, a, b, a, NULL);
-    }
-    else { /* a strided view: add into a dense temporary, then copy back */
-        res = add_impl(st, a, b, NULL, NULL);
-        pg_stream_ref cur;
-        (void)pg_resolve_stream(st, NULL, &cur);
-        if (res != NULL && pg_array_copy_into(st, A, (pg_array *)res, &cur) < 0) {
-            Py_CLEAR(res);
-        }
-        if (res != NULL) {
-            Py_SETREF(res, Py_NewRef(a));
-        }
-    }
-    return res;
-}
-
-PyObject *
-pg_array_matmul(PyObject *a, PyObject *b)
-{
-    pg_state *st = pg_state_of_type(Py_TYPE(a));
-    if (st == NULL) {
-        PyErr_Clear();
-        st = pg_state_of_type(Py_TYPE(b));
-        if (st == NULL) {
-            PyErr_Clear();
-            Py_RETURN_NOTIMPLEMENTED;
-        }
-    }
-    if (!pg_array_check(st, a) || !pg_array_check(st, b)) {
-        Py_RETURN_NOTIMPLEMENTED;
-    }
-    return matmul_impl(st, a, b, "auto", NULL, NULL);
-}
-
-static PyObject *
-mod_add(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
-{
-    static const char *const names[] = {"a", "b", "out", "stream"};
-    PyObject *argv[4];
-    if (pg_parse_args("add", args, nargs, kwnames, names, 4, 2, argv) < 0) {
-        return NULL;
-    }
-    return add_impl(pg_state_of_module(m), argv[0], argv[1], argv[2], argv[3]);
-}
-
-static PyObject *
-mod_add_one(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
-{
-    static const char *const names[] = {"A", "stream"};
-    pg_state *st = pg_state_of_module(m);
-    PyObject *argv[2];
-    pg_stream_ref cur;
-    int device = 0;
-    if (pg_parse_args("add_one", args, nargs, kwnames, names, 2, 1, argv) < 0 ||
-        pg_resolve_stream(st, argv[1], &cur) < 0 || pg_get_rt(st) == NULL ||
-        pg_current_device(st, pg_rt(), &device) < 0) {
-        return NULL;
-    }
-    if (!pg_array_check(st, argv[0])) {
-        return PyErr_Format(PyExc_TypeError,
-                            "add_one: 'A' must be a pygpu.DeviceArray, not %.100s",
-                            Py_TYPE(argv[0])->tp_name);
-    }
-    if (!(((pg_array *)argv[0])->flags &
-          (NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_F_CONTIGUOUS))) {
-        /* a strided view: work on a dense copy and write it back */
-        PyObject *tmp = pg_array_copy(st, (pg_array *)argv[0], 0, &cur);
-        int rc;
-        if (tmp == NULL) {
-            return NULL;
-        }
-        rc = do_add_one(st, "add_one", tmp, flat_config(pg_array_size((pg_array *)tmp)),
-                        flat_block, device, &cur);
-        if (rc == 0) {
-            rc = pg_array_copy_into(st, (pg_array *)argv[0], (pg_array *)tmp, &cur);
-        }
-        Py_DECREF(tmp);
-        if (rc < 0) {
-            return NULL;
-        }
-        return Py_NewRef(argv[0]);
-    }
-    if (do_add_one(st, "add_one", argv[0],
-                   flat_config(pg_array_size((pg_array *)argv[0])), flat_block, device,
-                   &cur) < 0) {
-        return NULL;
-    }
-    return Py_NewRef(argv[0]);
-}
-
-static PyObject *
-mod_matmul(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
-{
-    static const char *const names[] = {"a", "b", "method", "out", "stream"};
-    PyObject *argv[5];
-    const char *method = "auto";
-    if (pg_parse_args("matmul", args, nargs, kwnames, names, 5, 2, argv) < 0) {
-        return NULL;
-    }
-    if (argv[2] != NULL && argv[2] != Py_None) {
-        if (!PyUnicode_Check(argv[2])) {
-            return PyErr_Format(PyExc_TypeError,
-                                "matmul: method must be a str, not %.100s",
-                                Py_TYPE(argv[2])->tp_name);
-        }
-        method = PyUnicode_AsUTF8(argv[2]);
-        if (method == NULL) {
-            return NULL;
-        }
-    }
-    return matmul_impl(pg_state_of_module(m), argv[0], argv[1], method, argv[3],
-                       argv[4]);
-}
-
-#define FASTKW(f) (PyCFunction)(void (*)(void))(f), METH_FASTCALL | METH_KEYWORDS
-
-PyMethodDef pg_launch_functions[] = {
-    {"add", FASTKW(mod_add),
-     "add(a, b, out=None, stream=None)\n--\n\n"
-     "a + b elementwise on the device (b a DeviceArray or a scalar); into out "
-     "if given. Returns the result."},
-    {"add_one", FASTKW(mod_add_one),
-     "add_one(A, stream=None)\n--\n\nA += 1 in place on the device. Returns A."},
-    {"matmul", FASTKW(mod_matmul),
-     "matmul(a, b, method='auto', out=None, stream=None)\n--\n\n"
-     "a @ b for 2-D float32 or float64 device arrays; method is 'naive', "
-     "'shared', 'tiled' or 'auto' (the same as 'tiled', the fastest)."},
-    {NULL},
-};

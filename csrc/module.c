@@ -141,14 +141,12 @@ exec_module(PyObject *module)
         (PyTypeObject *)PyType_FromModuleAndSpec(module, &pg_module_spec, NULL);
     st->FunctionType =
         (PyTypeObject *)PyType_FromModuleAndSpec(module, &pg_function_spec, NULL);
-    st->FunctionLaunchType = (PyTypeObject *)PyType_FromModuleAndSpec(
-        module, &pg_function_launch_spec, NULL);
     st->HostArgType =
         (PyTypeObject *)PyType_FromModuleAndSpec(module, &pg_hostarg_spec, NULL);
     PyTypeObject *types[] = {
-        st->DeviceType,   st->DeviceArrayType,    st->KernelType,       st->LaunchType,
-        st->StreamType,   st->EventType,          st->PinnedMemoryType, st->ModuleType,
-        st->FunctionType, st->FunctionLaunchType, st->HostArgType,      st->BufferType};
+        st->DeviceType,   st->DeviceArrayType, st->KernelType,       st->LaunchType,
+        st->StreamType,   st->EventType,       st->PinnedMemoryType, st->ModuleType,
+        st->FunctionType, st->HostArgType,     st->BufferType};
     for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
         if (types[i] == NULL || PyModule_AddType(module, types[i]) < 0) {
             return -1;
@@ -160,7 +158,7 @@ exec_module(PyObject *module)
     }
     if (add_functions(module, device_functions) < 0 ||
         add_functions(module, pg_array_functions) < 0 ||
-        add_functions(module, pg_launch_functions) < 0 ||
+        add_functions(module, pg_ops_functions) < 0 ||
         add_functions(module, pg_stream_functions) < 0 ||
         add_functions(module, pg_interop_functions) < 0 ||
         add_functions(module, pg_rawkernel_functions) < 0) {
@@ -186,7 +184,6 @@ module_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->PinnedMemoryType);
     Py_VISIT(st->CompileError);
     Py_VISIT(st->HostArgType);
-    Py_VISIT(st->FunctionLaunchType);
     Py_VISIT(st->FunctionType);
     Py_VISIT(st->ModuleType);
     Py_VISIT(st->CudaError);
@@ -210,7 +207,6 @@ module_clear(PyObject *module)
     Py_CLEAR(st->PinnedMemoryType);
     Py_CLEAR(st->CompileError);
     Py_CLEAR(st->HostArgType);
-    Py_CLEAR(st->FunctionLaunchType);
     Py_CLEAR(st->FunctionType);
     Py_CLEAR(st->ModuleType);
     Py_CLEAR(st->CudaError);

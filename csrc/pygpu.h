@@ -40,7 +40,6 @@ typedef struct {
     PyTypeObject *PinnedMemoryType;
     PyTypeObject *ModuleType;
     PyTypeObject *FunctionType;
-    PyTypeObject *FunctionLaunchType;
     PyTypeObject *HostArgType;
     PyObject *CompileError;
     PyObject *CudaError;
@@ -377,37 +376,86 @@ extern PyMethodDef pg_interop_functions[];
  * new reference; NULL with no error set if obj offers neither. */
 PyObject *pg_array_from_foreign(pg_state *st, PyObject *obj);
 
-/* ---- rawkernel.c: RawKernel through NVRTC ------------------------------------ */
+/* ---- launch.c: launch configurations, prebuilt kernels, KernelLaunch ---------- */
 
-extern PyType_Spec pg_module_spec;
-extern PyType_Spec pg_function_spec;
-extern PyType_Spec pg_function_launch_spec;
-extern PyType_Spec pg_hostarg_spec;
-extern PyMethodDef pg_rawkernel_functions[];
-int pg_rawkernel_init(PyObject *module, pg_state *st);
-
-/* ---- launch.c ----------------------------------------------------------------- */
-
-extern PyType_Spec pg_kernel_spec;
-extern PyType_Spec pg_launch_spec;
-int pg_kernels_init(PyObject *module, pg_state *st);
-extern PyMethodDef pg_launch_functions[];
 /* A launch configuration: kernel[grid, block], [grid, block, stream] or
  * [grid, block, stream, shared_bytes]. */
 typedef struct {
     pg_dim3 grid, block;
     unsigned int shared_bytes;
     int has_stream;       /* 0: the caller's current stream at each call */
-    pg_stream_ref stream; /* stream.obj borrowed from the key */
+    pg_stream_ref stream; /* stream.obj borrowed from the key (owned by a launch) */
 } pg_launch_config;
 
 /* Parses and checks (against the current device's limits) the key of
  * kernel[...]; `usage` says how to launch `name`, for the TypeError. */
 int pg_parse_launch_config(pg_state *st, PyObject *key, const char *usage,
                            pg_launch_config *cfg);
+
+/* Anything launched as f[grid, block(, stream(, shared_bytes))](*args) starts
+ * with this head; its kind says how arguments are checked and launched.
+ * Prebuilt kernels (launch.c) and module functions (rawkernel.c) are two
+ * kinds; each makes the one bound-launch type, pygpu.KernelLaunch. */
+typedef struct pg_launch_kind pg_launch_kind;
+typedef struct {
+    PyObject_HEAD
+    const pg_launch_kind *kind;
+    const char *name;  /* for messages; lives as long as the object */
+    const char *usage; /* "add[grid, block](a, b, out)", or NULL */
+    int nargs;         /* the arguments a launch takes, all positional */
+} pg_launchable;
+
+struct pg_launch_kind {
+    const char *name;   /* "prebuilt", "module" */
+    int dynamic_shared; /* 0: the fourth launch setting must be 0 */
+    /* Checks args[0..f->nargs) against f, packs them and launches f with
+     * cfg's grid, block and shared_bytes on stream s (already resolved; not
+     * cfg->stream). 0, or -1 with an exception set. */
+    int (*check_and_launch)(pg_state *st, pg_launchable *f, const pg_launch_config *cfg,
+                            PyObject *const *args, const pg_stream_ref *s);
+};
+
+/* f[key] for every launchable type (its mp_subscript): a new KernelLaunch. */
+PyObject *pg_launchable_getitem(PyObject *f, PyObject *key);
+
+extern PyType_Spec pg_kernel_spec;
+extern PyType_Spec pg_launch_spec;
+int pg_kernels_init(PyObject *module, pg_state *st);
+
+/* The prebuilt kernels, from the one list: PG_K_add, PG_K_add_one, ... */
+typedef enum {
+#define PG_KERNEL(name, type, nargs, signature, doc) PG_K_##name,
+#include "kernels.def"
+    PG_K_COUNT
+} pg_kernel_id;
+
+/* Checks args (as many as kernel `id` takes) against the kernel, on `device`,
+ * with messages that say `kname`, and launches it on s. 0, or -1 with an
+ * exception set. */
+int pg_kernel_run(pg_state *st, pg_kernel_id id, const char *kname,
+                  PyObject *const *args, pg_dim3 grid, pg_dim3 block, int device,
+                  const pg_stream_ref *s);
+/* The kernel dtype (PG_F32...) of argument `name`, which must match *dtype
+ * if that is set (>= 0); else TypeError. */
+int pg_kernel_dtype_arg(const char *kname, const char *name, pg_array *a,
+                        int float_only, int *dtype);
+/* A Python or NumPy number that kernels.add takes for b. */
+int pg_is_scalar(PyObject *o);
+
+/* ---- ops.c: add, add_one, matmul and the operators + and @ ---------------------- */
+
+extern PyMethodDef pg_ops_functions[];
 /* a + b, a + scalar and a @ b for the number protocol of DeviceArray. */
 PyObject *pg_array_add(PyObject *a, PyObject *b);
 PyObject *pg_array_iadd(PyObject *a, PyObject *b);
 PyObject *pg_array_matmul(PyObject *a, PyObject *b);
+
+/* ---- rawkernel.c: Module, Function, In/Out/InOut, NVRTC's Python face ---------- */
+
+extern PyType_Spec pg_module_spec;
+extern PyType_Spec pg_function_spec;
+extern PyType_Spec pg_hostarg_spec;
+extern PyMethodDef pg_rawkernel_functions[];
+int pg_rawkernel_init(PyObject *module, pg_state *st);
 
 #endif /* PYGPU_H */

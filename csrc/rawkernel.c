@@ -1,64 +1,58 @@
-/* Your own kernels: CUDA C compiled at run time by NVRTC (loaded on first use,
- * never at import), loaded as a module, launched with the same
- * kernel[grid, block, stream] syntax as the prebuilt kernels. Every argument
- * is checked against the compiled kernel's parameters before launching.
- * The disk cache and the NVRTC search live in pygpu/rawkernel.py. */
-#include <dlfcn.h>
+/* Your own kernels: a Module of compiled device code (loaded from an image
+ * that NVRTC made at run time) and its Functions, launched with the same
+ * kernel[grid, block, stream, shared_bytes] syntax and the same bound-launch
+ * type as the prebuilt kernels; In/Out/InOut host arguments; the Python face
+ * of the runtime table's compiler (_nvrtc_load, _nvrtc_compile,
+ * CompileError). Every argument is checked against the compiled kernel's
+ * parameters before launching. The disk cache and the NVRTC search live in
+ * pygpu/rawkernel.py; NVRTC itself is reached through the runtime table
+ * (rt_nvrtc.c). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "pygpu.h"
 
-/* ---- NVRTC, loaded with dlopen ------------------------------------------------ */
+/* Run-time compiled kernels on a backend that cannot run them. */
+static PyObject *
+no_runtime_compile(const pg_backend *rt)
+{
+    return PyErr_Format(PyExc_NotImplementedError,
+                        "kernels compiled at run time need a real GPU: pygpu's %s "
+                        "runs only its prebuilt kernels, whose source it compiled in",
+                        rt->name);
+}
 
-typedef struct _nvrtcProgram *nvrtc_program;
-static struct {
-    void *lib;
-    int (*version)(int *, int *);
-    int (*create)(nvrtc_program *, const char *, const char *, int, const char *const *,
-                  const char *const *);
-    int (*destroy)(nvrtc_program *);
-    int (*compile)(nvrtc_program, int, const char *const *);
-    int (*log_size)(nvrtc_program, size_t *);
-    int (*log)(nvrtc_program, char *);
-    int (*cubin_size)(nvrtc_program, size_t *);
-    int (*cubin)(nvrtc_program, char *);
-    const char *(*error_string)(int);
-} nvrtc;
+/* The backend whose compiler to use: compiling needs no device. */
+static const pg_backend *
+compiler_rt(pg_state *st)
+{
+    const pg_backend *rt = pg_rt_peek();
+    if (rt == NULL) {
+        return pg_get_rt(st); /* NoDeviceError, saying why there is none */
+    }
+    if (rt->compiler_load == NULL || rt->compile == NULL) {
+        return (const pg_backend *)no_runtime_compile(rt);
+    }
+    return rt;
+}
 
+/* ---- the compiler, through the runtime table ------------------------------------ */
+
+/* _nvrtc_load(path) -> (major, minor) */
 static PyObject *
 mod_nvrtc_load(PyObject *m, PyObject *arg)
 {
+    pg_state *st = pg_state_of_module(m);
     const char *path = PyUnicode_AsUTF8(arg);
-    void *lib;
+    const pg_backend *rt;
+    char errbuf[1024];
     int major = 0, minor = 0;
-    if (path == NULL) {
+    if (path == NULL || (rt = compiler_rt(st)) == NULL) {
         return NULL;
     }
-    if (nvrtc.lib == NULL) {
-        lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-        if (lib == NULL) {
-            return PyErr_Format(PyExc_OSError, "cannot load NVRTC from %s: %s", path,
-                                dlerror());
-        }
-#define SYM(field, name)                                                               \
-    if ((*(void **)&nvrtc.field = dlsym(lib, name)) == NULL) {                         \
-        dlclose(lib);                                                                  \
-        memset(&nvrtc, 0, sizeof(nvrtc));                                              \
-        return PyErr_Format(PyExc_OSError, "%s has no %s", path, name);                \
+    if (rt->compiler_load(path, &major, &minor, errbuf, sizeof(errbuf)) < 0) {
+        return PyErr_Format(PyExc_OSError, "%s", errbuf);
     }
-        SYM(version, "nvrtcVersion");
-        SYM(create, "nvrtcCreateProgram");
-        SYM(destroy, "nvrtcDestroyProgram");
-        SYM(compile, "nvrtcCompileProgram");
-        SYM(log_size, "nvrtcGetProgramLogSize");
-        SYM(log, "nvrtcGetProgramLog");
-        SYM(cubin_size, "nvrtcGetCUBINSize");
-        SYM(cubin, "nvrtcGetCUBIN");
-        SYM(error_string, "nvrtcGetErrorString");
-#undef SYM
-        nvrtc.lib = lib;
-    }
-    (void)nvrtc.version(&major, &minor);
     return Py_BuildValue("(ii)", major, minor);
 }
 
@@ -82,19 +76,18 @@ static PyObject *
 mod_nvrtc_compile(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
 {
     pg_state *st = pg_state_of_module(m);
+    const pg_backend *rt;
     const char *source, *name, **opts = NULL;
     Py_ssize_t nopts;
-    nvrtc_program prog = NULL;
-    char *log = NULL;
-    size_t log_size = 0, size = 0;
-    PyObject *image = NULL, *res = NULL;
+    char *image = NULL, *log = NULL, errbuf[512];
+    size_t size = 0;
+    PyObject *res = NULL;
     int rc;
     if (nargs != 3 || !PyTuple_Check(args[2])) {
         PyErr_SetString(PyExc_TypeError, "_nvrtc_compile(source, name, options_tuple)");
         return NULL;
     }
-    if (nvrtc.lib == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "NVRTC is not loaded");
+    if ((rt = compiler_rt(st)) == NULL) {
         return NULL;
     }
     source = PyUnicode_AsUTF8(args[0]);
@@ -103,6 +96,10 @@ mod_nvrtc_compile(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     nopts = PyTuple_GET_SIZE(args[2]);
+    if (nopts > INT_MAX - 1) {
+        PyErr_SetString(PyExc_ValueError, "too many options");
+        return NULL;
+    }
     opts = PyMem_Calloc((size_t)nopts + 1, sizeof(char *));
     if (opts == NULL) {
         return PyErr_NoMemory();
@@ -114,77 +111,47 @@ mod_nvrtc_compile(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
             goto done;
         }
     }
-    rc = nvrtc.create(&prog, source, name, 0, NULL, NULL);
-    if (rc != 0) {
-        compile_error(st, nvrtc.error_string(rc), "");
-        goto done;
-    }
+    /* source, name and opts point into str objects that args keep alive */
     Py_BEGIN_ALLOW_THREADS
-        rc = nvrtc.compile(prog, (int)nopts, opts);
+        rc = rt->compile(source, name, (int)nopts, opts, &image, &size, &log, errbuf,
+                         sizeof(errbuf));
     Py_END_ALLOW_THREADS
-    if (nvrtc.log_size(prog, &log_size) == 0 &&
-        (log = PyMem_Malloc(log_size + 1)) != NULL) {
-        log[0] = '\0';
-        (void)nvrtc.log(prog, log);
-        log[log_size] = '\0';
+    switch (rc) {
+    case PG_COMPILE_OK:
+        res = Py_BuildValue("(y#s)", image, (Py_ssize_t)size, log != NULL ? log : "");
+        break;
+    case PG_COMPILE_NOT_LOADED: PyErr_SetString(PyExc_RuntimeError, errbuf); break;
+    case PG_COMPILE_NO_MEMORY: PyErr_NoMemory(); break;
+    default: compile_error(st, errbuf, log != NULL ? log : ""); break;
     }
-    if (rc != 0) {
-        char what[512];
-        PyOS_snprintf(what, sizeof(what), "NVRTC could not compile %s (%s):\n%s", name,
-                      nvrtc.error_string(rc), log != NULL ? log : "");
-        compile_error(st, what, log != NULL ? log : "");
-        goto done;
-    }
-    if (nvrtc.cubin_size(prog, &size) != 0 || size == 0) {
-        compile_error(st,
-                      "NVRTC made no machine code: pass --gpu-architecture=sm_XX, "
-                      "not compute_XX",
-                      log != NULL ? log : "");
-        goto done;
-    }
-    image = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
-    if (image == NULL || nvrtc.cubin(prog, PyBytes_AS_STRING(image)) != 0) {
-        goto done;
-    }
-    res = Py_BuildValue("(Os)", image, log != NULL ? log : "");
 done:
-    if (prog != NULL) {
-        (void)nvrtc.destroy(&prog);
-    }
-    Py_XDECREF(image);
-    PyMem_Free(log);
+    free(image);
+    free(log);
     PyMem_Free(opts);
     return res;
 }
 
 /* ---- Module ------------------------------------------------------------------ */
 
+/* Holds no Python object: not a GC type. */
 typedef struct {
     PyObject_HEAD
     void *handle;
     int device;
 } pg_module;
 
+/* A kernel of a Module, launchable (the head) as a "module" kind. */
 typedef struct {
-    PyObject_HEAD
-    PyObject *module; /* keeps the module loaded */
-    void *handle;
+    pg_launchable head; /* head.name is cname, head.nargs the parameter count */
+    PyObject *module;   /* keeps the module loaded */
     PyObject *name;
+    char *cname; /* PyMem; freed only in dealloc, so launches may borrow it */
+    void *handle;
     int device;
-    int nparams;
-    size_t *sizes;
+    size_t *sizes; /* head.nargs of them: bytes of each parameter */
 } pg_function;
 
-typedef struct {
-    PyObject_HEAD
-    vectorcallfunc vectorcall;
-    pg_function *function;
-    pg_dim3 grid, block;
-    unsigned int shared_bytes;
-    int has_stream;
-    pg_stream_ref stream; /* stream.obj is a strong reference */
-} pg_function_launch;
-
+/* Holds the host array; In, Out and InOut (rawkernel.py) subclass it. */
 typedef struct {
     PyObject_HEAD
     PyObject *array;
@@ -208,13 +175,11 @@ Module_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         PyBuffer_Release(&image);
         return NULL;
     }
-    if (rt->is_simulator) {
+    /* images come from the run-time compiler: a backend without one has
+     * nothing that could run them */
+    if (!(rt->caps & PG_CAP_RUNTIME_COMPILE)) {
         PyBuffer_Release(&image);
-        PyErr_SetString(PyExc_NotImplementedError,
-                        "kernels compiled at run time need a real GPU: pygpu's "
-                        "simulator runs only its prebuilt kernels, whose source it "
-                        "compiled in");
-        return NULL;
+        return no_runtime_compile(rt);
     }
     mod = PyObject_New(pg_module, type);
     if (mod == NULL) {
@@ -224,8 +189,7 @@ Module_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     mod->handle = NULL;
     err = rt->get_device(&mod->device);
     if (err == PG_SUCCESS) {
-        /* the driver API needs the runtime's context: cudaFree(NULL) makes it */
-        err = rt->free(NULL);
+        err = rt->ensure_context(); /* module loads need the device's context */
     }
     if (err == PG_SUCCESS) {
         Py_BEGIN_ALLOW_THREADS
@@ -253,6 +217,8 @@ Module_dealloc(PyObject *self)
     Py_DECREF(tp);
 }
 
+static const pg_launch_kind module_kind;
+
 static PyObject *
 Module_get_function(PyObject *self, PyObject *name)
 {
@@ -260,19 +226,32 @@ Module_get_function(PyObject *self, PyObject *name)
     pg_module *m = (pg_module *)self;
     pg_function *f;
     const char *cname;
+    size_t len;
     pg_err err;
     if (st == NULL || (cname = PyUnicode_AsUTF8(name)) == NULL) {
         return NULL;
     }
-    f = PyObject_New(pg_function, st->FunctionType);
+    f = PyObject_GC_New(pg_function, st->FunctionType);
     if (f == NULL) {
         return NULL;
     }
+    len = strlen(cname);
     f->module = Py_NewRef(self);
     f->name = Py_NewRef(name);
+    f->cname = PyMem_Malloc(len + 1);
     f->device = m->device;
+    f->handle = NULL;
     f->sizes = NULL;
-    f->nparams = 0;
+    f->head.kind = &module_kind;
+    f->head.name = f->cname;
+    f->head.usage = NULL;
+    f->head.nargs = 0;
+    PyObject_GC_Track(f);
+    if (f->cname == NULL) {
+        Py_DECREF(f);
+        return PyErr_NoMemory();
+    }
+    memcpy(f->cname, cname, len + 1);
     err = pg_rt()->module_function(&f->handle, m->handle, cname);
     if (err != PG_SUCCESS) {
         Py_DECREF(f);
@@ -287,18 +266,18 @@ Module_get_function(PyObject *self, PyObject *name)
     }
     for (;;) { /* the parameters, as the compiled kernel has them */
         size_t offset = 0, size = 0;
-        if (pg_rt()->function_param(f->handle, (size_t)f->nparams, &offset, &size) !=
+        if (pg_rt()->function_param(f->handle, (size_t)f->head.nargs, &offset, &size) !=
             PG_SUCCESS) {
             break;
         }
         size_t *grown =
-            PyMem_Realloc(f->sizes, sizeof(size_t) * (size_t)(f->nparams + 1));
+            PyMem_Realloc(f->sizes, sizeof(size_t) * (size_t)(f->head.nargs + 1));
         if (grown == NULL) {
             Py_DECREF(f);
             return PyErr_NoMemory();
         }
         f->sizes = grown;
-        f->sizes[f->nparams++] = size;
+        f->sizes[f->head.nargs++] = size;
     }
     return (PyObject *)f;
 }
@@ -328,45 +307,36 @@ PyType_Spec pg_module_spec = {
 
 /* ---- Function ---------------------------------------------------------------- */
 
+static int
+Function_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    pg_function *f = (pg_function *)self;
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(f->module);
+    Py_VISIT(f->name);
+    return 0;
+}
+
+static int
+Function_clear(PyObject *self)
+{
+    pg_function *f = (pg_function *)self;
+    Py_CLEAR(f->module);
+    Py_CLEAR(f->name);
+    return 0;
+}
+
 static void
 Function_dealloc(PyObject *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
     pg_function *f = (pg_function *)self;
-    Py_CLEAR(f->module);
-    Py_CLEAR(f->name);
+    PyObject_GC_UnTrack(self);
+    (void)Function_clear(self);
     PyMem_Free(f->sizes);
+    PyMem_Free(f->cname);
     tp->tp_free(self);
     Py_DECREF(tp);
-}
-
-static PyObject *FunctionLaunch_vectorcall(PyObject *self, PyObject *const *args,
-                                           size_t nargsf, PyObject *kwnames);
-
-static PyObject *
-Function_getitem(PyObject *self, PyObject *key)
-{
-    pg_state *st = pg_state_of_type(Py_TYPE(self));
-    pg_function *f = (pg_function *)self;
-    pg_launch_config cfg;
-    pg_function_launch *l;
-    if (st == NULL ||
-        pg_parse_launch_config(st, key, PyUnicode_AsUTF8(f->name), &cfg) < 0) {
-        return NULL;
-    }
-    l = PyObject_New(pg_function_launch, st->FunctionLaunchType);
-    if (l == NULL) {
-        return NULL;
-    }
-    l->vectorcall = (vectorcallfunc)FunctionLaunch_vectorcall;
-    l->function = (pg_function *)Py_NewRef(self);
-    l->grid = cfg.grid;
-    l->block = cfg.block;
-    l->shared_bytes = cfg.shared_bytes;
-    l->has_stream = cfg.has_stream;
-    l->stream = cfg.stream;
-    Py_XINCREF(l->stream.obj);
-    return (PyObject *)l;
 }
 
 static PyObject *
@@ -374,11 +344,16 @@ Function_get(PyObject *self, void *closure)
 {
     pg_function *f = (pg_function *)self;
     if (closure == NULL) {
-        return Py_NewRef(f->name);
+        return Py_NewRef(f->name != NULL ? f->name : Py_None);
     }
-    PyObject *t = PyTuple_New(f->nparams);
-    for (int i = 0; t != NULL && i < f->nparams; i++) {
-        PyTuple_SET_ITEM(t, i, PyLong_FromSize_t(f->sizes[i]));
+    PyObject *t = PyTuple_New(f->head.nargs);
+    for (int i = 0; t != NULL && i < f->head.nargs; i++) {
+        PyObject *size = PyLong_FromSize_t(f->sizes[i]);
+        if (size == NULL) {
+            Py_CLEAR(t);
+            break;
+        }
+        PyTuple_SET_ITEM(t, i, size);
     }
     return t;
 }
@@ -386,9 +361,9 @@ Function_get(PyObject *self, void *closure)
 static PyObject *
 Function_repr(PyObject *self)
 {
-    return PyUnicode_FromFormat("<pygpu kernel %U (%d parameters)>",
-                                ((pg_function *)self)->name,
-                                ((pg_function *)self)->nparams);
+    pg_function *f = (pg_function *)self;
+    return PyUnicode_FromFormat("<pygpu kernel %s (%d parameters)>", f->cname,
+                                f->head.nargs);
 }
 
 static PyGetSetDef Function_getset[] = {
@@ -400,18 +375,20 @@ static PyGetSetDef Function_getset[] = {
 
 static PyType_Slot Function_slots[] = {
     {Py_tp_dealloc, Function_dealloc},
-    {Py_mp_subscript, Function_getitem},
+    {Py_tp_traverse, Function_traverse},
+    {Py_tp_clear, Function_clear},
+    {Py_mp_subscript, pg_launchable_getitem},
     {Py_tp_repr, Function_repr},
     {Py_tp_getset, Function_getset},
     {Py_tp_doc, "A kernel of a Module: launch it as f[grid, block, stream, "
-                "shared_bytes](*args)."},
+                "shared_bytes](*args), a pygpu.KernelLaunch."},
     {0, NULL},
 };
 
 PyType_Spec pg_function_spec = {
     .name = "pygpu._core.Function",
     .basicsize = sizeof(pg_function),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE |
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_GC |
              Py_TPFLAGS_DISALLOW_INSTANTIATION,
     .slots = Function_slots,
 };
@@ -437,10 +414,11 @@ size_error(pg_function *f, int i, const char *what, size_t given)
     return -1;
 }
 
-/* Fills slot with argument i; DeviceArrays made for host arguments go to temps. */
+/* Fills slot with argument i; DeviceArrays made for host arguments go to
+ * *temps, a list made on first use: (DeviceArray, HostArg) pairs. */
 static int
 pack_arg(pg_state *st, pg_function *f, int i, PyObject *o, param_slot *slot,
-         const pg_stream_ref *s, PyObject *temps, int device)
+         const pg_stream_ref *s, PyObject **temps, int device)
 {
     size_t want = f->sizes[i];
     if (pg_array_check(st, o)) {
@@ -478,7 +456,8 @@ pack_arg(pg_state *st, pg_function *f, int i, PyObject *o, param_slot *slot,
             return -1;
         }
         PyObject *pair = Py_BuildValue("(NO)", (PyObject *)d, o);
-        if (pair == NULL || PyList_Append(temps, pair) < 0) {
+        if (pair == NULL || (*temps == NULL && (*temps = PyList_New(0)) == NULL) ||
+            PyList_Append(*temps, pair) < 0) {
             Py_XDECREF(pair);
             return -1;
         }
@@ -554,42 +533,28 @@ pack_arg(pg_state *st, pg_function *f, int i, PyObject *o, param_slot *slot,
     return -1;
 }
 
-static PyObject *
-FunctionLaunch_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
-                          PyObject *kwnames)
+/* The "module" kind of launch: arguments packed by the parameter sizes. */
+static int
+Function_check_and_launch(pg_state *st, pg_launchable *self,
+                          const pg_launch_config *cfg, PyObject *const *args,
+                          const pg_stream_ref *s)
 {
-    pg_function_launch *l = (pg_function_launch *)self;
-    pg_function *f = l->function;
-    pg_state *st = pg_state_of_type(Py_TYPE(self));
-    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    pg_function *f = (pg_function *)self;
+    int nargs = f->head.nargs;
     param_slot local[16], *slots = local;
     void *local_ptrs[16], **ptrs = local_ptrs;
-    PyObject *temps = NULL, *res = NULL;
-    pg_stream_ref s;
-    int device = 0;
+    PyObject *temps = NULL;
+    int device = 0, rc = -1;
     pg_err err;
-    if (st == NULL) {
-        return NULL;
-    }
-    if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) {
-        return PyErr_Format(PyExc_TypeError, "%U takes positional arguments only",
-                            f->name);
-    }
-    if (nargs != f->nparams) {
-        return PyErr_Format(PyExc_TypeError, "%U takes %d argument%s, got %zd", f->name,
-                            f->nparams, f->nparams == 1 ? "" : "s", nargs);
+    if (f->module == NULL) {
+        PyErr_SetString(PyExc_ReferenceError, "this kernel's module was cleared");
+        return -1;
     }
     if (pg_rt()->get_device(&device) != PG_SUCCESS || device != f->device) {
-        return PyErr_Format(PyExc_ValueError,
-                            "%U was loaded on device %d; select that device to "
-                            "launch it",
-                            f->name, f->device);
-    }
-    if (l->has_stream) {
-        s = l->stream;
-    }
-    else {
-        (void)pg_resolve_stream(st, NULL, &s);
+        PyErr_Format(PyExc_ValueError,
+                     "%U was loaded on device %d; select that device to launch it",
+                     f->name, f->device);
+        return -1;
     }
     if (nargs > 16) {
         slots = PyMem_Calloc((size_t)nargs, sizeof(param_slot));
@@ -599,75 +564,46 @@ FunctionLaunch_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
             goto done;
         }
     }
-    temps = PyList_New(0);
-    if (temps == NULL) {
-        goto done;
-    }
-    for (Py_ssize_t i = 0; i < nargs; i++) {
+    for (int i = 0; i < nargs; i++) {
         memset(&slots[i], 0, sizeof(param_slot));
-        if (pack_arg(st, f, (int)i, args[i], &slots[i], &s, temps, device) < 0) {
+        if (pack_arg(st, f, i, args[i], &slots[i], s, &temps, device) < 0) {
             goto done;
         }
         ptrs[i] = &slots[i];
     }
-    err = pg_rt()->launch_function(f->handle, l->grid, l->block, l->shared_bytes,
-                                   s.handle, ptrs);
+    err = pg_rt()->launch_function(f->handle, cfg->grid, cfg->block, cfg->shared_bytes,
+                                   s->handle, ptrs);
     if (err != PG_SUCCESS) {
         char call[160];
-        PyOS_snprintf(call, sizeof(call), "launch of kernel %s",
-                      PyUnicode_AsUTF8(f->name));
+        PyOS_snprintf(call, sizeof(call), "launch of kernel %s", f->cname);
         pg_raise(st, err, call);
         goto done;
     }
     /* Out and InOut: copy back (this waits for the kernel) */
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(temps); i++) {
+    for (Py_ssize_t i = 0; temps != NULL && i < PyList_GET_SIZE(temps); i++) {
         PyObject *pair = PyList_GET_ITEM(temps, i);
         pg_hostarg *h = (pg_hostarg *)PyTuple_GET_ITEM(pair, 1);
         if (h->mode != 1 && pg_array_to_host(st, (pg_array *)PyTuple_GET_ITEM(pair, 0),
-                                             (PyArrayObject *)h->array, &s, 1) < 0) {
+                                             (PyArrayObject *)h->array, s, 1) < 0) {
             goto done;
         }
     }
-    res = Py_NewRef(Py_None);
+    rc = 0;
 done:
     Py_XDECREF(temps);
     if (slots != local) {
         PyMem_Free(slots);
+    }
+    if (ptrs != local_ptrs) {
         PyMem_Free(ptrs);
     }
-    return res;
+    return rc;
 }
 
-static void
-FunctionLaunch_dealloc(PyObject *self)
-{
-    PyTypeObject *tp = Py_TYPE(self);
-    pg_function_launch *l = (pg_function_launch *)self;
-    Py_CLEAR(l->function);
-    Py_CLEAR(l->stream.obj);
-    tp->tp_free(self);
-    Py_DECREF(tp);
-}
-
-static PyMemberDef FunctionLaunch_members[] = {
-    {"__vectorcalloffset__", Py_T_PYSSIZET, offsetof(pg_function_launch, vectorcall),
-     Py_READONLY},
-    {NULL},
-};
-
-static PyType_Slot FunctionLaunch_slots[] = {
-    {Py_tp_dealloc, FunctionLaunch_dealloc},
-    {Py_tp_call, PyVectorcall_Call},
-    {Py_tp_members, FunctionLaunch_members},
-    {0, NULL},
-};
-
-PyType_Spec pg_function_launch_spec = {
-    .name = "pygpu._core.FunctionLaunch",
-    .basicsize = sizeof(pg_function_launch),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE |
-             Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_DISALLOW_INSTANTIATION,
-    .slots = FunctionLaunch_slots,
+static const pg_launch_kind module_kind = {
+    .name = "module",
+    .dynamic_shared = 1,
+    .check_and_launch = Function_check_and_launch,
 };
 
 /* ---- In, Out, InOut --------------------------------------------------------- */
@@ -714,11 +650,27 @@ HostArg_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     return (PyObject *)h;
 }
 
+static int
+HostArg_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(((pg_hostarg *)self)->array);
+    return 0;
+}
+
+static int
+HostArg_clear(PyObject *self)
+{
+    Py_CLEAR(((pg_hostarg *)self)->array);
+    return 0;
+}
+
 static void
 HostArg_dealloc(PyObject *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
-    Py_CLEAR(((pg_hostarg *)self)->array);
+    PyObject_GC_UnTrack(self);
+    (void)HostArg_clear(self);
     tp->tp_free(self);
     Py_DECREF(tp);
 }
@@ -730,16 +682,15 @@ static PyMemberDef HostArg_members[] = {
 };
 
 static PyType_Slot HostArg_slots[] = {
-    {Py_tp_new, HostArg_new},
-    {Py_tp_dealloc, HostArg_dealloc},
-    {Py_tp_members, HostArg_members},
-    {0, NULL},
+    {Py_tp_new, HostArg_new},           {Py_tp_dealloc, HostArg_dealloc},
+    {Py_tp_traverse, HostArg_traverse}, {Py_tp_clear, HostArg_clear},
+    {Py_tp_members, HostArg_members},   {0, NULL},
 };
 
 PyType_Spec pg_hostarg_spec = {
     .name = "pygpu._core.HostArg",
     .basicsize = sizeof(pg_hostarg),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
     .slots = HostArg_slots,
 };
 

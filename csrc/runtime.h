@@ -76,31 +76,32 @@ typedef struct {
     size_t total_constant_memory;
 } pg_device_props;
 
-/* One launcher per kernel, defined in kernels.cu. Each launches on `stream`
- * and returns the launch error; none checks Python-level arguments. Sizes are
- * element counts, strides are in bytes. */
-typedef struct {
-    pg_err (*copy_strided)(int itemsize, int nd, const int64_t *shape, const void *src,
-                           const int64_t *src_strides, void *dst,
-                           const int64_t *dst_strides, pg_stream stream);
-    pg_err (*fill)(int itemsize, void *dst, int64_t n, const void *value,
-                   pg_stream stream);
-    pg_err (*add)(int dtype, const void *a, const void *b, void *out, int64_t n,
-                  pg_dim3 grid, pg_dim3 block, pg_stream stream);
-    pg_err (*add_scalar)(int dtype, const void *a, const void *scalar, void *out,
-                         int64_t n, pg_dim3 grid, pg_dim3 block, pg_stream stream);
-    pg_err (*add_one)(int dtype, void *a, int64_t n, pg_dim3 grid, pg_dim3 block,
-                      pg_stream stream);
-    pg_err (*matmul_naive)(int dtype, const void *a, const void *b, void *c, int64_t m,
-                           int64_t n, int64_t k, pg_dim3 grid, pg_dim3 block,
-                           pg_stream stream);
-    pg_err (*matmul_shared)(int dtype, const void *a, const void *b, void *c, int64_t m,
+/* The launchers' types. Each launches on `stream` and returns the launch
+ * error; none checks Python-level arguments. Sizes are element counts,
+ * strides are in bytes; dtype is a PG_F32... value. */
+typedef pg_err pg_copy_strided_fn(int itemsize, int nd, const int64_t *shape,
+                                  const void *src, const int64_t *src_strides,
+                                  void *dst, const int64_t *dst_strides,
+                                  pg_stream stream);
+typedef pg_err pg_fill_fn(int itemsize, void *dst, int64_t n, const void *value,
+                          pg_stream stream);
+/* out = a + b, or out = a + *scalar when b is NULL */
+typedef pg_err pg_add_fn(int dtype, const void *a, const void *b, const void *scalar,
+                         void *out, int64_t n, pg_dim3 grid, pg_dim3 block,
+                         pg_stream stream);
+typedef pg_err pg_add_one_fn(int dtype, void *a, int64_t n, pg_dim3 grid, pg_dim3 block,
+                             pg_stream stream);
+/* c (m x n) = a (m x k) @ b (k x n), row-major */
+typedef pg_err pg_matmul_fn(int dtype, const void *a, const void *b, void *c, int64_t m,
                             int64_t n, int64_t k, pg_dim3 grid, pg_dim3 block,
                             pg_stream stream);
-    /* block must be (256, 1, 1); the grid walks 128 x 128 tiles of c */
-    pg_err (*matmul_tiled)(int dtype, const void *a, const void *b, void *c, int64_t m,
-                           int64_t n, int64_t k, pg_dim3 grid, pg_dim3 block,
-                           pg_stream stream);
+
+/* One launcher per entry of kernels.def, defined in kernels.cu as
+ * pg_launch_<name>; the fields are named (and ordered) by that one list. */
+typedef struct {
+#define PG_LAUNCHER(name, type) type *name;
+#define PG_KERNEL(name, type, nargs, signature, doc) type *name;
+#include "kernels.def"
 } pg_kernel_table;
 
 /* What a backend can do. Callers go by these flags and by the table's
@@ -119,7 +120,7 @@ enum {
 };
 
 typedef struct {
-    const char *name; /* "cuda" or "simulator" */
+    const char *name;  /* "cuda" or "simulator" */
     unsigned int caps; /* PG_CAP_* */
     int is_simulator;
     /* makes the current device's context, so that module loads can follow */
@@ -167,12 +168,41 @@ typedef struct {
     pg_err (*launch_function)(void *function, pg_dim3 grid, pg_dim3 block,
                               unsigned int shared_bytes, pg_stream stream,
                               void **params);
+    /* Run-time compilation of CUDA C (PG_CAP_RUNTIME_COMPILE; both NULL
+     * without it). compiler_load loads the compiler from `path` (the first
+     * call; later ones only report its version): 0, or -1 with why in errbuf. */
+    int (*compiler_load)(const char *path, int *major, int *minor, char *errbuf,
+                         size_t errlen);
+    /* Compiles `source` (called `name` in messages) with nopts options to a
+     * loadable image. PG_COMPILE_OK: *image (*size bytes) and *log (a C
+     * string, maybe empty) are malloc'ed, the caller frees them. Otherwise
+     * errbuf says what failed, and *log, if not NULL, is the compiler's log
+     * (the caller frees it too). Touches no Python object: call it with the
+     * GIL released. */
+    int (*compile)(const char *source, const char *name, int nopts,
+                   const char *const *opts, char **image, size_t *size, char **log,
+                   char *errbuf, size_t errlen);
     const char *(*error_name)(pg_err err);
     const char *(*error_string)(pg_err err);
     int (*driver_version)(void);
     int (*runtime_version)(void);
     const pg_kernel_table *kernels;
 } pg_backend;
+
+/* compile()'s results */
+enum {
+    PG_COMPILE_OK = 0,
+    PG_COMPILE_FAILED = 1,     /* the source does not compile: see the log */
+    PG_COMPILE_NOT_LOADED = 2, /* compiler_load has not succeeded */
+    PG_COMPILE_NO_MEMORY = 3,
+};
+
+/* rt_nvrtc.c: NVRTC, loaded with dlopen, as compiler_load and compile. */
+int pg_nvrtc_load(const char *path, int *major, int *minor, char *errbuf,
+                  size_t errlen);
+int pg_nvrtc_compile(const char *source, const char *name, int nopts,
+                     const char *const *opts, char **image, size_t *size, char **log,
+                     char *errbuf, size_t errlen);
 
 /* The backends. pg_cuda_backend is NULL in a build without the CUDA toolkit. */
 extern const pg_backend *const pg_cuda_backend;

@@ -15,10 +15,7 @@ checked before launching, and a mistake raises TypeError or ValueError.
 
 from ._core import kernels as _table
 
-add = _table["add"]
-add_one = _table["add_one"]
-matmul_naive = _table["matmul_naive"]
-matmul_shared = _table["matmul_shared"]
-matmul_tiled = _table["matmul_tiled"]
+# One name per entry of csrc/kernels.def, the one list of prebuilt kernels.
+globals().update(_table)
 
-__all__ = ["add", "add_one", "matmul_naive", "matmul_shared", "matmul_tiled"]
+__all__ = list(_table)

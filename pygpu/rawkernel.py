@@ -18,9 +18,9 @@ device before the launch (In, InOut) and back after it (Out, InOut).
 NVRTC is loaded the first time a kernel is compiled, never at import. Compiled
 code is cached on disk (PYGPU_CACHE_DIR, default ~/.cache/pygpu), keyed by the
 source, the options, the GPU architecture and the NVRTC version. Kernels must
-be declared extern "C". On the simulator, compiling works where NVRTC is
-installed, but loading and launching raise NotImplementedError: the simulator
-runs only pygpu's prebuilt kernels.
+be declared extern "C". On the simulator, compiling, loading and launching
+raise NotImplementedError: its runtime has no compiler, and it runs only
+pygpu's prebuilt kernels.
 """
 
 import glob

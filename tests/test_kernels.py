@@ -363,3 +363,57 @@ def test_launch_config():
         cuda.launch_config((1, 2, 3, 4))
     with pytest.raises(ValueError):
         cuda.launch_config(10, 0)
+
+
+# ---- one launch path ----------------------------------------------------------------
+
+def test_the_kernel_list_drives_pygpu_kernels():
+    table = pygpu._core.kernels
+    assert list(kernels.__all__) == list(table)
+    assert {"add", "add_one", "matmul_naive", "matmul_shared", "matmul_tiled"} <= set(table)
+    for name, kernel in table.items():
+        assert getattr(kernels, name) is kernel
+        assert kernel.__name__ == name
+        assert kernel.__doc__.startswith(name + "[")  # its signature, from the list
+        assert repr(kernel[1, 32]).startswith(f"<pygpu kernel {name}[(1, 1, 1)")
+
+
+def test_prebuilt_and_module_kernels_share_one_launch_type():
+    launch = kernels.add_one[2, 64]
+    assert type(launch) is pygpu._core.KernelLaunch
+    assert type(kernels.matmul_tiled[1, 256, 0]) is type(launch)
+    assert launch.kernel is kernels.add_one and launch.shared_bytes == 0
+    assert not hasattr(pygpu._core, "FunctionLaunch")  # Module functions make KernelLaunch
+    assert "KernelLaunch" in pygpu._core.Function.__doc__
+
+
+def test_types_holding_python_objects_are_gc_types():
+    have_gc = 1 << 14  # Py_TPFLAGS_HAVE_GC
+    core = pygpu._core
+    for tp in (core.KernelLaunch, core.Function, core.HostArg):
+        assert tp.__flags__ & have_gc, tp
+    for tp in (core.Kernel, core.Module):
+        assert not tp.__flags__ & have_gc, tp
+
+
+def test_a_cycle_through_a_launch_and_its_stream_is_collected():
+    import gc
+    import weakref
+
+    class ForeignStream:  # a stream of another library, which keeps our launch
+        def __init__(self, stream):
+            self.stream = stream
+            self.launch = kernels.add_one[1, 32, self]
+
+        def __cuda_stream__(self):
+            return (0, self.stream.ptr)
+
+    d = cuda.to_device(np.arange(8.0))
+    s = ForeignStream(cuda.stream())
+    s.launch(d)
+    s.stream.synchronize()
+    assert (d.copy_to_host() == np.arange(8.0) + 1).all()
+    gone = weakref.ref(s)
+    del s
+    gc.collect()
+    assert gone() is None  # which needs the launch, in the cycle, collected too
