@@ -37,8 +37,8 @@ copy_to_host_impl(pg_state *st, pg_array *a, PyObject *out_obj, const pg_stream_
                             Py_TYPE(out_obj)->tp_name);
     }
     out = (PyArrayObject *)out_obj;
-    if (pg_check_same_shape("copy_to_host", PyArray_NDIM(out), PyArray_DIMS(out), a->nd,
-                            a->shape) < 0 ||
+    if (pg_check_same_shape("copy_to_host", NULL, PyArray_NDIM(out), PyArray_DIMS(out),
+                            NULL, a->nd, a->shape) < 0 ||
         pg_check_same_dtype("copy_to_host", PyArray_DESCR(out), a->descr) < 0 ||
         PyArray_FailUnlessWriteable(out, "out") < 0 ||
         pg_array_to_host(st, a, out, &s->ref, !s->given) < 0) {
@@ -518,8 +518,8 @@ static PyGetSetDef Array_getset[] = {
     {"ptr", Array_get, NULL, "Device address of the first element, an int.", (void *)7},
     {"base", Array_get, NULL, "The array that owns the memory of a view, else None.",
      (void *)8},
-    {"flags", Array_get, NULL, "Dict with C_CONTIGUOUS, F_CONTIGUOUS, OWNDATA and WRITEABLE.",
-     (void *)9},
+    {"flags", Array_get, NULL,
+     "Dict with C_CONTIGUOUS, F_CONTIGUOUS, OWNDATA and WRITEABLE.", (void *)9},
     {"device", Array_get, NULL, "The Device holding the array.", (void *)10},
     {"T", Array_get, NULL, "Transposed view.", (void *)11},
     {NULL},

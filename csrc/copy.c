@@ -279,7 +279,8 @@ pg_array_assign(pg_state *st, pg_array *dst, PyObject *obj, const char *what,
     }
     if (pg_array_check(st, obj)) {
         pg_array *src = ARR(obj);
-        if (pg_check_same_shape(what, dst->nd, dst->shape, src->nd, src->shape) < 0 ||
+        if (pg_check_same_shape(what, NULL, dst->nd, dst->shape, NULL, src->nd,
+                                src->shape) < 0 ||
             pg_check_same_dtype(what, dst->descr, src->descr) < 0) {
             return -1;
         }
@@ -309,7 +310,7 @@ pg_array_assign(pg_state *st, pg_array *dst, PyObject *obj, const char *what,
         }
         Py_SETREF(arr, full);
     }
-    rc = pg_check_same_shape(what, dst->nd, dst->shape, PyArray_NDIM(arr),
+    rc = pg_check_same_shape(what, NULL, dst->nd, dst->shape, NULL, PyArray_NDIM(arr),
                              PyArray_DIMS(arr));
     if (rc == 0) {
         rc = copy_from_host(st, dst, arr, s, sync || (PyObject *)arr != obj);
@@ -459,13 +460,11 @@ pg_array_setitem(pg_state *st, pg_array *dst, PyObject *value, const pg_stream_r
     if (PyArray_Check(value) &&
         PyArray_EquivTypes(PyArray_DESCR((PyArrayObject *)value), dst->descr) &&
         PyArray_ISNBO(PyArray_DESCR((PyArrayObject *)value)->byteorder) &&
-        pg_check_same_shape("setitem", dst->nd, dst->shape,
-                            PyArray_NDIM((PyArrayObject *)value),
-                            PyArray_DIMS((PyArrayObject *)value)) == 0) {
+        pg_same_shape(dst->nd, dst->shape, PyArray_NDIM((PyArrayObject *)value),
+                      PyArray_DIMS((PyArrayObject *)value))) {
         rc = copy_from_host(st, dst, (PyArrayObject *)value, s, 1);
         goto done;
     }
-    PyErr_Clear();
     /* Anything else (lists, other dtypes, broadcasting): NumPy assigns it
      * into a host array of dst's shape and dtype, and that goes over. */
     Py_INCREF(dst->descr);

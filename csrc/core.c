@@ -463,20 +463,31 @@ advanced:
 /* ---- checks shared by copies and operations -------------------------------- */
 
 int
-pg_check_same_shape(const char *what, int nd_a, const npy_intp *a, int nd_b,
-                    const npy_intp *b)
+pg_same_shape(int nd_a, const npy_intp *a, int nd_b, const npy_intp *b)
 {
-    PyObject *sa = NULL, *sb = NULL;
     int same = nd_a == nd_b;
     for (int i = 0; same && i < nd_a; i++) {
         same = a[i] == b[i];
     }
-    if (same) {
+    return same;
+}
+
+int
+pg_check_same_shape(const char *what, const char *name_a, int nd_a, const npy_intp *a,
+                    const char *name_b, int nd_b, const npy_intp *b)
+{
+    PyObject *sa = NULL, *sb = NULL;
+    if (pg_same_shape(nd_a, a, nd_b, b)) {
         return 0;
     }
     sa = PyArray_IntTupleFromIntp(nd_a, a);
     sb = PyArray_IntTupleFromIntp(nd_b, b);
-    if (sa != NULL && sb != NULL) {
+    if (sa != NULL && sb != NULL && name_a != NULL) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: shape mismatch: '%s' has shape %R but '%s' has shape %R",
+                     what, name_a, sa, name_b, sb);
+    }
+    else if (sa != NULL && sb != NULL) {
         PyErr_Format(PyExc_ValueError, "%s: shape mismatch: %R and %R", what, sa, sb);
     }
     Py_XDECREF(sa);

@@ -159,21 +159,15 @@ pg_parse_launch_config(pg_state *st, PyObject *key, const char *usage,
 
 /* ---- argument checks ---------------------------------------------------------- */
 
+/* The kernels' code for dtype d (from the one dtype table), or -1. */
 static int
 kernel_dtype(PyArray_Descr *d, int float_only)
 {
-    switch (d->type_num) {
-    case NPY_FLOAT: return PG_F32;
-    case NPY_DOUBLE: return PG_F64;
-    default: break;
-    }
-    if (float_only || (PyDataType_ELSIZE(d) != 4 && PyDataType_ELSIZE(d) != 8)) {
+    const pg_dtype_info *info = pg_dtype_info_of(d->type_num);
+    if (info == NULL || (float_only && info->dl_code != PG_DL_FLOAT)) {
         return -1;
     }
-    if (PyDataType_ISSIGNED(d) && PyDataType_ISINTEGER(d)) {
-        return PyDataType_ELSIZE(d) == 4 ? PG_I32 : PG_I64;
-    }
-    return -1;
+    return info->kernel;
 }
 
 static const char *
@@ -246,23 +240,7 @@ static int
 check_shapes_equal(const char *kname, const char *na, pg_array *a, const char *nb,
                    pg_array *b)
 {
-    int same = a->nd == b->nd;
-    for (int i = 0; same && i < a->nd; i++) {
-        same = a->shape[i] == b->shape[i];
-    }
-    if (same) {
-        return 0;
-    }
-    PyObject *sa = PyArray_IntTupleFromIntp(a->nd, a->shape);
-    PyObject *sb = PyArray_IntTupleFromIntp(b->nd, b->shape);
-    if (sa != NULL && sb != NULL) {
-        PyErr_Format(PyExc_ValueError,
-                     "%s: shape mismatch: '%s' has shape %R but '%s' has shape %R",
-                     kname, na, sa, nb, sb);
-    }
-    Py_XDECREF(sa);
-    Py_XDECREF(sb);
-    return -1;
+    return pg_check_same_shape(kname, na, a->nd, a->shape, nb, b->nd, b->shape);
 }
 
 /* The scalar `o` as a value of kernel dtype `dtype`, into buf. */
@@ -297,17 +275,6 @@ pg_is_scalar(PyObject *o)
 {
     return (PyLong_Check(o) && !PyBool_Check(o)) || PyFloat_Check(o) ||
            PyArray_IsScalar(o, Number);
-}
-
-static int
-overlaps(pg_array *a, pg_array *b)
-{
-    size_t na = (size_t)pg_array_size(a) * PyDataType_ELSIZE(a->descr);
-    size_t nb = (size_t)pg_array_size(b) * PyDataType_ELSIZE(b->descr);
-    if (na == 0 || nb == 0) {
-        return 0;
-    }
-    return a->data < b->data + nb && b->data < a->data + na;
 }
 
 /* ---- the prebuilt kernels: check, then launch --------------------------------- */
@@ -445,7 +412,7 @@ matmul_args(pg_state *st, const char *kname, PyObject *const *args, int device,
                      (Py_ssize_t)m[2]->shape[0], (Py_ssize_t)m[2]->shape[1]);
         return -1;
     }
-    if (overlaps(m[2], m[0]) || overlaps(m[2], m[1])) {
+    if (pg_arrays_overlap(m[2], m[0]) || pg_arrays_overlap(m[2], m[1])) {
         PyErr_Format(PyExc_ValueError,
                      "%s: C shares memory with A or B; write the product into a "
                      "separate array",

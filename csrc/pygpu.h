@@ -330,7 +330,11 @@ int pg_same_dense_layout(int nd, const npy_intp *shape, const npy_intp *sa, int 
 /* 1 when the two arrays may touch the same bytes (their extents overlap). */
 int pg_arrays_overlap(const pg_array *a, const pg_array *b);
 /* "the shapes (2, 3) and (3, 2) differ" as ValueError, prefixed by what. */
-int pg_check_same_shape(const char *what, int nd_a, const npy_intp *a, int nd_b,
+int pg_same_shape(int nd_a, const npy_intp *a, int nd_b, const npy_intp *b);
+/* ValueError "what: shape mismatch: 'a' has shape (2, 3) but 'b' has shape
+ * (3, 2)" (without the names where name_a is NULL) unless the shapes agree. */
+int pg_check_same_shape(const char *what, const char *name_a, int nd_a,
+                        const npy_intp *a, const char *name_b, int nd_b,
                         const npy_intp *b);
 int pg_check_same_dtype(const char *what, PyArray_Descr *a, PyArray_Descr *b);
 
