@@ -318,6 +318,7 @@ run_add(pg_state *st, const char *kname, PyObject *const *args, pg_dim3 grid,
         return -1;
     }
     if ((out = arg_array(st, kname, "out", args[2], device)) == NULL ||
+        pg_array_check_writeable(out, kname) < 0 ||
         pg_kernel_dtype_arg(kname, "out", out, 0, &dtype) < 0 ||
         (b != NULL && check_shapes_equal(kname, "a", a, "b", b) < 0) ||
         check_shapes_equal(kname, "a", a, "out", out) < 0 ||
@@ -359,6 +360,7 @@ run_add_one(pg_state *st, const char *kname, PyObject *const *args, pg_dim3 grid
     pg_array *a;
     int dtype = -1;
     if ((a = arg_array(st, kname, "A", args[0], device)) == NULL ||
+        pg_array_check_writeable(a, kname) < 0 ||
         pg_kernel_dtype_arg(kname, "A", a, 0, &dtype) < 0 ||
         check_contiguous(kname, "A", a, 0) < 0) {
         return -1;
@@ -394,6 +396,9 @@ matmul_args(pg_state *st, const char *kname, PyObject *const *args, int device,
         if (check_contiguous(kname, names[i], m[i], 1) < 0) {
             return -1;
         }
+    }
+    if (pg_array_check_writeable(m[2], kname) < 0) {
+        return -1;
     }
     npy_intp rows = m[0]->shape[0], inner = m[0]->shape[1], cols = m[1]->shape[1];
     if (m[1]->shape[0] != inner) {

@@ -192,33 +192,37 @@ pg_array_add(PyObject *a, PyObject *b)
     return add_impl(st, a, b, NULL, NULL);
 }
 
+/* The one way to write a result into an array the kernels cannot write
+ * directly (a strided view): compute into a dense temporary, then copy it
+ * in. Returns a new reference to target, or NULL. */
+static PyObject *
+write_back(pg_state *st, PyObject *target, PyObject *result, const pg_stream_ref *s)
+{
+    int rc;
+    if (result == NULL) {
+        return NULL;
+    }
+    rc = pg_array_copy_into(st, (pg_array *)target, (pg_array *)result, s);
+    Py_DECREF(result);
+    return rc < 0 ? NULL : Py_NewRef(target);
+}
+
 PyObject *
 pg_array_iadd(PyObject *a, PyObject *b)
 {
     pg_state *st = pg_state_of_type(Py_TYPE(a));
-    pg_array *A = (pg_array *)a;
-    PyObject *res;
+    pg_stream_ref cur;
     if (st == NULL) {
         return NULL;
     }
     if (!pg_array_check(st, b) && !pg_is_scalar(b)) {
         Py_RETURN_NOTIMPLEMENTED;
     }
-    if (A->flags & NPY_ARRAY_C_CONTIGUOUS) {
-        res = add_impl(st, a, b, a, NULL);
+    if (((pg_array *)a)->flags & NPY_ARRAY_C_CONTIGUOUS) {
+        return add_impl(st, a, b, a, NULL);
     }
-    else { /* a strided view: add into a dense temporary, then copy back */
-        res = add_impl(st, a, b, NULL, NULL);
-        pg_stream_ref cur;
-        (void)pg_resolve_stream(st, NULL, &cur);
-        if (res != NULL && pg_array_copy_into(st, A, (pg_array *)res, &cur) < 0) {
-            Py_CLEAR(res);
-        }
-        if (res != NULL) {
-            Py_SETREF(res, Py_NewRef(a));
-        }
-    }
-    return res;
+    (void)pg_resolve_stream(st, NULL, &cur);
+    return write_back(st, a, add_impl(st, a, b, NULL, NULL), &cur);
 }
 
 PyObject *
@@ -242,82 +246,85 @@ pg_array_matmul(PyObject *a, PyObject *b)
 static PyObject *
 mod_add(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = {"a", "b", "out", "stream"};
-    PyObject *argv[4];
-    if (pg_parse_args("add", args, nargs, kwnames, names, 4, 2, argv) < 0) {
+    static const pg_signature sig = {"add",
+                                     2,
+                                     4,
+                                     {{"a", pg_conv_object},
+                                      {"b", pg_conv_object},
+                                      {"out", pg_conv_object_or_none},
+                                      {"stream", pg_conv_object_or_none}}};
+    pg_state *st = pg_state_of_module(m);
+    PyObject *a = NULL, *b = NULL, *out = NULL, *stream = NULL;
+    if (pg_parse(st, &sig, args, nargs, kwnames, &a, &b, &out, &stream) < 0) {
         return NULL;
     }
-    return add_impl(pg_state_of_module(m), argv[0], argv[1], argv[2], argv[3]);
+    return add_impl(st, a, b, out, stream);
 }
 
 static PyObject *
 mod_add_one(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = {"A", "stream"};
+    static const pg_signature sig = {
+        "add_one", 1, 2, {{"A", pg_conv_object}, {"stream", pg_conv_stream}}};
     pg_state *st = pg_state_of_module(m);
-    PyObject *argv[2];
-    pg_stream_ref cur;
+    PyObject *A = NULL, *dense = NULL;
+    pg_stream_arg s;
     int device = 0;
-    if (pg_parse_args("add_one", args, nargs, kwnames, names, 2, 1, argv) < 0 ||
-        pg_resolve_stream(st, argv[1], &cur) < 0 || pg_get_rt(st) == NULL ||
+    if (pg_parse(st, &sig, args, nargs, kwnames, &A, &s) < 0 || pg_get_rt(st) == NULL ||
         pg_current_device(st, pg_rt(), &device) < 0) {
         return NULL;
     }
-    if (!pg_array_check(st, argv[0])) {
+    if (!pg_array_check(st, A)) {
         return PyErr_Format(PyExc_TypeError,
                             "add_one: 'A' must be a pygpu.DeviceArray, not %.100s",
-                            Py_TYPE(argv[0])->tp_name);
+                            Py_TYPE(A)->tp_name);
     }
-    if (!(((pg_array *)argv[0])->flags &
-          (NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_F_CONTIGUOUS))) {
-        /* a strided view: work on a dense copy and write it back */
-        PyObject *tmp = pg_array_copy(st, (pg_array *)argv[0], 0, &cur);
-        int rc;
-        if (tmp == NULL) {
-            return NULL;
-        }
-        rc = pg_kernel_run(st, PG_K_add_one, "add_one", &tmp,
-                           flat_config(pg_array_size((pg_array *)tmp)), flat_block,
-                           device, &cur);
-        if (rc == 0) {
-            rc = pg_array_copy_into(st, (pg_array *)argv[0], (pg_array *)tmp, &cur);
-        }
-        Py_DECREF(tmp);
-        if (rc < 0) {
-            return NULL;
-        }
-        return Py_NewRef(argv[0]);
-    }
-    if (pg_kernel_run(st, PG_K_add_one, "add_one", &argv[0],
-                      flat_config(pg_array_size((pg_array *)argv[0])), flat_block,
-                      device, &cur) < 0) {
+    if (pg_array_check_writeable((pg_array *)A, "add_one") < 0) {
         return NULL;
     }
-    return Py_NewRef(argv[0]);
+    /* a strided view: work on a dense copy, then write it back */
+    dense = (((pg_array *)A)->flags & PG_CONTIG)
+                ? Py_NewRef(A)
+                : pg_array_copy(st, (pg_array *)A, 0, &s.ref);
+    if (dense == NULL || pg_kernel_run(st, PG_K_add_one, "add_one", &dense,
+                                       flat_config(pg_array_size((pg_array *)dense)),
+                                       flat_block, device, &s.ref) < 0) {
+        Py_XDECREF(dense);
+        return NULL;
+    }
+    return write_back(st, A, dense, &s.ref);
 }
 
 static PyObject *
 mod_matmul(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = {"a", "b", "method", "out", "stream"};
-    PyObject *argv[5];
+    static const pg_signature sig = {"matmul",
+                                     2,
+                                     5,
+                                     {{"a", pg_conv_object},
+                                      {"b", pg_conv_object},
+                                      {"method", pg_conv_object_or_none},
+                                      {"out", pg_conv_object_or_none},
+                                      {"stream", pg_conv_object_or_none}}};
+    pg_state *st = pg_state_of_module(m);
+    PyObject *a = NULL, *b = NULL, *method_obj = NULL, *out = NULL, *stream = NULL;
     const char *method = "auto";
-    if (pg_parse_args("matmul", args, nargs, kwnames, names, 5, 2, argv) < 0) {
+    if (pg_parse(st, &sig, args, nargs, kwnames, &a, &b, &method_obj, &out, &stream) <
+        0) {
         return NULL;
     }
-    if (argv[2] != NULL && argv[2] != Py_None) {
-        if (!PyUnicode_Check(argv[2])) {
+    if (method_obj != NULL) {
+        if (!PyUnicode_Check(method_obj)) {
             return PyErr_Format(PyExc_TypeError,
                                 "matmul: method must be a str, not %.100s",
-                                Py_TYPE(argv[2])->tp_name);
+                                Py_TYPE(method_obj)->tp_name);
         }
-        method = PyUnicode_AsUTF8(argv[2]);
+        method = PyUnicode_AsUTF8(method_obj);
         if (method == NULL) {
             return NULL;
         }
     }
-    return matmul_impl(pg_state_of_module(m), argv[0], argv[1], method, argv[3],
-                       argv[4]);
+    return matmul_impl(st, a, b, method, out, stream);
 }
 
 #define FASTKW(f) (PyCFunction)(void (*)(void))(f), METH_FASTCALL | METH_KEYWORDS

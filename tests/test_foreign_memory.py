@@ -74,3 +74,22 @@ def test_read_only_survives_the_round_trip_through_interfaces(rng):
     with pytest.raises(BufferError, match="read-only"):
         r.__dlpack__()  # DLPack 0.x cannot say read-only
     r.__dlpack__(max_version=(1, 0))
+
+
+def test_read_only_arrays_refuse_to_be_written_by_operations(rng):
+    import pygpu.kernels as k
+
+    _, src, r = read_only(rng)
+    with pytest.raises(ValueError, match="read-only"):
+        pygpu.add_one(r)
+    with pytest.raises(ValueError, match="read-only"):
+        k.add_one[1, 32](r)
+    with pytest.raises(ValueError, match="read-only"):
+        pygpu.add(src, src, out=r)
+    with pytest.raises(ValueError, match="read-only"):
+        r += 1.0
+    sq = pygpu.asarray(Exported(pygpu.zeros((4, 4)), readonly=True))
+    with pytest.raises(ValueError, match="read-only"):
+        pygpu.matmul(pygpu.zeros((4, 4)), pygpu.zeros((4, 4)), out=sq)
+    # reading them is fine
+    np.testing.assert_allclose((r + r).copy_to_host(), 2 * src.copy_to_host())
