@@ -11,7 +11,6 @@ Environment:
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy
@@ -20,9 +19,10 @@ from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).resolve().parent
 CSRC = HERE / "csrc"
-C_SOURCES = ["module.c", "errors.c", "device.c", "array.c", "launch.c", "rt.c",
-             "rt_cuda.c", "rt_sim.c", "pool.c", "stream.c", "transfer.c",
-             "interop.c", "rawkernel.c"]
+C_SOURCES = ["module.c", "errors.c", "format.c", "context.c", "device.c", "array.c",
+             "launch.c", "rt.c", "rt_cuda.c", "rt_sim.c", "hostcopy.c", "pool.c",
+             "stream.c", "event.c", "pinned.c", "poolmod.c", "transfer.c", "interop.c",
+             "rawkernel.c"]
 DEFAULT_ARCHS = "80;86;89;90"
 
 
@@ -75,9 +75,9 @@ class BuildExt(build_ext):
         cxx = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++") or "c++"
         sim_obj = tmp / "kernels_sim.o"
         run([cxx, "-x", "c++", "-std=c++17", "-O2", "-fPIC", "-fno-exceptions",
-             "-fno-rtti", "-fvisibility=hidden", "-Wall", "-Wno-unknown-pragmas", *os.environ.get("CXXFLAGS", "").split(), "-I", CSRC,
-             "-c", CSRC / "kernels.cu",
-             "-o", sim_obj])
+             "-fno-rtti", "-fvisibility=hidden", "-Wall", "-Wno-unknown-pragmas",
+             *os.environ.get("CXXFLAGS", "").split(), "-I", CSRC,
+             "-c", CSRC / "kernels.cu", "-o", sim_obj])
         ext.extra_objects = [str(sim_obj)]
         home = find_cuda()
         lib = cudart_static(home) if home else None
@@ -103,7 +103,8 @@ ext = Extension(
     "pygpu._core",
     sources=[f"csrc/{s}" for s in C_SOURCES],
     include_dirs=[str(CSRC), numpy.get_include()],
-    extra_compile_args=["-std=c11", "-O2", "-Wall", "-Wno-missing-braces"],
+    extra_compile_args=["-std=c11", "-O2", "-Wall", "-Wextra", "-Wmissing-prototypes",
+                        "-Wno-missing-braces"],
     depends=[str(p) for p in CSRC.glob("*.h")] + [str(CSRC / "kernels.cu")],
 )
 

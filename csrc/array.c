@@ -1353,7 +1353,7 @@ Array_repr(PyObject *self)
     }
     r = PyUnicode_FromFormat("<pygpu.DeviceArray shape=%R dtype=%S device=%d%s>", shape,
                              (PyObject *)a->descr, a->device,
-                             rt != NULL && rt->is_simulator ? " (simulated)" : "");
+                             rt != NULL && (rt->caps & PG_CAP_SIMULATED) ? " (simulated)" : "");
     Py_DECREF(shape);
     return r;
 }

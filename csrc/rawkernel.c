@@ -208,7 +208,7 @@ Module_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         PyBuffer_Release(&image);
         return NULL;
     }
-    if (rt->is_simulator) {
+    if (rt->caps & PG_CAP_SIMULATED) {
         PyBuffer_Release(&image);
         PyErr_SetString(PyExc_NotImplementedError,
                         "kernels compiled at run time need a real GPU: pygpu's "
