@@ -238,6 +238,7 @@ def test_simulator_under_address_and_undefined_behaviour_sanitizers():
     if not libasan or not os.path.isabs(libasan) or not shutil.which("g++"):
         pytest.skip("no gcc with AddressSanitizer here")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYGPU_")}
+    env["PYTHON"] = sys.executable  # the interpreter running these tests, not PATH's
     r = subprocess.run(["bash", os.path.join(root, "tools", "asan.sh"), "tests/test_kernels.py",
                         "tests/test_copies.py", "tests/test_arrays.py", "tests/test_simulator.py"],
                        capture_output=True, text=True, timeout=900, env=env, cwd=root)
