@@ -181,10 +181,9 @@ pg_raise_no_device(pg_state *st, pg_err err, const char *message)
 }
 
 void
-pg_report_failed_free(PyTypeObject *tp, pg_status s, PyObject *obj)
+pg_report_failed_free(PyTypeObject *tp, pg_status s)
 {
     pg_state *st = NULL;
-    (void)obj; /* being deallocated: not safe to show, so the type stands for it */
     if (s.err == PG_SUCCESS) {
         return;
     }
@@ -197,6 +196,7 @@ pg_report_failed_free(PyTypeObject *tp, pg_status s, PyObject *obj)
     st = pg_state_of_type(tp);
     if (st != NULL) {
         (void)pg_check(st, s);
+        /* the object is being deallocated, not safe to show: its type stands in */
         PyErr_WriteUnraisable((PyObject *)tp);
     }
     PyErr_Clear();

@@ -37,7 +37,7 @@ Event_dealloc(PyObject *self)
     pg_event h = PG_EVENT(self)->handle;
     if (h != NULL && !pg_is_finalizing() && !pg_context_unusable()) {
         const pg_backend *rt = pg_rt();
-        pg_report_failed_free(tp, PG_CALL(rt, event_destroy, (h)), self);
+        pg_report_failed_free(tp, PG_CALL(rt, event_destroy, (h)));
     }
     tp->tp_free(self);
     Py_DECREF(tp);

@@ -26,7 +26,7 @@ Pinned_dealloc(PyObject *self)
         Py_BEGIN_ALLOW_THREADS
             s = PG_CALL(rt, host_free, (ptr));
         Py_END_ALLOW_THREADS
-        pg_report_failed_free(tp, s, self);
+        pg_report_failed_free(tp, s);
     }
     tp->tp_free(self);
     Py_DECREF(tp);

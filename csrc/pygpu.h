@@ -126,7 +126,7 @@ pg_check(pg_state *st, pg_status s)
 
 /* For a dealloc of an object of type tp: a failed free (or destroy) s is
  * reported as an unraisable exception; any pending exception is kept. */
-void pg_report_failed_free(PyTypeObject *tp, pg_status s, PyObject *obj);
+void pg_report_failed_free(PyTypeObject *tp, pg_status s);
 
 /* ---- format.c ------------------------------------------------------------------ */
 

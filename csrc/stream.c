@@ -40,7 +40,7 @@ Stream_dealloc(PyObject *self)
         !pg_context_unusable()) {
         /* work already queued finishes; cudaStreamDestroy does not wait */
         const pg_backend *rt = pg_rt();
-        pg_report_failed_free(tp, PG_CALL(rt, stream_destroy, (s->handle)), self);
+        pg_report_failed_free(tp, PG_CALL(rt, stream_destroy, (s->handle)));
     }
     tp->tp_free(self);
     Py_DECREF(tp);
