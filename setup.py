@@ -19,10 +19,11 @@ from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).resolve().parent
 CSRC = HERE / "csrc"
-C_SOURCES = ["module.c", "errors.c", "device.c", "args.c", "buffer.c", "core.c",
-             "copy.c", "array.c", "launch.c", "rt.c",
-             "rt_cuda.c", "rt_sim.c", "pool.c", "stream.c", "transfer.c",
-             "interop.c", "rawkernel.c", "ops.c", "rt_nvrtc.c"]
+C_SOURCES = ["module.c", "errors.c", "format.c", "context.c", "device.c", "args.c",
+             "buffer.c", "core.c", "copy.c", "array.c", "ops.c", "launch.c", "rt.c",
+             "rt_cuda.c", "rt_sim.c", "rt_nvrtc.c", "hostcopy.c", "pool.c", "stream.c",
+             "event.c", "pinned.c", "poolmod.c", "transfer.c", "interop.c",
+             "rawkernel.c"]
 DEFAULT_ARCHS = "80;86;89;90"
 
 
@@ -77,8 +78,7 @@ class BuildExt(build_ext):
         run([cxx, "-x", "c++", "-std=c++17", "-O2", "-fPIC", "-fno-exceptions",
              "-fno-rtti", "-fvisibility=hidden", "-Wall", "-Wno-unknown-pragmas",
              *os.environ.get("CXXFLAGS", "").split(), "-I", CSRC,
-             "-c", CSRC / "kernels.cu",
-             "-o", sim_obj])
+             "-c", CSRC / "kernels.cu", "-o", sim_obj])
         ext.extra_objects = [str(sim_obj)]
         home = find_cuda()
         lib = cudart_static(home) if home else None
@@ -104,7 +104,8 @@ ext = Extension(
     "pygpu._core",
     sources=[f"csrc/{s}" for s in C_SOURCES],
     include_dirs=[str(CSRC), numpy.get_include()],
-    extra_compile_args=["-std=c11", "-O2", "-Wall", "-Wno-missing-braces"],
+    extra_compile_args=["-std=c11", "-O2", "-Wall", "-Wextra", "-Wmissing-prototypes",
+                        "-Wno-missing-braces", "-Wno-missing-field-initializers"],
     depends=[str(p) for p in CSRC.glob("*.h")] + [str(CSRC / "kernels.cu"),
                                                   str(CSRC / "kernels.def")],
 )

@@ -4,8 +4,6 @@
 
 #include "pygpu.h"
 
-#define PG_MAX_DEVICES 64
-
 /* Properties never change while the process runs: read each device once. */
 static pg_device_props props_cache[PG_MAX_DEVICES];
 static char props_valid[PG_MAX_DEVICES];
@@ -15,13 +13,9 @@ pg_device_props_get(pg_state *st, int device)
 {
     const pg_backend *rt = pg_get_rt(st);
     int count = 0;
-    pg_err err;
-    if (rt == NULL) {
+    pg_status s;
+    if (rt == NULL || PG_TRY(st, rt, device_count, (&count)) < 0) {
         return NULL;
-    }
-    err = rt->device_count(&count);
-    if (err != PG_SUCCESS) {
-        return (const pg_device_props *)pg_raise(st, err, "cudaGetDeviceCount");
     }
     if (device < 0 || device >= count || device >= PG_MAX_DEVICES) {
         PyErr_Format(PyExc_ValueError,
@@ -34,50 +28,15 @@ pg_device_props_get(pg_state *st, int device)
     if (!props_valid[device]) {
         pg_device_props p;
         Py_BEGIN_ALLOW_THREADS
-            err = rt->get_props(device, &p);
+            s = PG_CALL(rt, get_props, (device, &p));
         Py_END_ALLOW_THREADS
-        if (err != PG_SUCCESS) {
-            return (const pg_device_props *)pg_raise(st, err,
-                                                     "cudaGetDeviceProperties");
+        if (pg_check(st, s) < 0) {
+            return NULL;
         }
         props_cache[device] = p;
         props_valid[device] = 1;
     }
     return &props_cache[device];
-}
-
-int
-pg_current_device(pg_state *st, const pg_backend *rt, int *device)
-{
-    pg_err err = rt->get_device(device);
-    if (err != PG_SUCCESS) {
-        pg_raise(st, err, "cudaGetDevice");
-        return -1;
-    }
-    return 0;
-}
-
-int
-pg_device_push(pg_state *st, const pg_backend *rt, int device, int *prev)
-{
-    pg_err err = rt->get_device(prev);
-    if (err == PG_SUCCESS && *prev != device) {
-        err = rt->set_device(device);
-    }
-    if (err != PG_SUCCESS) {
-        pg_raise(st, err, "cudaSetDevice");
-        return -1;
-    }
-    return 0;
-}
-
-void
-pg_device_pop(const pg_backend *rt, int prev)
-{
-    int now = prev;
-    if (rt->get_device(&now) == PG_SUCCESS && now != prev) {
-        (void)rt->set_device(prev);
-    }
 }
 
 PyObject *
@@ -88,13 +47,12 @@ pg_device_new(pg_state *st, int id)
     if (p == NULL) {
         return NULL;
     }
-    self = PyObject_GC_New(pg_device, st->DeviceType);
+    self = PyObject_New(pg_device, st->DeviceType);
     if (self == NULL) {
         return NULL;
     }
     self->id = id;
     self->props = *p;
-    PyObject_GC_Track(self);
     return (PyObject *)self;
 }
 
@@ -139,18 +97,10 @@ Device_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     return pg_device_new(st, (int)id);
 }
 
-static int
-Device_traverse(PyObject *self, visitproc visit, void *arg)
-{
-    Py_VISIT(Py_TYPE(self));
-    return 0;
-}
-
 static void
 Device_dealloc(PyObject *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
-    PyObject_GC_UnTrack(self);
     tp->tp_free(self);
     Py_DECREF(tp);
 }
@@ -161,9 +111,9 @@ static PyObject *
 Device_repr(PyObject *self)
 {
     const pg_device_props *p = &DEV(self)->props;
-    return PyUnicode_FromFormat("<pygpu.Device %d: %s, compute capability %d.%d%s>",
-                                DEV(self)->id, p->name, p->major, p->minor,
-                                pg_rt()->is_simulator ? ", simulated" : "");
+    return PyUnicode_FromFormat(
+        "<pygpu.Device %d: %s, compute capability %d.%d%s>", DEV(self)->id, p->name,
+        p->major, p->minor, (pg_rt()->caps & PG_CAP_SIMULATED) ? ", simulated" : "");
 }
 
 static PyObject *
@@ -189,16 +139,16 @@ Device_mem_info(PyObject *self, PyObject *Py_UNUSED(ignored))
     const pg_backend *rt = st == NULL ? NULL : pg_get_rt(st);
     size_t free_bytes = 0, total_bytes = 0;
     int prev = 0;
-    pg_err err;
+    pg_status s;
     if (rt == NULL || pg_device_push(st, rt, DEV(self)->id, &prev) < 0) {
         return NULL;
     }
     Py_BEGIN_ALLOW_THREADS
-        err = rt->mem_get_info(&free_bytes, &total_bytes);
+        s = PG_CALL(rt, mem_get_info, (&free_bytes, &total_bytes));
     Py_END_ALLOW_THREADS
     pg_device_pop(rt, prev);
-    if (err != PG_SUCCESS) {
-        return pg_raise(st, err, "cudaMemGetInfo");
+    if (pg_check(st, s) < 0) {
+        return NULL;
     }
     return Py_BuildValue("(nn)", (Py_ssize_t)free_bytes, (Py_ssize_t)total_bytes);
 }
@@ -209,16 +159,16 @@ Device_synchronize(PyObject *self, PyObject *Py_UNUSED(ignored))
     pg_state *st = pg_state_of_type(Py_TYPE(self));
     const pg_backend *rt = st == NULL ? NULL : pg_get_rt(st);
     int prev = 0;
-    pg_err err;
+    pg_status s;
     if (rt == NULL || pg_device_push(st, rt, DEV(self)->id, &prev) < 0) {
         return NULL;
     }
     Py_BEGIN_ALLOW_THREADS
-        err = rt->synchronize();
+        s = PG_CALL(rt, synchronize, ());
     Py_END_ALLOW_THREADS
     pg_device_pop(rt, prev);
-    if (err != PG_SUCCESS) {
-        return pg_raise(st, err, "cudaDeviceSynchronize");
+    if (pg_check(st, s) < 0) {
+        return NULL;
     }
     Py_RETURN_NONE;
 }
@@ -228,13 +178,8 @@ Device_select(PyObject *self, PyObject *Py_UNUSED(ignored))
 {
     pg_state *st = pg_state_of_type(Py_TYPE(self));
     const pg_backend *rt = st == NULL ? NULL : pg_get_rt(st);
-    pg_err err;
-    if (rt == NULL) {
+    if (rt == NULL || PG_TRY(st, rt, set_device, (DEV(self)->id)) < 0) {
         return NULL;
-    }
-    err = rt->set_device(DEV(self)->id);
-    if (err != PG_SUCCESS) {
-        return pg_raise(st, err, "cudaSetDevice");
     }
     return Py_NewRef(self);
 }
@@ -311,7 +256,7 @@ Device_get(PyObject *self, void *closure)
     case 8: return dim_tuple(p->max_grid_dim);
     case 9: return PyLong_FromSize_t(p->shared_memory_per_block);
     case 10: return PyUnicode_FromString(p->pci_bus_id);
-    case 11: return PyBool_FromLong(pg_rt()->is_simulator);
+    case 11: return PyBool_FromLong((pg_rt()->caps & PG_CAP_SIMULATED) != 0);
     default: return Device_get_attributes(self, NULL);
     }
 }
@@ -396,7 +341,6 @@ static PyMethodDef Device_methods[] = {
 static PyType_Slot Device_slots[] = {
     {Py_tp_new, Device_new},
     {Py_tp_dealloc, Device_dealloc},
-    {Py_tp_traverse, Device_traverse},
     {Py_tp_repr, Device_repr},
     {Py_tp_richcompare, Device_richcompare},
     {Py_tp_hash, Device_hash},
@@ -411,6 +355,6 @@ static PyType_Slot Device_slots[] = {
 PyType_Spec pg_device_spec = {
     .name = "pygpu.Device",
     .basicsize = sizeof(pg_device),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_GC,
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
     .slots = Device_slots,
 };

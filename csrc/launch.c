@@ -714,7 +714,7 @@ static const pg_launch_kind prebuilt_kind = {
 };
 
 static PyObject *
-Kernel_call(PyObject *self, PyObject *args, PyObject *kwargs)
+Kernel_call(PyObject *self, PyObject *Py_UNUSED(args), PyObject *Py_UNUSED(kwargs))
 {
     pg_kernel *k = (pg_kernel *)self;
     return PyErr_Format(PyExc_TypeError,

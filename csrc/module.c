@@ -4,7 +4,7 @@
 #include "pygpu.h"
 
 static PyObject *
-mod_is_available(PyObject *m, PyObject *Py_UNUSED(ignored))
+mod_is_available(PyObject *Py_UNUSED(m), PyObject *Py_UNUSED(ignored))
 {
     const pg_backend *rt = pg_rt_peek();
     int count = 0;
@@ -19,14 +19,14 @@ mod_is_available(PyObject *m, PyObject *Py_UNUSED(ignored))
 }
 
 static PyObject *
-mod_is_simulator(PyObject *m, PyObject *Py_UNUSED(ignored))
+mod_is_simulator(PyObject *Py_UNUSED(m), PyObject *Py_UNUSED(ignored))
 {
     const pg_backend *rt = pg_rt_peek();
-    return PyBool_FromLong(rt != NULL && rt->is_simulator);
+    return PyBool_FromLong(rt != NULL && (rt->caps & PG_CAP_SIMULATED));
 }
 
 static PyObject *
-mod_has_cuda(PyObject *m, PyObject *Py_UNUSED(ignored))
+mod_has_cuda(PyObject *Py_UNUSED(m), PyObject *Py_UNUSED(ignored))
 {
     return PyBool_FromLong(pg_cuda_backend != NULL);
 }
@@ -37,13 +37,8 @@ mod_device_count(PyObject *m, PyObject *Py_UNUSED(ignored))
     pg_state *st = pg_state_of_module(m);
     const pg_backend *rt = pg_get_rt(st);
     int count = 0;
-    pg_err err;
-    if (rt == NULL) {
+    if (rt == NULL || PG_TRY(st, rt, device_count, (&count)) < 0) {
         return NULL;
-    }
-    err = rt->device_count(&count);
-    if (err != PG_SUCCESS) {
-        return pg_raise(st, err, "cudaGetDeviceCount");
     }
     return PyLong_FromLong(count);
 }
@@ -65,21 +60,21 @@ mod_synchronize(PyObject *m, PyObject *Py_UNUSED(ignored))
 {
     pg_state *st = pg_state_of_module(m);
     const pg_backend *rt = pg_get_rt(st);
-    pg_err err;
+    pg_status s;
     if (rt == NULL) {
         return NULL;
     }
     Py_BEGIN_ALLOW_THREADS
-        err = rt->synchronize();
+        s = PG_CALL(rt, synchronize, ());
     Py_END_ALLOW_THREADS
-    if (err != PG_SUCCESS) {
-        return pg_raise(st, err, "cudaDeviceSynchronize");
+    if (pg_check(st, s) < 0) {
+        return NULL;
     }
     Py_RETURN_NONE;
 }
 
 static PyObject *
-mod_versions(PyObject *m, PyObject *Py_UNUSED(ignored))
+mod_versions(PyObject *Py_UNUSED(m), PyObject *Py_UNUSED(ignored))
 {
     const pg_backend *rt = pg_rt_peek();
     if (rt == NULL) {
@@ -152,14 +147,16 @@ exec_module(PyObject *module)
             return -1;
         }
     }
-    if (pg_errors_init(module, st) < 0 || pg_kernels_init(module, st) < 0 ||
-        pg_rawkernel_init(module, st) < 0) {
+    if (pg_context_init() < 0 || pg_errors_init(module, st) < 0 ||
+        pg_kernels_init(module, st) < 0 || pg_rawkernel_init(module, st) < 0) {
         return -1;
     }
     if (add_functions(module, device_functions) < 0 ||
         add_functions(module, pg_array_functions) < 0 ||
         add_functions(module, pg_ops_functions) < 0 ||
-        add_functions(module, pg_stream_functions) < 0 ||
+        add_functions(module, pg_context_functions) < 0 ||
+        add_functions(module, pg_pinned_functions) < 0 ||
+        add_functions(module, pg_pool_functions) < 0 ||
         add_functions(module, pg_interop_functions) < 0 ||
         add_functions(module, pg_rawkernel_functions) < 0) {
         return -1;
@@ -240,6 +237,8 @@ PyModuleDef pg_module_def = {
     .m_clear = module_clear,
     .m_free = module_free,
 };
+
+PyMODINIT_FUNC PyInit__core(void);
 
 PyMODINIT_FUNC
 PyInit__core(void)

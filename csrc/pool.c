@@ -17,7 +17,6 @@
 
 #include "runtime.h"
 
-#define POOL_DEVICES 64
 #define POOL_BUCKETS 256
 #define POOL_ROUND 512
 
@@ -48,7 +47,7 @@ pool_disabled(void)
     }
     return no_pool;
 }
-static device_pool pools[POOL_DEVICES];
+static device_pool pools[PG_MAX_DEVICES];
 static block *spare_blocks; /* block records to reuse */
 static pg_event spare_events[64];
 static int n_spare_events;
@@ -71,7 +70,7 @@ bucket_of(size_t rounded)
 static device_pool *
 pool_of(int device)
 {
-    return device >= 0 && device < POOL_DEVICES ? &pools[device] : NULL;
+    return device >= 0 && device < PG_MAX_DEVICES ? &pools[device] : NULL;
 }
 
 /* Under the lock: a block of `rounded` bytes that `serial` may use now. */

@@ -64,23 +64,128 @@ pg_state_of_type(PyTypeObject *tp)
     return m == NULL ? NULL : pg_state_of_module(m);
 }
 
-/* ---- errors.c ---------------------------------------------------------------- */
+/* ---- errors.c: exceptions and the one error mapper ------------------------------ */
 
 int pg_errors_init(PyObject *module, pg_state *st);
 /* Sets pygpu.CudaError (or OutOfMemoryError) for `err` from `call`; returns NULL. */
 PyObject *pg_raise(pg_state *st, pg_err err, const char *call);
 PyObject *pg_raise_oom(pg_state *st, pg_err err, const char *call, size_t size,
                        int device);
-/* 1 after a kernel fault, or in a child forked after CUDA was initialized:
- * every operation then raises, and deallocation gives nothing back. */
+/* pygpu.NoDeviceError with .code err; returns NULL. */
+PyObject *pg_raise_no_device(pg_state *st, pg_err err, const char *message);
+/* 1 after a kernel fault on a backend with PG_CAP_STICKY_FAULTS, or in a child
+ * forked after a PG_CAP_FORK_UNSAFE backend was initialized: every operation
+ * then raises, and deallocation gives nothing back. */
 int pg_context_unusable(void);
-/* The backend, once it has a usable device; else NoDeviceError and NULL. */
+/* Says why the context is unusable (and, if call is not NULL, what was
+ * refused); returns NULL. */
+PyObject *pg_raise_unusable(pg_state *st, const char *call);
+/* Called in the child by context.c's fork handler. */
+void pg_mark_forked(void);
+
+/* Calling the backend. A message names the CUDA call that failed, and that
+ * name comes from the call itself: PG_CALL(rt, op, (args)) calls rt->op(args)
+ * and pairs the result with pg_call_names.op ("cudaMalloc" for malloc), both
+ * made from the one list PG_BACKEND_CALLS in runtime.h, so the name cannot
+ * drift from the call (as PyCUDA's CUDAPP_CALL_GUARDED stringizes its call).
+ *
+ *     if (PG_TRY(st, rt, stream_create, (&handle)) < 0) {
+ *         goto error;            // "cudaStreamCreate failed: ..." is set
+ *     }
+ *
+ * Around a call that may block, release the GIL for the call alone:
+ *
+ *     pg_status s;
+ *     Py_BEGIN_ALLOW_THREADS
+ *         s = PG_CALL(rt, synchronize, ());
+ *     Py_END_ALLOW_THREADS
+ *     if (pg_check(st, s) < 0) {
+ *         goto error;
+ *     }
+ *
+ * For an out-of-memory message with the size and device, pass s.err and
+ * s.call to pg_raise_oom. */
+typedef struct {
+    pg_err err;
+    const char *call; /* the CUDA call it stands for, e.g. "cudaMalloc" */
+} pg_status;
+
+#define PG_CALL(rt, op, args) ((pg_status){(rt)->op args, pg_call_names.op})
+#define PG_TRY(st, rt, op, args) pg_check((st), PG_CALL(rt, op, args))
+
+/* 0 if s succeeded; else sets the exception for it and returns -1. */
+static inline int
+pg_check(pg_state *st, pg_status s)
+{
+    if (s.err == PG_SUCCESS) {
+        return 0;
+    }
+    pg_raise(st, s.err, s.call);
+    return -1;
+}
+
+/* For a dealloc of an object of type tp: a failed free (or destroy) s is
+ * reported as an unraisable exception; any pending exception is kept. */
+void pg_report_failed_free(PyTypeObject *tp, pg_status s);
+
+/* ---- format.c ------------------------------------------------------------------ */
+
+/* A human-readable size: "1.50 GiB". */
+void pg_format_bytes(char *buf, size_t len, size_t n);
+
+/* ---- context.c: the backend, fork, this thread's device and stream -------------- */
+
+/* Registers the one fork handler; from the module's exec slot. */
+int pg_context_init(void);
+/* The backend, once it has a usable device; else NoDeviceError (or the reason
+ * the context is unusable) and NULL. */
 const pg_backend *pg_get_rt(pg_state *st);
 /* This thread's list under `key` in its thread-state dict (borrowed): the
  * stacks that `with device:` and `with stream:` push onto. */
 PyObject *pg_thread_stack(const char *key);
-/* A human-readable size: "1.50 GiB". */
-void pg_format_bytes(char *buf, size_t len, size_t n);
+/* The current device of this thread; -1 with CudaError on failure. */
+int pg_current_device(pg_state *st, const pg_backend *rt, int *device);
+/* Makes `device` current on this thread, storing the previous one in *prev. */
+int pg_device_push(pg_state *st, const pg_backend *rt, int device, int *prev);
+void pg_device_pop(const pg_backend *rt, int prev);
+
+/* A pygpu.Stream; its layout is here because context.c resolves stream
+ * arguments and makes the default-stream objects. */
+typedef struct {
+    PyObject_HEAD
+    pg_stream handle;
+    uint64_t serial; /* names the stream for the life of the process; 0: default */
+    int device;
+    int owned; /* destroy the handle with the object */
+} pg_stream_obj;
+
+#define PG_STREAM(o) ((pg_stream_obj *)(o))
+
+/* A stream as the C side uses it: the handle, its serial (0 for the default
+ * stream) and the Python object that keeps it alive (NULL for the default). */
+typedef struct {
+    pg_stream handle;
+    uint64_t serial;
+    PyObject *obj; /* borrowed */
+} pg_stream_ref;
+
+/* obj: None/NULL for this thread's current stream, a Stream, 0, or an object
+ * with __cuda_stream__. Returns 0, or -1 with TypeError. */
+int pg_resolve_stream(pg_state *st, PyObject *obj, pg_stream_ref *out);
+/* True when obj asks for an explicit stream (so copies may be asynchronous). */
+static inline int
+pg_stream_given(PyObject *obj)
+{
+    return obj != NULL && obj != Py_None;
+}
+/* A new Stream object over `handle` (which it destroys on dealloc if owned). */
+PyObject *pg_stream_obj_new(pg_state *st, pg_stream handle, uint64_t serial, int device,
+                            int owned);
+/* `with stream:`: make stream this thread's current one, and back. */
+int pg_stream_push(PyObject *stream);
+int pg_stream_pop(PyObject *stream);
+/* current_stream(), default_stream() */
+extern PyMethodDef pg_context_functions[];
 
 /* ---- device.c ---------------------------------------------------------------- */
 
@@ -94,44 +199,31 @@ extern PyType_Spec pg_device_spec;
 /* Cached properties of a device of the chosen backend; NULL with an error set. */
 const pg_device_props *pg_device_props_get(pg_state *st, int device);
 PyObject *pg_device_new(pg_state *st, int id);
-/* The current device of this thread; -1 with CudaError on failure. */
-int pg_current_device(pg_state *st, const pg_backend *rt, int *device);
-/* Makes `device` current on this thread, storing the previous one in *prev. */
-int pg_device_push(pg_state *st, const pg_backend *rt, int device, int *prev);
-void pg_device_pop(const pg_backend *rt, int prev);
 
-/* ---- stream.c: streams, events, pinned host memory ----------------------------- */
-
-/* A stream as the C side uses it: the handle, its serial (0 for the default
- * stream) and the Python object that keeps it alive (NULL for the default). */
-typedef struct {
-    pg_stream handle;
-    uint64_t serial;
-    PyObject *obj; /* borrowed */
-} pg_stream_ref;
+/* ---- stream.c, event.c, pinned.c, poolmod.c ------------------------------------ */
 
 extern PyType_Spec pg_stream_spec;
+
+typedef struct {
+    PyObject_HEAD
+    pg_event handle;
+    int device;
+    int timing;
+    int recorded;
+} pg_event_obj;
+
+#define PG_EVENT(o) ((pg_event_obj *)(o))
+
 extern PyType_Spec pg_event_spec;
+
 extern PyType_Spec pg_pinned_spec;
-extern PyMethodDef pg_stream_functions[];
-/* obj: None/NULL for this thread's current stream, a Stream, 0, or an object
- * with __cuda_stream__. Returns 0, or -1 with TypeError. */
-int pg_resolve_stream(pg_state *st, PyObject *obj, pg_stream_ref *out);
-/* True when obj asks for an explicit stream (so copies may be asynchronous). */
-static inline int
-pg_stream_given(PyObject *obj)
-{
-    return obj != NULL && obj != Py_None;
-}
+extern PyMethodDef pg_pinned_functions[]; /* pinned_array(), is_pinned() */
+
+extern PyMethodDef pg_pool_functions[]; /* _pool_stats(), _pool_free_all(), ... */
 
 /* ---- transfer.c: host <-> device copies of contiguous bytes ------------------- */
 
-/* Copies n bytes; pageable host memory goes through pinned staging buffers,
- * pipelined. With sync, returns once the copy is complete; without, a copy
- * from or to page-locked memory may still be running on `stream`. Call with
- * the GIL released. */
-pg_err pg_copy_h2d(void *dst, const void *src, size_t n, pg_stream stream, int sync);
-pg_err pg_copy_d2h(void *dst, const void *src, size_t n, pg_stream stream, int sync);
+/* pg_copy_h2d and pg_copy_d2h are declared in runtime.h (plain C). */
 
 /* ---- args.c: the one argument parser, and its converters ------------------- */
 

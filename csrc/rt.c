@@ -1,5 +1,5 @@
 /* Backend choice: the only place that decides between the CUDA runtime and
- * the simulator. */
+ * the simulator; and the names of the backend's calls and error codes. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,4 +43,26 @@ pg_rt(void)
         }
     }
     return b;
+}
+
+const pg_call_name_table pg_call_names = {
+#define PG_CALL_NAME(op, call, params) .op = call,
+    PG_BACKEND_CALLS(PG_CALL_NAME)
+#undef PG_CALL_NAME
+};
+
+/* With no backend (a build without CUDA, the simulator not asked for), the
+ * simulator's table still names CUDA's error codes as CUDA does. */
+const char *
+pg_error_name(pg_err err)
+{
+    const pg_backend *b = pg_rt_peek();
+    return (b != NULL ? b : &pg_sim_backend)->error_name(err);
+}
+
+const char *
+pg_error_string(pg_err err)
+{
+    const pg_backend *b = pg_rt_peek();
+    return (b != NULL ? b : &pg_sim_backend)->error_string(err);
 }

@@ -25,8 +25,13 @@ ret(cudaError_t e)
 static pg_err
 cuda_device_count(int *count)
 {
+    pg_err err;
     *count = 0;
-    return ret(cudaGetDeviceCount(count));
+    err = ret(cudaGetDeviceCount(count));
+    if (*count > PG_MAX_DEVICES) {
+        *count = PG_MAX_DEVICES; /* pygpu uses the first PG_MAX_DEVICES */
+    }
+    return err;
 }
 
 static int
@@ -276,10 +281,11 @@ driver_fn(const char *name)
     return fn;
 }
 
-#define DRIVER_CALL(type, name, ...)                                                   \
+/* The entry point is the call pg_call_names gives for the operation `op`. */
+#define DRIVER_CALL(type, op, ...)                                                     \
     do {                                                                               \
         static type fn_;                                                               \
-        if (fn_ == NULL && (fn_ = (type)driver_fn(name)) == NULL) {                    \
+        if (fn_ == NULL && (fn_ = (type)driver_fn(pg_call_names.op)) == NULL) {        \
             return PG_ERR_NOT_SUPPORTED;                                               \
         }                                                                              \
         return (pg_err)fn_(__VA_ARGS__);                                               \
@@ -288,33 +294,33 @@ driver_fn(const char *name)
 static pg_err
 cuda_module_load(void **module, const void *image)
 {
-    DRIVER_CALL(cu_module_load_t, "cuModuleLoadData", module, image);
+    DRIVER_CALL(cu_module_load_t, module_load, module, image);
 }
 
 static pg_err
 cuda_module_unload(void *module)
 {
-    DRIVER_CALL(cu_module_unload_t, "cuModuleUnload", module);
+    DRIVER_CALL(cu_module_unload_t, module_unload, module);
 }
 
 static pg_err
 cuda_module_function(void **function, void *module, const char *name)
 {
-    DRIVER_CALL(cu_module_function_t, "cuModuleGetFunction", function, module, name);
+    DRIVER_CALL(cu_module_function_t, module_function, function, module, name);
 }
 
 static pg_err
 cuda_function_param(void *function, size_t index, size_t *offset, size_t *size)
 {
-    DRIVER_CALL(cu_param_info_t, "cuFuncGetParamInfo", function, index, offset, size);
+    DRIVER_CALL(cu_param_info_t, function_param, function, index, offset, size);
 }
 
 static pg_err
 cuda_launch_function(void *function, pg_dim3 grid, pg_dim3 block,
                      unsigned int shared_bytes, pg_stream stream, void **params)
 {
-    DRIVER_CALL(cu_launch_t, "cuLaunchKernel", function, grid.x, grid.y, grid.z,
-                block.x, block.y, block.z, shared_bytes, stream, params, NULL);
+    DRIVER_CALL(cu_launch_t, launch_function, function, grid.x, grid.y, grid.z, block.x,
+                block.y, block.z, shared_bytes, stream, params, NULL);
 }
 
 static pg_err
@@ -366,7 +372,6 @@ static const pg_backend cuda_backend = {
     .name = "cuda",
     .caps = PG_CAP_STAGES_PAGEABLE | PG_CAP_STICKY_FAULTS | PG_CAP_RUNTIME_COMPILE |
             PG_CAP_FORK_UNSAFE,
-    .is_simulator = 0,
     .ensure_context = cuda_ensure_context,
     .device_count = cuda_device_count,
     .get_props = cuda_get_props,

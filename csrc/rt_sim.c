@@ -14,7 +14,6 @@
 
 #include "runtime.h"
 
-#define SIM_MAX_DEVICES 8
 #define SIM_HEADER 256 /* bytes before each block: its size and a tag */
 #define SIM_TAG 0x70677075736d656dULL
 
@@ -24,7 +23,7 @@ typedef struct {
     int device;
 } sim_header;
 
-static _Atomic size_t sim_used[SIM_MAX_DEVICES];
+static _Atomic size_t sim_used[PG_MAX_DEVICES];
 static _Thread_local int sim_current;
 
 static size_t
@@ -64,8 +63,8 @@ sim_device_count(int *count)
     if (n < 1) {
         n = 1;
     }
-    if (n > SIM_MAX_DEVICES) {
-        n = SIM_MAX_DEVICES;
+    if (n > PG_MAX_DEVICES) {
+        n = PG_MAX_DEVICES;
     }
     *count = n;
     return PG_SUCCESS;
@@ -183,8 +182,15 @@ sim_free(void *ptr)
 static pg_err
 sim_memcpy(void *dst, const void *src, size_t size, int kind)
 {
+    uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
     (void)kind;
-    if (size > 0) {
+    if (size == 0) {
+        return PG_SUCCESS;
+    }
+    if (d + size <= s || s + size <= d) {
+        pg_host_memcpy(dst, src, size); /* large copies on several threads */
+    }
+    else {
         memmove(dst, src, size);
     }
     return PG_SUCCESS;
@@ -496,7 +502,6 @@ sim_ensure_context(void)
 const pg_backend pg_sim_backend = {
     .name = "simulator",
     .caps = PG_CAP_SIMULATED,
-    .is_simulator = 1,
     .ensure_context = sim_ensure_context,
     .device_count = sim_device_count,
     .get_props = sim_get_props,

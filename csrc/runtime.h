@@ -23,14 +23,44 @@ enum {
     PG_ERR_INITIALIZATION = 3,
     PG_ERR_INVALID_CONFIGURATION = 9,
     PG_ERR_INSUFFICIENT_DRIVER = 35,
+    PG_ERR_ECC_UNCORRECTABLE = 214,
     PG_ERR_NO_DEVICE = 100,
     PG_ERR_INVALID_DEVICE = 101,
     PG_ERR_INVALID_RESOURCE_HANDLE = 400,
     PG_ERR_NOT_READY = 600,
+    PG_ERR_ILLEGAL_ADDRESS = 700,
+    PG_ERR_ASSERT = 710,
+    PG_ERR_HARDWARE_STACK_ERROR = 714,
+    PG_ERR_ILLEGAL_INSTRUCTION = 715,
+    PG_ERR_MISALIGNED_ADDRESS = 716,
+    PG_ERR_INVALID_ADDRESS_SPACE = 717,
+    PG_ERR_INVALID_PC = 718,
     PG_ERR_LAUNCH_FAILURE = 719,
     PG_ERR_NOT_SUPPORTED = 801,
     PG_ERR_UNKNOWN = 999,
 };
+
+/* A fault in a kernel (or the hardware). On a backend with
+ * PG_CAP_STICKY_FAULTS the context is unusable after one. */
+static inline int
+pg_err_is_fault(pg_err err)
+{
+    switch (err) {
+    case PG_ERR_ECC_UNCORRECTABLE:
+    case PG_ERR_ILLEGAL_ADDRESS:
+    case PG_ERR_ASSERT:
+    case PG_ERR_HARDWARE_STACK_ERROR:
+    case PG_ERR_ILLEGAL_INSTRUCTION:
+    case PG_ERR_MISALIGNED_ADDRESS:
+    case PG_ERR_INVALID_ADDRESS_SPACE:
+    case PG_ERR_INVALID_PC:
+    case PG_ERR_LAUNCH_FAILURE: return 1;
+    default: return 0;
+    }
+}
+
+/* The most devices pygpu uses: the ones past it are not counted. */
+#define PG_MAX_DEVICES 64
 
 typedef struct {
     unsigned int x, y, z;
@@ -119,55 +149,70 @@ enum {
     PG_CAP_SIMULATED = 1 << 4,
 };
 
+/* The backend's operations that can fail, each with the CUDA call it stands
+ * for: the name an error message gives. This one list makes both the table's
+ * fields and pg_call_names, so that a message cannot name another call than
+ * the one made (pygpu.h's PG_CALL and PG_TRY read both). */
+/* clang-format off */
+#define PG_BACKEND_CALLS(X)                                                            \
+    /* makes the current device's context, so that module loads can follow */          \
+    X(ensure_context, "cudaFree", (void))                                              \
+    X(device_count, "cudaGetDeviceCount", (int *count))                                \
+    X(get_props, "cudaGetDeviceProperties", (int device, pg_device_props *props))      \
+    X(set_device, "cudaSetDevice", (int device))                                       \
+    X(get_device, "cudaGetDevice", (int *device))                                      \
+    X(mem_get_info, "cudaMemGetInfo", (size_t *free_bytes, size_t *total_bytes))     \
+    X(malloc, "cudaMalloc", (void **ptr, size_t size))                                 \
+    X(free, "cudaFree", (void *ptr))                                                   \
+    X(memcpy, "cudaMemcpy", (void *dst, const void *src, size_t size, int kind))       \
+    X(memset, "cudaMemset", (void *ptr, int value, size_t size))                       \
+    X(synchronize, "cudaDeviceSynchronize", (void))                                    \
+    X(get_last_error, "cudaGetLastError", (void))                                      \
+    /* streams and events; streams are blocking (they order with stream 0) */          \
+    X(stream_create, "cudaStreamCreate", (pg_stream *stream))                         \
+    X(stream_destroy, "cudaStreamDestroy", (pg_stream stream))                         \
+    X(stream_synchronize, "cudaStreamSynchronize", (pg_stream stream))                 \
+    /* PG_ERR_NOT_READY if busy */                                                     \
+    X(stream_query, "cudaStreamQuery", (pg_stream stream))                             \
+    X(stream_wait_event, "cudaStreamWaitEvent", (pg_stream stream, pg_event event))    \
+    X(event_create, "cudaEventCreate", (pg_event *event, int timing))                 \
+    X(event_destroy, "cudaEventDestroy", (pg_event event))                             \
+    X(event_record, "cudaEventRecord", (pg_event event, pg_stream stream))             \
+    X(event_synchronize, "cudaEventSynchronize", (pg_event event))                     \
+    /* PG_ERR_NOT_READY if pending */                                                  \
+    X(event_query, "cudaEventQuery", (pg_event event))                                 \
+    X(event_elapsed_ms, "cudaEventElapsedTime",                                        \
+      (float *ms, pg_event start, pg_event end))                                       \
+    X(memcpy_async, "cudaMemcpyAsync",                                                 \
+      (void *dst, const void *src, size_t size, int kind, pg_stream stream))           \
+    X(memset_async, "cudaMemsetAsync",                                                 \
+      (void *ptr, int value, size_t size, pg_stream stream))                           \
+    /* page-locked host memory */                                                      \
+    X(host_alloc, "cudaHostAlloc", (void **ptr, size_t size))                          \
+    X(host_free, "cudaFreeHost", (void *ptr))                                          \
+    /* kernels compiled at run time (driver API): images are cubin or PTX */           \
+    X(module_load, "cuModuleLoadData", (void **module, const void *image))             \
+    X(module_unload, "cuModuleUnload", (void *module))                                 \
+    X(module_function, "cuModuleGetFunction",                                          \
+      (void **function, void *module, const char *name))                               \
+    /* PG_ERR_INVALID_VALUE past the last parameter */                                 \
+    X(function_param, "cuFuncGetParamInfo",                                            \
+      (void *function, size_t index, size_t *offset, size_t *size))                    \
+    X(launch_function, "cuLaunchKernel",                                               \
+      (void *function, pg_dim3 grid, pg_dim3 block, unsigned int shared_bytes,         \
+       pg_stream stream, void **params))
+/* clang-format on */
+
 typedef struct {
     const char *name;  /* "cuda" or "simulator" */
     unsigned int caps; /* PG_CAP_* */
-    int is_simulator;
-    /* makes the current device's context, so that module loads can follow */
-    pg_err (*ensure_context)(void);
-    pg_err (*device_count)(int *count);
-    pg_err (*get_props)(int device, pg_device_props *props);
-    pg_err (*set_device)(int device);
-    pg_err (*get_device)(int *device);
-    pg_err (*mem_get_info)(size_t *free_bytes, size_t *total_bytes);
-    pg_err (*malloc)(void **ptr, size_t size);
-    pg_err (*free)(void *ptr);
-    pg_err (*memcpy)(void *dst, const void *src, size_t size, int kind);
-    pg_err (*memset)(void *ptr, int value, size_t size);
-    pg_err (*synchronize)(void);
-    pg_err (*get_last_error)(void);
-    /* streams and events; streams are blocking (they order with stream 0) */
-    pg_err (*stream_create)(pg_stream *stream);
-    pg_err (*stream_destroy)(pg_stream stream);
-    pg_err (*stream_synchronize)(pg_stream stream);
-    pg_err (*stream_query)(pg_stream stream); /* PG_ERR_NOT_READY if busy */
-    pg_err (*stream_wait_event)(pg_stream stream, pg_event event);
-    pg_err (*event_create)(pg_event *event, int timing);
-    pg_err (*event_destroy)(pg_event event);
-    pg_err (*event_record)(pg_event event, pg_stream stream);
-    pg_err (*event_synchronize)(pg_event event);
-    pg_err (*event_query)(pg_event event); /* PG_ERR_NOT_READY if pending */
-    pg_err (*event_elapsed_ms)(float *ms, pg_event start, pg_event end);
-    pg_err (*memcpy_async)(void *dst, const void *src, size_t size, int kind,
-                           pg_stream stream);
-    pg_err (*memset_async)(void *ptr, int value, size_t size, pg_stream stream);
-    /* page-locked host memory */
-    pg_err (*host_alloc)(void **ptr, size_t size);
-    pg_err (*host_free)(void *ptr);
+#define PG_BACKEND_FIELD(op, call, params) pg_err(*op) params;
+    PG_BACKEND_CALLS(PG_BACKEND_FIELD)
+#undef PG_BACKEND_FIELD
     /* 1 if ptr is page-locked host memory the device can copy from directly */
     int (*is_pinned)(const void *ptr);
     /* the device that owns a device pointer, or -1 if it is no device memory */
     int (*pointer_device)(const void *ptr);
-    /* kernels compiled at run time (driver API): images are cubin or PTX */
-    pg_err (*module_load)(void **module, const void *image);
-    pg_err (*module_unload)(void *module);
-    pg_err (*module_function)(void **function, void *module, const char *name);
-    /* PG_ERR_INVALID_VALUE past the last parameter */
-    pg_err (*function_param)(void *function, size_t index, size_t *offset,
-                             size_t *size);
-    pg_err (*launch_function)(void *function, pg_dim3 grid, pg_dim3 block,
-                              unsigned int shared_bytes, pg_stream stream,
-                              void **params);
     /* Run-time compilation of CUDA C (PG_CAP_RUNTIME_COMPILE; both NULL
      * without it). compiler_load loads the compiler from `path` (the first
      * call; later ones only report its version): 0, or -1 with why in errbuf. */
@@ -203,6 +248,14 @@ int pg_nvrtc_load(const char *path, int *major, int *minor, char *errbuf,
 int pg_nvrtc_compile(const char *source, const char *name, int nopts,
                      const char *const *opts, char **image, size_t *size, char **log,
                      char *errbuf, size_t errlen);
+/* The CUDA call each operation stands for: pg_call_names.malloc is
+ * "cudaMalloc". Defined in rt.c from PG_BACKEND_CALLS. */
+typedef struct {
+#define PG_BACKEND_NAME_FIELD(op, call, params) const char *op;
+    PG_BACKEND_CALLS(PG_BACKEND_NAME_FIELD)
+#undef PG_BACKEND_NAME_FIELD
+} pg_call_name_table;
+extern const pg_call_name_table pg_call_names;
 
 /* The backends. pg_cuda_backend is NULL in a build without the CUDA toolkit. */
 extern const pg_backend *const pg_cuda_backend;
@@ -216,6 +269,15 @@ extern const pg_kernel_table pg_cuda_kernels;
  * the one that would be chosen now, without committing. */
 const pg_backend *pg_rt(void);
 const pg_backend *pg_rt_peek(void);
+/* The name ("cudaErrorMemoryAllocation") and text of an error code, from the
+ * backend pg_rt_peek() gives, or CUDA's own names where there is none. */
+const char *pg_error_name(pg_err err);
+const char *pg_error_string(pg_err err);
+
+/* hostcopy.c: memcpy for large host-side copies, spread over worker threads.
+ * The workers do not survive fork(): the child calls _after_fork. */
+void pg_host_memcpy(void *dst, const void *src, size_t n);
+void pg_host_memcpy_after_fork(void);
 
 /* pool.c: the caching allocator all device arrays use. A block freed on a
  * stream is handed out again at once on that stream (stream order makes that
@@ -232,6 +294,14 @@ pg_err pg_pool_release_cached(int device);
 void pg_pool_set_limit(int device, size_t limit); /* 0: none */
 size_t pg_pool_limit(int device);
 size_t pg_pool_round(size_t size);
+
+/* transfer.c: host <-> device copies of contiguous bytes. Pageable host memory
+ * goes through pinned staging buffers, pipelined, where the backend gains from
+ * it (PG_CAP_STAGES_PAGEABLE). With sync, returns once the copy is complete;
+ * without, a copy from or to page-locked memory may still be running on
+ * `stream`. Call with the GIL released. */
+pg_err pg_copy_h2d(void *dst, const void *src, size_t n, pg_stream stream, int sync);
+pg_err pg_copy_d2h(void *dst, const void *src, size_t n, pg_stream stream, int sync);
 
 #ifdef __cplusplus
 }

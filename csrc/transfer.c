@@ -5,188 +5,54 @@
  * stages instead through a ring of page-locked buffers, pipelined: while the
  * DMA engine moves piece i, host threads copy piece i+1 into (or out of) the
  * next buffer. Page-locked memory (cuda.pinned_array) is copied directly, and
- * asynchronously when the caller allows. */
+ * asynchronously when the caller allows. Small copies, and every copy on a
+ * backend that does not gain from staging (no PG_CAP_STAGES_PAGEABLE), go
+ * straight to the backend. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <pthread.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "runtime.h"
 
 #define STAGE_CHUNK ((size_t)8 << 20)
 #define STAGE_BUFS 4
 #define STAGE_MIN ((size_t)1 << 20) /* smaller copies go straight to the driver */
-#define MAX_WORKERS 16
-#define PARALLEL_MIN ((size_t)1 << 20)
-
-/* ---- a parallel memcpy for the host side -------------------------------------- */
-
-static pthread_mutex_t pm_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t pm_start = PTHREAD_COND_INITIALIZER;
-static pthread_cond_t pm_done = PTHREAD_COND_INITIALIZER;
-static pthread_mutex_t pm_busy = PTHREAD_MUTEX_INITIALIZER;
-static int n_workers = -1; /* -1: not started */
-static unsigned long generation;
-static int pending;
-static char *task_dst;
-static const char *task_src;
-static size_t task_n;
-
-static void
-slice(int part, int parts, size_t n, size_t *off, size_t *len)
-{
-    /* pieces of whole pages; together they cover all n bytes */
-    size_t per = ((n + (size_t)parts - 1) / (size_t)parts + 4095) & ~(size_t)4095;
-    *off = per * (size_t)part;
-    if (*off > n) {
-        *off = n;
-    }
-    *len = *off + per > n ? n - *off : per;
-}
-
-static void *
-worker_main(void *arg)
-{
-    int id = (int)(intptr_t)arg;
-    unsigned long seen = 0;
-    for (;;) {
-        size_t off, len;
-        char *dst;
-        const char *src;
-        pthread_mutex_lock(&pm_lock);
-        while (generation == seen) {
-            pthread_cond_wait(&pm_start, &pm_lock);
-        }
-        seen = generation;
-        slice(id + 1, n_workers + 1, task_n, &off, &len);
-        dst = task_dst;
-        src = task_src;
-        pthread_mutex_unlock(&pm_lock);
-        if (len > 0) {
-            memcpy(dst + off, src + off, len);
-        }
-        pthread_mutex_lock(&pm_lock);
-        if (--pending == 0) {
-            pthread_cond_signal(&pm_done);
-        }
-        pthread_mutex_unlock(&pm_lock);
-    }
-    return NULL;
-}
-
-static void
-after_fork_in_child(void)
-{
-    /* The workers did not survive the fork: start afresh if asked. */
-    pthread_mutex_init(&pm_lock, NULL);
-    pthread_mutex_init(&pm_busy, NULL);
-    pthread_cond_init(&pm_start, NULL);
-    pthread_cond_init(&pm_done, NULL);
-    n_workers = -1;
-    generation = 0;
-    pending = 0;
-}
-
-static void
-start_workers(void)
-{
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    int want = cpus > 1 ? (int)(cpus * 3 / 4) - 1 : 0; /* plus the calling thread */
-    if (want > MAX_WORKERS) {
-        want = MAX_WORKERS;
-    }
-    n_workers = 0;
-    for (int i = 0; i < want; i++) {
-        pthread_t t;
-        pthread_attr_t attr;
-        pthread_attr_init(&attr);
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        if (pthread_create(&t, &attr, worker_main, (void *)(intptr_t)i) != 0) {
-            pthread_attr_destroy(&attr);
-            break;
-        }
-        pthread_attr_destroy(&attr);
-        n_workers++;
-    }
-}
-
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-
-static void
-register_atfork(void)
-{
-    pthread_atfork(NULL, NULL, after_fork_in_child);
-}
-
-static void
-parallel_memcpy(void *dst, const void *src, size_t n)
-{
-    size_t off, len;
-    if (n < PARALLEL_MIN) {
-        memcpy(dst, src, n);
-        return;
-    }
-    pthread_once(&atfork_once, register_atfork);
-    pthread_mutex_lock(&pm_busy);
-    pthread_mutex_lock(&pm_lock);
-    if (n_workers < 0) {
-        start_workers();
-    }
-    if (n_workers == 0) {
-        pthread_mutex_unlock(&pm_lock);
-        pthread_mutex_unlock(&pm_busy);
-        memcpy(dst, src, n);
-        return;
-    }
-    task_dst = dst;
-    task_src = src;
-    task_n = n;
-    pending = n_workers;
-    generation++;
-    pthread_cond_broadcast(&pm_start);
-    pthread_mutex_unlock(&pm_lock);
-    slice(0, n_workers + 1, n, &off, &len);
-    memcpy((char *)dst + off, (const char *)src + off, len);
-    pthread_mutex_lock(&pm_lock);
-    while (pending > 0) {
-        pthread_cond_wait(&pm_done, &pm_lock);
-    }
-    pthread_mutex_unlock(&pm_lock);
-    pthread_mutex_unlock(&pm_busy);
-}
 
 /* ---- the staging ring ----------------------------------------------------------- */
 
 typedef struct {
-    int ready; /* 1: buffers and events exist; -1: could not make them */
+    pthread_mutex_t lock; /* one staged copy at a time uses a ring */
+    int ready;            /* 1: buffers and events exist; -1: could not make them */
     void *buf[STAGE_BUFS];
     pg_event done[STAGE_BUFS];
 } stage_ring;
 
-/* One ring per device; one staged copy at a time uses a ring. */
-#define STAGE_DEVICES 16
-static stage_ring rings[STAGE_DEVICES];
-static pthread_mutex_t ring_lock[STAGE_DEVICES] = {
-    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
-    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
-    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
-    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
-    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
-    PTHREAD_MUTEX_INITIALIZER};
+/* One ring per device. */
+static stage_ring rings[PG_MAX_DEVICES];
+static pthread_once_t rings_once = PTHREAD_ONCE_INIT;
+
+static void
+init_rings(void)
+{
+    for (int d = 0; d < PG_MAX_DEVICES; d++) {
+        pthread_mutex_init(&rings[d].lock, NULL);
+    }
+}
 
 /* The current device's ring, locked; NULL if staging is not possible. */
 static stage_ring *
-ring_acquire(const pg_backend *rt, int *device)
+ring_acquire(const pg_backend *rt)
 {
     stage_ring *r;
-    if (rt->get_device(device) != PG_SUCCESS || *device < 0 ||
-        *device >= STAGE_DEVICES) {
+    int device = -1;
+    if (rt->get_device(&device) != PG_SUCCESS || device < 0 ||
+        device >= PG_MAX_DEVICES) {
         return NULL;
     }
-    pthread_mutex_lock(&ring_lock[*device]);
-    r = &rings[*device];
+    pthread_once(&rings_once, init_rings);
+    r = &rings[device];
+    pthread_mutex_lock(&r->lock);
     if (r->ready == 0) {
         r->ready = 1;
         for (int k = 0; k < STAGE_BUFS && r->ready == 1; k++) {
@@ -197,16 +63,16 @@ ring_acquire(const pg_backend *rt, int *device)
         }
     }
     if (r->ready != 1) {
-        pthread_mutex_unlock(&ring_lock[*device]);
+        pthread_mutex_unlock(&r->lock);
         return NULL;
     }
     return r;
 }
 
 static void
-ring_release(int device)
+ring_release(stage_ring *r)
 {
-    pthread_mutex_unlock(&ring_lock[device]);
+    pthread_mutex_unlock(&r->lock);
 }
 
 static size_t
@@ -230,7 +96,7 @@ staged_h2d(const pg_backend *rt, stage_ring *r, char *dst, const char *src, size
                 break;
             }
         }
-        parallel_memcpy(r->buf[k], src + off, len);
+        pg_host_memcpy(r->buf[k], src + off, len);
         err = rt->memcpy_async(dst + off, r->buf[k], len, PG_MEMCPY_H2D, stream);
         if (err == PG_SUCCESS) {
             err = rt->event_record(r->done[k], stream);
@@ -265,7 +131,7 @@ staged_d2h(const pg_backend *rt, stage_ring *r, char *dst, const char *src, size
             err = rt->event_synchronize(r->done[k]);
         }
         if (err == PG_SUCCESS) {
-            parallel_memcpy(dst + off, r->buf[k], len);
+            pg_host_memcpy(dst + off, r->buf[k], len);
         }
     }
     if (err != PG_SUCCESS) {
@@ -280,30 +146,25 @@ copy(void *dst, const void *src, size_t n, int kind, pg_stream stream, int sync)
     const pg_backend *rt = pg_rt();
     const void *host = kind == PG_MEMCPY_H2D ? src : dst;
     stage_ring *r;
-    int device = 0;
     pg_err err;
     if (n == 0) {
         return PG_SUCCESS;
     }
-    if (rt->is_simulator) {
-        parallel_memcpy(dst, src, n);
-        return PG_SUCCESS;
-    }
-    if (n < STAGE_MIN || rt->is_pinned(host)) {
+    if (n < STAGE_MIN || !(rt->caps & PG_CAP_STAGES_PAGEABLE) || rt->is_pinned(host)) {
         err = rt->memcpy_async(dst, src, n, kind, stream);
         if (err == PG_SUCCESS && sync) {
             err = rt->stream_synchronize(stream);
         }
         return err;
     }
-    r = ring_acquire(rt, &device);
+    r = ring_acquire(rt);
     if (r == NULL) {
         err = rt->memcpy_async(dst, src, n, kind, stream);
         return err == PG_SUCCESS ? rt->stream_synchronize(stream) : err;
     }
     err = kind == PG_MEMCPY_H2D ? staged_h2d(rt, r, dst, src, n, stream)
                                 : staged_d2h(rt, r, dst, src, n, stream);
-    ring_release(device);
+    ring_release(r);
     return err;
 }
 

@@ -37,6 +37,23 @@ def test_out_of_memory_names_the_size_and_leaves_nothing_behind():
     assert a.copy_to_host().sum() == 1000
 
 
+def test_a_failed_page_locked_allocation_names_its_call():
+    with pytest.raises(pygpu.OutOfMemoryError) as info:
+        cuda.pinned_array(1 << 60, np.uint8)
+    e = info.value
+    assert e.name == "cudaErrorMemoryAllocation"
+    assert "cudaHostAlloc failed: cudaErrorMemoryAllocation" in str(e)
+    assert cuda.is_pinned(cuda.pinned_array(10))  # and pinned memory still works
+
+
+def test_types_that_hold_no_python_objects_are_not_gc_tracked():
+    # Device, Stream and Event hold only C values: the collector need not visit them.
+    s = cuda.stream()
+    for obj in (cuda.get_current_device(), cuda.gpus[0], s, cuda.event(), cuda.default_stream()):
+        assert not gc.is_tracked(obj), type(obj)
+    assert cuda.get_current_device() == cuda.gpus[0]
+
+
 def test_memory_is_freed_when_the_last_reference_goes():
     before = cuda.memory_allocated()
     a = pygpu.empty((1024, 1024), dtype=np.float32)

@@ -145,6 +145,26 @@ def test_gpus_sequence_and_bad_indices():
         pygpu.Device(1.0)
 
 
+@pytest.mark.simulator
+def test_simulated_devices_are_capped_at_the_one_device_limit():
+    # PYGPU_SIM_DEVICES clamps to pygpu's device limit (64), and the last device is
+    # as usable as the first: its memory pool, staging and properties all fit.
+    r = run_python("""
+        import numpy as np, pygpu
+        from pygpu import cuda
+        n = pygpu._core.device_count()
+        last = pygpu.Device(n - 1)
+        with last:
+            a = cuda.to_device(np.arange(1 << 18, dtype=np.float64))
+            pygpu.add_one(a)
+            ok = (a.copy_to_host() == np.arange(1 << 18) + 1).all()
+            used = cuda.memory_allocated()
+        print(n, a.device.id, ok, used > 0, repr(last).endswith(", simulated>"))
+    """, PYGPU_SIMULATOR="1", PYGPU_SIM_DEVICES="1000")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["64", "63", "True", "True", "True"]
+
+
 def test_select_device_and_with_block_restore_the_current_device():
     n = len(cuda.gpus)
     last = n - 1

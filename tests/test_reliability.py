@@ -77,6 +77,26 @@ def test_a_child_forked_after_cuda_gets_a_clear_error():
     assert "parent still works: [1.0, 1.0, 1.0, 1.0]" in r.stdout
 
 
+@pytest.mark.simulator
+def test_a_forked_child_copies_with_fresh_copy_workers_on_the_simulator():
+    # The simulator survives fork(); the host-copy worker threads do not, and the
+    # one fork handler restarts them in the child (a large copy would hang otherwise).
+    r = run_python("""
+        import os, numpy as np, pygpu
+        from pygpu import cuda
+        big = np.arange(1 << 20, dtype=np.float64)          # 8 MiB: a threaded copy
+        assert (cuda.to_device(big).copy_to_host() == big).all()
+        pid = os.fork()
+        if pid == 0:
+            back = cuda.to_device(big).copy_to_host()
+            os._exit(0 if (back == big).all() else 5)
+        _, status = os.waitpid(pid, 0)
+        print("child exit", os.waitstatus_to_exitcode(status))
+    """, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "child exit 0" in r.stdout
+
+
 # ---- lifetimes -----------------------------------------------------------------------
 
 def test_arrays_alive_at_exit_end_cleanly():
@@ -218,6 +238,7 @@ def test_simulator_under_address_and_undefined_behaviour_sanitizers():
     if not libasan or not os.path.isabs(libasan) or not shutil.which("g++"):
         pytest.skip("no gcc with AddressSanitizer here")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYGPU_")}
+    env["PYTHON"] = sys.executable  # the interpreter running these tests, not PATH's
     r = subprocess.run(["bash", os.path.join(root, "tools", "asan.sh"), "tests/test_kernels.py",
                         "tests/test_copies.py", "tests/test_arrays.py", "tests/test_simulator.py"],
                        capture_output=True, text=True, timeout=900, env=env, cwd=root)

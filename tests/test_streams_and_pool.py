@@ -171,6 +171,12 @@ def test_pinned_arrays(rng):
     assert cuda.is_pinned(p)
     assert not cuda.is_pinned(np.zeros(10))
     assert cuda.pinned_array((4, 5), order="F").flags.f_contiguous
+    # the same orders as pygpu.empty, lower case included
+    assert cuda.pinned_array((4, 5), order="f").flags.f_contiguous
+    assert cuda.pinned_array((4, 5), order="c").flags.c_contiguous
+    assert pygpu.empty((4, 5), order="f").is_f_contiguous()
+    with pytest.raises(ValueError, match="order must be 'C' or 'F'"):
+        cuda.pinned_array((4, 5), order="K")
     like = cuda.pinned_array_like(np.zeros((3, 2), np.complex64))
     assert like.shape == (3, 2) and like.dtype == np.complex64
     p[:] = random_array(rng, p.shape, np.int16)

@@ -2,7 +2,8 @@
 # The simulator's tests under valgrind's memcheck (the normal build, no
 # sanitizer flags): every pygpu array its own allocation (PYGPU_NO_POOL=1),
 # Python's own allocator off (PYTHONMALLOC=malloc). Reports errors only in
-# pygpu's code: frames in pygpu/_core*.so. Extra arguments go to pytest.
+# pygpu's code: frames in pygpu/_core*.so. Extra arguments go to pytest. PYTHON
+# names the interpreter to test with (default: python3 on PATH).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tests=("$@")
@@ -11,7 +12,7 @@ if [ ${#tests[@]} -eq 0 ]; then
            tests/test_streams_and_pool.py tests/test_errors_and_leaks.py)
 fi
 log=$(mktemp)
-py=$(python -c 'import sys; print(sys.executable)')  # the interpreter, not a shim
+py=$("${PYTHON:-python3}" -c 'import sys; print(sys.executable)')  # not a shim
 export PYGPU_SIMULATOR=1 PYGPU_NO_POOL=1 PYTHONMALLOC=malloc
 valgrind --tool=memcheck --error-limit=no --track-origins=no --max-stackframe=70000000 \
     --log-file="$log" "$py" -m pytest -q -p no:cacheprovider "${tests[@]}" || true

@@ -1,0 +1,306 @@
+/* The bottom of the Python side: the process's backend (the first-use gate),
+ * fork handling, and this thread's current device and current stream.
+ *
+ * Each thread has a current stream: the default stream, or the innermost
+ * `with stream:`. Operations given no stream use it. Argument converters
+ * resolve stream arguments here, without the Stream type's file. */
+#include <pthread.h>
+#include <stdio.h>
+
+#include "pygpu.h"
+
+/* ---- the backend ----------------------------------------------------------- */
+
+static const char simulator_hint[] =
+    "To run on pygpu's CPU simulator instead, set the environment variable "
+    "PYGPU_SIMULATOR=1 before the first pygpu operation (for example "
+    "`PYGPU_SIMULATOR=1 python script.py`).";
+
+/* 0 until a device of the chosen backend has been seen; then 1. */
+static volatile int devices_seen;
+
+const pg_backend *
+pg_get_rt(pg_state *st)
+{
+    char msg[1024];
+    const pg_backend *rt = NULL;
+    int count = 0;
+    pg_err err;
+
+    if (devices_seen) {
+        if (pg_context_unusable()) {
+            return (const pg_backend *)pg_raise_unusable(st, NULL);
+        }
+        return pg_rt();
+    }
+    rt = pg_rt_peek();
+    if (rt == NULL) {
+        snprintf(msg, sizeof(msg),
+                 "no CUDA device is available: this pygpu was built without "
+                 "the CUDA toolkit, so it can only simulate a GPU. %s",
+                 simulator_hint);
+        return (const pg_backend *)pg_raise_no_device(st, PG_ERR_NO_DEVICE, msg);
+    }
+    err = rt->device_count(&count);
+    if (err != PG_SUCCESS || count == 0) {
+        if (err == PG_SUCCESS) {
+            err = PG_ERR_NO_DEVICE;
+        }
+        snprintf(msg, sizeof(msg),
+                 "no CUDA device is available: %s failed: %s: %s. Is there an NVIDIA "
+                 "GPU, and is its driver installed (nvidia-smi should list it)? %s",
+                 pg_call_names.device_count, rt->error_name(err), rt->error_string(err),
+                 simulator_hint);
+        return (const pg_backend *)pg_raise_no_device(st, err, msg);
+    }
+    (void)pg_rt(); /* commit to this backend for the life of the process */
+    devices_seen = 1;
+    return rt;
+}
+
+/* ---- fork -------------------------------------------------------------------- */
+
+/* The one fork handler. In the child: a backend that cannot survive fork()
+ * (PG_CAP_FORK_UNSAFE) and was initialized marks the process unusable, so
+ * that every operation says why; the host-copy workers, which were not
+ * forked, start afresh at the next large copy. */
+static void
+after_fork_in_child(void)
+{
+    const pg_backend *rt = pg_rt_peek();
+    if (devices_seen && rt != NULL && (rt->caps & PG_CAP_FORK_UNSAFE)) {
+        pg_mark_forked();
+    }
+    pg_host_memcpy_after_fork();
+}
+
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+static int fork_register_error;
+
+static void
+register_fork_handler(void)
+{
+    fork_register_error = pthread_atfork(NULL, NULL, after_fork_in_child);
+}
+
+int
+pg_context_init(void)
+{
+    pthread_once(&fork_once, register_fork_handler);
+    if (fork_register_error != 0) {
+        PyErr_SetString(PyExc_RuntimeError, "pygpu: pthread_atfork failed");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- this thread's stacks ------------------------------------------------------ */
+
+PyObject *
+pg_thread_stack(const char *key)
+{
+    PyObject *dict = PyThreadState_GetDict(), *stack = NULL;
+    if (dict == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "pygpu: no thread state");
+        return NULL;
+    }
+    stack = PyDict_GetItemString(dict, key);
+    if (stack != NULL) {
+        return stack;
+    }
+    stack = PyList_New(0);
+    if (stack == NULL) {
+        return NULL;
+    }
+    if (PyDict_SetItemString(dict, key, stack) < 0) {
+        Py_DECREF(stack);
+        return NULL;
+    }
+    Py_DECREF(stack); /* the dict holds it */
+    return stack;
+}
+
+/* ---- this thread's current device ----------------------------------------------- */
+
+int
+pg_current_device(pg_state *st, const pg_backend *rt, int *device)
+{
+    return PG_TRY(st, rt, get_device, (device));
+}
+
+int
+pg_device_push(pg_state *st, const pg_backend *rt, int device, int *prev)
+{
+    if (PG_TRY(st, rt, get_device, (prev)) < 0) {
+        return -1;
+    }
+    if (*prev != device && PG_TRY(st, rt, set_device, (device)) < 0) {
+        return -1;
+    }
+    return 0;
+}
+
+void
+pg_device_pop(const pg_backend *rt, int prev)
+{
+    int now = prev;
+    if (rt->get_device(&now) == PG_SUCCESS && now != prev) {
+        (void)rt->set_device(prev);
+    }
+}
+
+/* ---- this thread's current stream ----------------------------------------------- */
+
+/* The objects are kept alive by the thread's stack list ("pygpu.stream_stack"). */
+static _Thread_local pg_stream tls_handle;
+static _Thread_local uint64_t tls_serial;
+static _Thread_local PyObject *tls_obj;
+
+int
+pg_resolve_stream(pg_state *st, PyObject *obj, pg_stream_ref *out)
+{
+    if (obj == NULL || obj == Py_None) {
+        out->handle = tls_handle;
+        out->serial = tls_serial;
+        out->obj = tls_obj;
+        return 0;
+    }
+    if (PyObject_TypeCheck(obj, st->StreamType)) {
+        out->handle = PG_STREAM(obj)->handle;
+        out->serial = PG_STREAM(obj)->serial;
+        out->obj = PG_STREAM(obj)->handle == NULL ? NULL : obj;
+        return 0;
+    }
+    if (PyLong_CheckExact(obj)) {
+        int overflow = 0;
+        long v = PyLong_AsLongAndOverflow(obj, &overflow);
+        if (v == 0 && !overflow) {
+            out->handle = NULL;
+            out->serial = 0;
+            out->obj = NULL;
+            return 0;
+        }
+        PyErr_Clear();
+    }
+    else if (PyObject_HasAttrString(obj, "__cuda_stream__")) {
+        PyObject *r = PyObject_CallMethod(obj, "__cuda_stream__", NULL);
+        void *h = NULL;
+        if (r == NULL) {
+            return -1;
+        }
+        if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) != 2) {
+            Py_DECREF(r);
+            PyErr_SetString(PyExc_TypeError,
+                            "__cuda_stream__() must return (version, handle)");
+            return -1;
+        }
+        h = PyLong_AsVoidPtr(PyTuple_GET_ITEM(r, 1));
+        Py_DECREF(r);
+        if (h == NULL && PyErr_Occurred()) {
+            return -1;
+        }
+        out->handle = h;
+        out->serial = h == NULL ? 0 : ((uint64_t)(uintptr_t)h | ((uint64_t)1 << 63));
+        out->obj = h == NULL ? NULL : obj;
+        return 0;
+    }
+    PyErr_Format(PyExc_TypeError,
+                 "stream must be a pygpu.Stream, 0 or None (the current stream), "
+                 "or an object with __cuda_stream__; got %.100s",
+                 Py_TYPE(obj)->tp_name);
+    return -1;
+}
+
+PyObject *
+pg_stream_obj_new(pg_state *st, pg_stream handle, uint64_t serial, int device,
+                  int owned)
+{
+    pg_stream_obj *s = PyObject_New(pg_stream_obj, st->StreamType);
+    if (s == NULL) {
+        return NULL;
+    }
+    s->handle = handle;
+    s->serial = serial;
+    s->device = device;
+    s->owned = owned;
+    return (PyObject *)s;
+}
+
+static void
+set_current(PyObject *s)
+{
+    if (s == NULL || PG_STREAM(s)->handle == NULL) {
+        tls_handle = NULL;
+        tls_serial = 0;
+        tls_obj = NULL;
+    }
+    else {
+        tls_handle = PG_STREAM(s)->handle;
+        tls_serial = PG_STREAM(s)->serial;
+        tls_obj = s;
+    }
+}
+
+int
+pg_stream_push(PyObject *stream)
+{
+    PyObject *stack = pg_thread_stack("pygpu.stream_stack");
+    if (stack == NULL || PyList_Append(stack, stream) < 0) {
+        return -1;
+    }
+    set_current(stream);
+    return 0;
+}
+
+int
+pg_stream_pop(PyObject *stream)
+{
+    PyObject *stack = pg_thread_stack("pygpu.stream_stack");
+    Py_ssize_t n;
+    if (stack == NULL) {
+        return -1;
+    }
+    n = PyList_GET_SIZE(stack);
+    if (n == 0 || PyList_GET_ITEM(stack, n - 1) != stream) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "Stream.__exit__ without a matching __enter__ on this thread");
+        return -1;
+    }
+    set_current(n >= 2 ? PyList_GET_ITEM(stack, n - 2) : NULL);
+    return PyList_SetSlice(stack, n - 1, n, NULL);
+}
+
+static PyObject *
+default_stream(pg_state *st)
+{
+    const pg_backend *rt = pg_get_rt(st);
+    int device = 0;
+    if (rt == NULL) {
+        return NULL;
+    }
+    (void)rt->get_device(&device);
+    return pg_stream_obj_new(st, NULL, 0, device, 0);
+}
+
+static PyObject *
+mod_current_stream(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    if (tls_obj != NULL) {
+        return Py_NewRef(tls_obj);
+    }
+    return default_stream(pg_state_of_module(m));
+}
+
+static PyObject *
+mod_default_stream(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    return default_stream(pg_state_of_module(m));
+}
+
+PyMethodDef pg_context_functions[] = {
+    {"current_stream", mod_current_stream, METH_NOARGS,
+     "current_stream()\n--\n\nThis thread's current Stream."},
+    {"default_stream", mod_default_stream, METH_NOARGS,
+     "default_stream()\n--\n\nThe default stream of the current device."},
+    {NULL},
+};
