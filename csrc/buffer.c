@@ -43,10 +43,11 @@ pg_buffer_alloc(pg_state *st, size_t size, int device, const pg_stream_ref *s)
             err = pg_pool_alloc(&ptr, size, device, s->handle, s->serial);
         Py_END_ALLOW_THREADS
         if (err == PG_ERR_MEMORY_ALLOCATION) {
-            return (pg_buffer *)pg_raise_oom(st, err, "cudaMalloc", size, device);
+            return (pg_buffer *)pg_raise_oom(st, err, pg_call_names.malloc, size,
+                                             device);
         }
         if (err != PG_SUCCESS) {
-            return (pg_buffer *)pg_raise(st, err, "cudaMalloc");
+            return (pg_buffer *)pg_raise(st, err, pg_call_names.malloc);
         }
     }
     b = buffer_new(st, ptr, size, device, PG_BUFFER_POOLED);
@@ -59,6 +60,26 @@ pg_buffer_alloc(pg_state *st, size_t size, int device, const pg_stream_ref *s)
     b->stream = s->handle;
     b->serial = s->serial;
     b->stream_obj = Py_XNewRef(s->obj);
+    return b;
+}
+
+pg_buffer *
+pg_buffer_pinned(pg_state *st, size_t size)
+{
+    const pg_backend *rt = pg_rt();
+    void *ptr = NULL;
+    pg_buffer *b;
+    pg_status s;
+    Py_BEGIN_ALLOW_THREADS
+        s = PG_CALL(rt, host_alloc, (&ptr, size > 0 ? size : 1));
+    Py_END_ALLOW_THREADS
+    if (s.err != PG_SUCCESS) {
+        return (pg_buffer *)pg_raise_oom(st, s.err, s.call, size, -1);
+    }
+    b = buffer_new(st, ptr, size, -1, PG_BUFFER_PINNED);
+    if (b == NULL) {
+        (void)rt->host_free(ptr);
+    }
     return b;
 }
 
@@ -83,25 +104,13 @@ pg_buffer_note_stream(pg_buffer *b, const pg_stream_ref *s)
     Py_XSETREF(b->stream_obj, Py_XNewRef(s->obj));
 }
 
-/* A failed release cannot raise from a dealloc: it becomes a RuntimeWarning
- * (an error if warnings are errors, reported as unraisable). */
-static void
-report_failed_release(PyObject *self, const char *what, size_t size, pg_err err)
-{
-    PyObject *exc_type, *exc_value, *exc_tb;
-    PyErr_Fetch(&exc_type, &exc_value, &exc_tb);
-    if (PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
-                         "pygpu: freeing %zu bytes of %s failed: %s", size, what,
-                         pg_rt()->error_name(err)) < 0) {
-        PyErr_WriteUnraisable(self);
-    }
-    PyErr_Restore(exc_type, exc_value, exc_tb);
-}
-
+/* Gives the memory back. A failed free cannot raise from a dealloc: it is
+ * reported as unraisable. */
 static void
 release(pg_buffer *b)
 {
-    pg_err err = PG_SUCCESS;
+    const pg_backend *rt = pg_rt();
+    pg_status s = {PG_SUCCESS, NULL};
     void *ptr = b->ptr;
     size_t size = b->size;
     int device = b->device;
@@ -114,22 +123,18 @@ release(pg_buffer *b)
     switch (b->kind) {
     case PG_BUFFER_POOLED:
         Py_BEGIN_ALLOW_THREADS
-            err = pg_pool_free(ptr, size, device, stream, serial);
+            s.err = pg_pool_free(ptr, size, device, stream, serial);
         Py_END_ALLOW_THREADS
-        if (err != PG_SUCCESS) {
-            report_failed_release((PyObject *)b, "device memory", size, err);
-        }
+        s.call = pg_call_names.free;
         break;
     case PG_BUFFER_PINNED:
         Py_BEGIN_ALLOW_THREADS
-            err = pg_rt()->host_free(ptr);
+            s = PG_CALL(rt, host_free, (ptr));
         Py_END_ALLOW_THREADS
-        if (err != PG_SUCCESS) {
-            report_failed_release((PyObject *)b, "pinned host memory", size, err);
-        }
         break;
     case PG_BUFFER_FOREIGN: break; /* its owner frees it */
     }
+    pg_report_failed_free(Py_TYPE(b), s);
 }
 
 static int
@@ -195,9 +200,9 @@ static PyGetSetDef Buffer_getset[] = {
 };
 
 static PyMemberDef Buffer_members[] = {
-    {"__weaklistoffset__", Py_T_PYSSIZET, offsetof(pg_buffer, weakreflist),
-     Py_READONLY},
-    {NULL},
+    {"__weaklistoffset__", Py_T_PYSSIZET, offsetof(pg_buffer, weakreflist), Py_READONLY,
+     NULL},
+    {NULL, 0, 0, 0, NULL},
 };
 
 static PyType_Slot Buffer_slots[] = {

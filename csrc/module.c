@@ -130,18 +130,16 @@ exec_module(PyObject *module)
         (PyTypeObject *)PyType_FromModuleAndSpec(module, &pg_stream_spec, NULL);
     st->EventType =
         (PyTypeObject *)PyType_FromModuleAndSpec(module, &pg_event_spec, NULL);
-    st->PinnedMemoryType =
-        (PyTypeObject *)PyType_FromModuleAndSpec(module, &pg_pinned_spec, NULL);
     st->ModuleType =
         (PyTypeObject *)PyType_FromModuleAndSpec(module, &pg_module_spec, NULL);
     st->FunctionType =
         (PyTypeObject *)PyType_FromModuleAndSpec(module, &pg_function_spec, NULL);
     st->HostArgType =
         (PyTypeObject *)PyType_FromModuleAndSpec(module, &pg_hostarg_spec, NULL);
-    PyTypeObject *types[] = {
-        st->DeviceType,   st->DeviceArrayType, st->KernelType,       st->LaunchType,
-        st->StreamType,   st->EventType,       st->PinnedMemoryType, st->ModuleType,
-        st->FunctionType, st->HostArgType,     st->BufferType};
+    PyTypeObject *types[] = {st->DeviceType, st->DeviceArrayType, st->KernelType,
+                             st->LaunchType, st->StreamType,      st->EventType,
+                             st->ModuleType, st->FunctionType,    st->HostArgType,
+                             st->BufferType};
     for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
         if (types[i] == NULL || PyModule_AddType(module, types[i]) < 0) {
             return -1;
@@ -178,7 +176,6 @@ module_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->LaunchType);
     Py_VISIT(st->StreamType);
     Py_VISIT(st->EventType);
-    Py_VISIT(st->PinnedMemoryType);
     Py_VISIT(st->CompileError);
     Py_VISIT(st->HostArgType);
     Py_VISIT(st->FunctionType);
@@ -201,7 +198,6 @@ module_clear(PyObject *module)
     Py_CLEAR(st->LaunchType);
     Py_CLEAR(st->StreamType);
     Py_CLEAR(st->EventType);
-    Py_CLEAR(st->PinnedMemoryType);
     Py_CLEAR(st->CompileError);
     Py_CLEAR(st->HostArgType);
     Py_CLEAR(st->FunctionType);

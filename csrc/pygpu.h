@@ -37,7 +37,6 @@ typedef struct {
     PyTypeObject *LaunchType;
     PyTypeObject *StreamType;
     PyTypeObject *EventType;
-    PyTypeObject *PinnedMemoryType;
     PyTypeObject *ModuleType;
     PyTypeObject *FunctionType;
     PyTypeObject *HostArgType;
@@ -216,7 +215,6 @@ typedef struct {
 
 extern PyType_Spec pg_event_spec;
 
-extern PyType_Spec pg_pinned_spec;
 extern PyMethodDef pg_pinned_functions[]; /* pinned_array(), is_pinned() */
 
 extern PyMethodDef pg_pool_functions[]; /* _pool_stats(), _pool_free_all(), ... */
@@ -326,6 +324,8 @@ extern PyType_Spec pg_buffer_spec;
  * OutOfMemoryError naming the size. size 0 gives an empty buffer. */
 pg_buffer *pg_buffer_alloc(pg_state *st, size_t size, int device,
                            const pg_stream_ref *s);
+/* size bytes of page-locked host memory (at least 1 byte is allocated). */
+pg_buffer *pg_buffer_pinned(pg_state *st, size_t size);
 /* Device memory at ptr that `owner` keeps alive. */
 pg_buffer *pg_buffer_foreign(pg_state *st, void *ptr, size_t size, int device,
                              PyObject *owner);
