@@ -305,23 +305,3 @@ pg_conv_str(pg_state *Py_UNUSED(st), PyObject *obj, void *out)
     *s = PyUnicode_AsUTF8(obj);
     return *s == NULL ? -1 : 0;
 }
-
-/* ---- transitional: the old name-list parser, until every caller moves ------- */
-
-int
-pg_parse_args(const char *fname, PyObject *const *args, Py_ssize_t nargs,
-              PyObject *kwnames, const char *const *names, int n, int required,
-              PyObject **out)
-{
-    pg_signature sig = {fname, required, n, {{NULL, NULL}}};
-    if (n > PG_MAX_PARAMS) {
-        PyErr_SetString(PyExc_SystemError, "pg_parse_args: too many parameters");
-        return -1;
-    }
-    for (int i = 0; i < n; i++) {
-        sig.params[i].name = names[i];
-        sig.params[i].convert = pg_conv_object;
-    }
-    return pg_parse(NULL, &sig, args, nargs, kwnames, &out[0], &out[1], &out[2],
-                    &out[3], &out[4], &out[5], &out[6], &out[7]);
-}

@@ -649,7 +649,7 @@ fill_new(pg_state *st, const pg_shape *shape, PyArray_Descr *descr, int fortran,
     if (v == NULL) {
         err = pg_rt()->memset_async(a->data, 0, pg_array_nbytes(a), s.handle);
         if (err != PG_SUCCESS) {
-            pg_raise(st, err, "cudaMemset");
+            pg_raise(st, err, pg_call_names.memset_async);
             Py_CLEAR(a);
         }
     }
@@ -657,7 +657,7 @@ fill_new(pg_state *st, const pg_shape *shape, PyArray_Descr *descr, int fortran,
         err = pg_rt()->kernels->fill((int)PyDataType_ELSIZE(descr), a->data,
                                      pg_array_size(a), PyArray_DATA(v), s.handle);
         if (err != PG_SUCCESS) {
-            pg_raise(st, err, "fill kernel launch");
+            pg_raise(st, err, pg_kernel_names.fill);
             Py_CLEAR(a);
         }
     }

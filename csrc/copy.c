@@ -73,8 +73,8 @@ copy_disjoint(pg_state *st, pg_array *dst, pg_array *src, const pg_stream_ref *s
     if (pg_same_dense_layout(dst->nd, dst->shape, dst->strides, dst->flags,
                              src->strides, src->flags)) {
         size_t n = (size_t)pg_array_size(dst) * PyDataType_ELSIZE(dst->descr);
-        err = rt->memcpy_async(dst->data, src->data, n, PG_MEMCPY_D2D, s->handle);
-        return err == PG_SUCCESS ? 0 : failed(st, err, "cudaMemcpyAsync");
+        return PG_TRY(st, rt, memcpy_async,
+                      (dst->data, src->data, n, PG_MEMCPY_D2D, s->handle));
     }
     for (int i = 0; i < dst->nd; i++) {
         shape[i] = dst->shape[i];
@@ -87,7 +87,7 @@ copy_disjoint(pg_state *st, pg_array *dst, pg_array *src, const pg_stream_ref *s
     err = rt->kernels->copy_strided((int)PyDataType_ELSIZE(dst->descr), dst->nd, shape,
                                     src->data, ss, dst->data, ds, s->handle);
     pg_device_pop(rt, prev);
-    return err == PG_SUCCESS ? 0 : failed(st, err, "copy_strided kernel launch");
+    return err == PG_SUCCESS ? 0 : failed(st, err, pg_kernel_names.copy_strided);
 }
 
 static int
@@ -98,7 +98,8 @@ h2d(pg_state *st, void *dst, const void *src, size_t n, const pg_stream_ref *s,
     Py_BEGIN_ALLOW_THREADS
         err = pg_copy_h2d(dst, src, n, s->handle, sync);
     Py_END_ALLOW_THREADS
-    return err == PG_SUCCESS ? 0 : failed(st, err, "cudaMemcpy (host to device)");
+    /* staged copies are memcpy_async calls and the syncs between them */
+    return err == PG_SUCCESS ? 0 : failed(st, err, pg_call_names.memcpy_async);
 }
 
 static int
@@ -109,7 +110,7 @@ d2h(pg_state *st, void *dst, const void *src, size_t n, const pg_stream_ref *s,
     Py_BEGIN_ALLOW_THREADS
         err = pg_copy_d2h(dst, src, n, s->handle, sync);
     Py_END_ALLOW_THREADS
-    return err == PG_SUCCESS ? 0 : failed(st, err, "cudaMemcpy (device to host)");
+    return err == PG_SUCCESS ? 0 : failed(st, err, pg_call_names.memcpy_async);
 }
 
 /* Host array (same shape and dtype as dst) into dst, on stream s. Without

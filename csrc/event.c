@@ -60,17 +60,14 @@ event_result(PyObject *self, pg_status s)
 static PyObject *
 Event_record(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const char *const names[] = {"stream"};
+    static const pg_signature sig = {"record", 0, 1, {{"stream", pg_conv_stream}}};
     pg_state *st = pg_state_of_type(Py_TYPE(self));
     const pg_backend *rt = pg_rt();
-    PyObject *argv[1];
-    pg_stream_ref s;
-    if (st == NULL ||
-        pg_parse_args("record", args, nargs, kwnames, names, 1, 0, argv) < 0 ||
-        pg_resolve_stream(st, argv[0], &s) < 0) {
+    pg_stream_arg s;
+    if (st == NULL || pg_parse(st, &sig, args, nargs, kwnames, &s) < 0) {
         return NULL;
     }
-    if (PG_TRY(st, rt, event_record, (PG_EVENT(self)->handle, s.handle)) < 0) {
+    if (PG_TRY(st, rt, event_record, (PG_EVENT(self)->handle, s.ref.handle)) < 0) {
         return NULL;
     }
     PG_EVENT(self)->recorded = 1;

@@ -68,7 +68,6 @@ order_streams(pg_state *st, pg_stream producer, uint64_t producer_serial,
 {
     const pg_backend *rt = pg_rt();
     pg_event e = NULL;
-    pg_err err;
     pg_stream to = consumer <= 2 ? NULL : (pg_stream)consumer;
     if (producer_serial == 0 && to == NULL) {
         return 0; /* both the legacy default stream */
@@ -76,21 +75,17 @@ order_streams(pg_state *st, pg_stream producer, uint64_t producer_serial,
     if (to == producer && to != NULL) {
         return 0;
     }
-    err = rt->event_create(&e, 0);
-    if (err == PG_SUCCESS) {
-        err = rt->event_record(e, producer);
+    pg_status s = PG_CALL(rt, event_create, (&e, 0));
+    if (s.err == PG_SUCCESS) {
+        s = PG_CALL(rt, event_record, (e, producer));
     }
-    if (err == PG_SUCCESS) {
-        err = rt->stream_wait_event(to, e);
+    if (s.err == PG_SUCCESS) {
+        s = PG_CALL(rt, stream_wait_event, (to, e));
     }
     if (e != NULL) {
         (void)rt->event_destroy(e);
     }
-    if (err != PG_SUCCESS) {
-        pg_raise(st, err, "cudaStreamWaitEvent");
-        return -1;
-    }
-    return 0;
+    return pg_check(st, s);
 }
 
 /* ---- __cuda_array_interface__ -------------------------------------------------- */

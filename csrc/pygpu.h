@@ -265,10 +265,6 @@ int pg_conv_order(pg_state *st, PyObject *obj, void *out);  /* int *: 1 for 'F' 
 int pg_conv_stream(pg_state *st, PyObject *obj, void *out); /* pg_stream_arg * */
 int pg_conv_str(pg_state *st, PyObject *obj, void *out);    /* const char **, or NULL */
 
-/* transitional: the old name-list parser (every output a borrowed object) */
-int pg_parse_args(const char *fname, PyObject *const *args, Py_ssize_t nargs,
-                  PyObject *kwnames, const char *const *names, int n, int required,
-                  PyObject **out);
 /* The one dtype table: each dtype pygpu stores, its DLPack type code, and
  * the code the prebuilt kernels know it by (PG_F32..., or -1). */
 enum {

@@ -166,7 +166,7 @@ Module_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     const pg_backend *rt;
     Py_buffer image;
     pg_module *mod;
-    pg_err err;
+    pg_status s;
     if (st == NULL ||
         !PyArg_ParseTupleAndKeywords(args, kwargs, "y*:Module", kwlist, &image)) {
         return NULL;
@@ -187,20 +187,21 @@ Module_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         return NULL;
     }
     mod->handle = NULL;
-    err = rt->get_device(&mod->device);
-    if (err == PG_SUCCESS) {
-        err = rt->ensure_context(); /* module loads need the device's context */
+    s = PG_CALL(rt, get_device, (&mod->device));
+    if (s.err == PG_SUCCESS) {
+        s = PG_CALL(rt, ensure_context, ()); /* module loads need the context */
     }
-    if (err == PG_SUCCESS) {
+    if (s.err == PG_SUCCESS) {
+        void *handle = NULL;
         Py_BEGIN_ALLOW_THREADS
-            err = rt->module_load(&mod->handle, image.buf);
+            s = PG_CALL(rt, module_load, (&handle, image.buf));
         Py_END_ALLOW_THREADS
+        mod->handle = s.err == PG_SUCCESS ? handle : NULL;
     }
     PyBuffer_Release(&image);
-    if (err != PG_SUCCESS) {
-        mod->handle = NULL;
+    if (pg_check(st, s) < 0) {
         Py_DECREF(mod);
-        return pg_raise(st, err, "cuModuleLoadData");
+        return NULL;
     }
     return (PyObject *)mod;
 }
@@ -227,7 +228,7 @@ Module_get_function(PyObject *self, PyObject *name)
     pg_function *f;
     const char *cname;
     size_t len;
-    pg_err err;
+    pg_status s;
     if (st == NULL || (cname = PyUnicode_AsUTF8(name)) == NULL) {
         return NULL;
     }
@@ -252,17 +253,17 @@ Module_get_function(PyObject *self, PyObject *name)
         return PyErr_NoMemory();
     }
     memcpy(f->cname, cname, len + 1);
-    err = pg_rt()->module_function(&f->handle, m->handle, cname);
-    if (err != PG_SUCCESS) {
+    s = PG_CALL(pg_rt(), module_function, (&f->handle, m->handle, cname));
+    if (s.err != PG_SUCCESS) {
         Py_DECREF(f);
-        if (err == 500) { /* CUDA_ERROR_NOT_FOUND */
+        if (s.err == PG_ERR_NOT_FOUND) {
             return PyErr_Format(PyExc_AttributeError,
                                 "the module has no kernel named '%s'; declare it "
                                 "extern \"C\" __global__ so that its name is not "
                                 "mangled",
                                 cname);
         }
-        return pg_raise(st, err, "cuModuleGetFunction");
+        return pg_raise(st, s.err, s.call);
     }
     for (;;) { /* the parameters, as the compiled kernel has them */
         size_t offset = 0, size = 0;

@@ -66,3 +66,9 @@ pg_error_string(pg_err err)
     const pg_backend *b = pg_rt_peek();
     return (b != NULL ? b : &pg_sim_backend)->error_string(err);
 }
+
+const pg_kernel_name_table pg_kernel_names = {
+#define PG_LAUNCHER(name, type) .name = "launch of kernel " #name,
+#define PG_KERNEL(name, type, nargs, signature, doc) .name = "launch of kernel " #name,
+#include "kernels.def"
+};

@@ -27,6 +27,7 @@ enum {
     PG_ERR_NO_DEVICE = 100,
     PG_ERR_INVALID_DEVICE = 101,
     PG_ERR_INVALID_RESOURCE_HANDLE = 400,
+    PG_ERR_NOT_FOUND = 500, /* cudaErrorSymbolNotFound; the driver's NOT_FOUND */
     PG_ERR_NOT_READY = 600,
     PG_ERR_ILLEGAL_ADDRESS = 700,
     PG_ERR_ASSERT = 710,
@@ -133,6 +134,15 @@ typedef struct {
 #define PG_KERNEL(name, type, nargs, signature, doc) type *name;
 #include "kernels.def"
 } pg_kernel_table;
+
+/* "launch of kernel <name>" for each entry, for messages; defined in rt.c
+ * from the same list. */
+typedef struct {
+#define PG_LAUNCHER(name, type) const char *name;
+#define PG_KERNEL(name, type, nargs, signature, doc) const char *name;
+#include "kernels.def"
+} pg_kernel_name_table;
+extern const pg_kernel_name_table pg_kernel_names;
 
 /* What a backend can do. Callers go by these flags and by the table's
  * operations, never by which backend it is. */

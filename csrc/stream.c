@@ -110,12 +110,12 @@ static PyObject *
 Stream_record(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
               PyObject *kwnames)
 {
-    static const char *const names[] = {"event"};
+    static const pg_signature sig = {
+        "record", 0, 1, {{"event", pg_conv_object_or_none}}};
     pg_state *st = pg_state_of_type(Py_TYPE(self));
     const pg_backend *rt = pg_rt();
-    PyObject *argv[1], *event = NULL;
-    if (st == NULL ||
-        pg_parse_args("record", args, nargs, kwnames, names, 1, 0, argv) < 0) {
+    PyObject *argv[1] = {NULL}, *event = NULL;
+    if (st == NULL || pg_parse(st, &sig, args, nargs, kwnames, &argv[0]) < 0) {
         return NULL;
     }
     if (argv[0] == NULL || argv[0] == Py_None) {
