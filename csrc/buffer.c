@@ -28,7 +28,12 @@ buffer_new(pg_state *st, char *ptr, size_t size, int device, pg_buffer_kind kind
     b->serial = 0;
     b->stream_obj = NULL;
     b->weakreflist = NULL;
-    PyObject_GC_Track(b);
+    /* Tracked by the collector only when it holds a foreign owner of a GC
+     * type, the one thing through which a cycle can lead back to it: a
+     * pooled buffer can be in no cycle, and leaving it untracked keeps
+     * allocation cheap. (stream_obj is a pygpu Stream, which holds nothing,
+     * or a foreign stream object, which is not followed: see
+     * docs/ARCHITECTURE.md.) */
     return b;
 }
 
@@ -89,16 +94,16 @@ pg_buffer_foreign(pg_state *st, void *ptr, size_t size, int device, PyObject *ow
     pg_buffer *b = buffer_new(st, ptr, size, device, PG_BUFFER_FOREIGN);
     if (b != NULL) {
         b->owner = Py_NewRef(owner);
+        if (PyObject_IS_GC(owner)) {
+            PyObject_GC_Track(b);
+        }
     }
     return b;
 }
 
 void
-pg_buffer_note_stream(pg_buffer *b, const pg_stream_ref *s)
+pg_buffer_note_stream_slow(pg_buffer *b, const pg_stream_ref *s)
 {
-    if (b->serial == s->serial) {
-        return;
-    }
     b->stream = s->handle;
     b->serial = s->serial;
     Py_XSETREF(b->stream_obj, Py_XNewRef(s->obj));
@@ -142,7 +147,7 @@ Buffer_traverse(PyObject *self, visitproc visit, void *arg)
 {
     Py_VISIT(Py_TYPE(self));
     Py_VISIT(BUF(self)->owner);
-    Py_VISIT(BUF(self)->stream_obj);
+    /* not stream_obj: see buffer_new */
     return 0;
 }
 

@@ -102,6 +102,16 @@ pg_same_dense_layout(int nd, const npy_intp *shape, const npy_intp *sa, int flag
 
 /* ---- construction ------------------------------------------------------------ */
 
+void
+pg_array_untrack_if_acyclic(pg_array *a)
+{
+    PyObject *o = (PyObject *)a;
+    if (Py_TYPE(o)->tp_dictoffset == 0 && !PyObject_GC_IsTracked((PyObject *)a->buf) &&
+        (a->base == NULL || !PyObject_GC_IsTracked(a->base))) {
+        PyObject_GC_UnTrack(o);
+    }
+}
+
 pg_array *
 pg_array_over(pg_state *st, pg_buffer *buf, char *data, int nd, const npy_intp *shape,
               const npy_intp *strides, PyArray_Descr *descr, PyObject *base)
@@ -132,6 +142,7 @@ pg_array_over(pg_state *st, pg_buffer *buf, char *data, int nd, const npy_intp *
     a->buf = (pg_buffer *)Py_NewRef(buf);
     a->data = data;
     a->base = Py_XNewRef(base);
+    pg_array_untrack_if_acyclic(a);
     return a;
 }
 
@@ -233,6 +244,7 @@ pg_array_empty_typed(pg_state *st, PyTypeObject *type, int nd, const npy_intp *s
         a->flags = contiguity(nd, shape, strides, PyDataType_ELSIZE(descr));
         a->buf = (pg_buffer *)Py_NewRef(buf);
         a->data = buf->ptr;
+        pg_array_untrack_if_acyclic(a);
     }
     Py_DECREF(buf);
     return a;

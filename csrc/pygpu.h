@@ -325,8 +325,16 @@ pg_buffer *pg_buffer_pinned(pg_state *st, size_t size);
 /* Device memory at ptr that `owner` keeps alive. */
 pg_buffer *pg_buffer_foreign(pg_state *st, void *ptr, size_t size, int device,
                              PyObject *owner);
-/* Records that the memory is used on stream s (the pool orders its reuse after). */
-void pg_buffer_note_stream(pg_buffer *b, const pg_stream_ref *s);
+/* Records that the memory is used on stream s (the pool orders its reuse
+ * after). */
+void pg_buffer_note_stream_slow(pg_buffer *b, const pg_stream_ref *s);
+static inline void
+pg_buffer_note_stream(pg_buffer *b, const pg_stream_ref *s)
+{
+    if (b->serial != s->serial) {
+        pg_buffer_note_stream_slow(b, s);
+    }
+}
 
 /* ---- core.c: the array core: construction, views, contiguity ------------------- */
 
@@ -380,6 +388,11 @@ pg_array_nbytes(const pg_array *a)
 int pg_array_check_writeable(const pg_array *a, const char *what);
 
 /* Records that `a`'s memory is used on stream s. */
+/* An array is tracked by the collector only where it can be in a cycle:
+ * where its buffer (or base) is, and always for a subclass with a __dict__.
+ * Called once the array is built. */
+void pg_array_untrack_if_acyclic(pg_array *a);
+
 static inline void
 pg_array_note_stream(pg_array *a, const pg_stream_ref *s)
 {

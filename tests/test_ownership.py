@@ -44,10 +44,20 @@ def test_memory_comes_back_when_the_last_view_goes():
     assert cuda.memory_allocated() == before
 
 
-def test_device_arrays_are_tracked_by_the_collector():
+HAVE_GC = 1 << 14  # Py_TPFLAGS_HAVE_GC
+
+
+def test_arrays_are_tracked_by_the_collector_while_they_can_be_in_a_cycle():
+    assert pygpu.DeviceArray.__flags__ & HAVE_GC
+    assert pygpu._core.Buffer.__flags__ & HAVE_GC
     d = pygpu.zeros(3)
-    assert gc.is_tracked(d)
-    assert gc.is_tracked(d[1:])
+    # pooled memory holds nothing that could lead back: no need to track
+    assert not gc.is_tracked(d) and not gc.is_tracked(d[1:])
+    # memory owned through a Python object can be in a cycle: tracked, views too
+    e = CudaArrayExporter(3)
+    assert gc.is_tracked(e.back) and gc.is_tracked(e.back[1:])
+    # a subclass has a __dict__
+    assert gc.is_tracked(Tagged((2,)))
 
 
 class CudaArrayExporter:
