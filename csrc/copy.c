@@ -16,21 +16,6 @@ failed(pg_state *st, pg_err err, const char *call)
     return -1;
 }
 
-/* dst and src are the very same elements: copying is a no-op. */
-static int
-same_elements(const pg_array *dst, const pg_array *src)
-{
-    if (dst->data != src->data) {
-        return 0;
-    }
-    for (int i = 0; i < dst->nd; i++) {
-        if (dst->shape[i] > 1 && dst->strides[i] != src->strides[i]) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
 /* The copy, once dst and src are known not to overlap. */
 static int copy_disjoint(pg_state *st, pg_array *dst, pg_array *src,
                          const pg_stream_ref *s);
@@ -40,10 +25,10 @@ pg_array_copy_into(pg_state *st, pg_array *dst, pg_array *src, const pg_stream_r
 {
     pg_array *tmp;
     int rc;
-    if (pg_array_size(dst) == 0 || same_elements(dst, src)) {
+    if (pg_array_size(dst) == 0 || pg_arrays_same_elements(dst, src)) {
         return 0;
     }
-    if (!pg_arrays_overlap(dst, src)) {
+    if (!pg_array_overlap_unsafe(dst, src)) {
         return copy_disjoint(st, dst, src, s);
     }
     /* d[:] = d[::-1], d[1:] = d[:-1]: NumPy copies as if through a buffer,
@@ -354,6 +339,37 @@ pg_array_to_new_host(pg_state *st, pg_array *a, const pg_stream_ref *s)
     return (PyObject *)out;
 }
 
+/* ---- casts ------------------------------------------------------------------ */
+
+int
+pg_array_cast_into(pg_state *st, pg_array *dst, pg_array *src, const pg_stream_ref *s)
+{
+    pg_operand a, unused;
+    pg_array *tmp = NULL;
+    int rc;
+    if (PyArray_EquivTypes(dst->descr, src->descr)) {
+        return pg_array_copy_into(st, dst, src, s);
+    }
+    if (pg_array_overlap_unsafe(dst, src)) { /* read all of src first */
+        tmp = (pg_array *)pg_array_copy(st, src, 0, s);
+        if (tmp == NULL) {
+            return -1;
+        }
+        src = tmp;
+    }
+    memset(&unused, 0, sizeof(unused));
+    unused.type = PG_T_BOOL;
+    if (pg_operand_of_array(&a, src, dst->nd, dst->shape) < 0) {
+        Py_XDECREF(tmp);
+        return pg_check_same_shape("astype", NULL, dst->nd, dst->shape, NULL, src->nd,
+                                   src->shape);
+    }
+    pg_array_note_stream(src, s);
+    rc = pg_elementwise(st, PG_OP_CAST, a.type, dst, &a, &unused, s);
+    Py_XDECREF(tmp);
+    return rc;
+}
+
 /* ---- setitem: NumPy's assignment rules --------------------------------------- */
 
 /* src seen with dst's shape, as NumPy broadcasts: a view with zero strides
@@ -431,27 +447,21 @@ int
 pg_array_setitem(pg_state *st, pg_array *dst, PyObject *value, const pg_stream_ref *s)
 {
     PyArrayObject *host = NULL;
-    PyObject *owned = NULL, *ellipsis_key = Py_Ellipsis;
+    PyObject *ellipsis_key = Py_Ellipsis;
     int rc = -1;
     if (pg_array_check_writeable(dst, "setitem") < 0) {
         return -1;
     }
     if (pg_array_check(st, value)) {
         pg_array *src = ARR(value);
-        if (PyArray_EquivTypes(src->descr, dst->descr)) {
-            pg_array *wide = broadcast_to(st, src, dst->nd, dst->shape);
-            if (wide == NULL) {
-                return -1;
-            }
-            rc = pg_array_copy_into(st, dst, wide, s);
-            Py_DECREF(wide);
-            return rc;
-        }
-        /* another dtype: NumPy casts; through the host until a cast kernel */
-        value = owned = pg_array_to_new_host(st, src, s);
-        if (value == NULL) {
+        pg_array *wide = broadcast_to(st, src, dst->nd, dst->shape);
+        if (wide == NULL) {
             return -1;
         }
+        /* another dtype: NumPy casts (unsafe casting, as setitem does) */
+        rc = pg_array_cast_into(st, dst, wide, s);
+        Py_DECREF(wide);
+        return rc;
     }
     if (PyArray_IsAnyScalar(value) ||
         (PyArray_Check(value) && PyArray_NDIM((PyArrayObject *)value) == 0)) {
@@ -475,6 +485,5 @@ pg_array_setitem(pg_state *st, pg_array *dst, PyObject *value, const pg_stream_r
     }
 done:
     Py_XDECREF(host);
-    Py_XDECREF(owned);
     return rc;
 }

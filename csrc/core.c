@@ -258,6 +258,28 @@ pg_array_empty(pg_state *st, int nd, const npy_intp *shape, PyArray_Descr *descr
 }
 
 int
+pg_arrays_same_elements(const pg_array *a, const pg_array *b)
+{
+    if (a->data != b->data || a->nd != b->nd ||
+        PyDataType_ELSIZE(a->descr) != PyDataType_ELSIZE(b->descr)) {
+        return 0;
+    }
+    for (int i = 0; i < a->nd; i++) {
+        if (a->shape[i] != b->shape[i] ||
+            (a->shape[i] > 1 && a->strides[i] != b->strides[i])) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int
+pg_array_overlap_unsafe(const pg_array *dst, const pg_array *src)
+{
+    return pg_arrays_overlap(dst, src) && !pg_arrays_same_elements(dst, src);
+}
+
+int
 pg_arrays_overlap(const pg_array *a, const pg_array *b)
 {
     npy_intp lo_a = 0, hi_a = 0, lo_b = 0, hi_b = 0;

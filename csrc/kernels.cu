@@ -11,6 +11,7 @@
  * spread with grid-stride loops over the threads there are, and threadIdx.x
  * walks the contiguous axis. Index arithmetic is 64-bit. */
 #include <stdint.h>
+#include <string.h>
 
 #include "runtime.h"
 
@@ -333,6 +334,441 @@ pg_launch_add_one(int dtype, void *a, int64_t n, pg_dim3 grid, pg_dim3 block,
                   pg_stream stream)
 {
     PG_DISPATCH_DTYPE(dtype, launch_add_one, a, n, grid, block, stream);
+}
+
+/* ---- elementwise: every dtype, broadcasting, NumPy's arithmetic ---------- */
+
+/* float16 as NumPy computes it: converted to float, operated on, rounded
+ * back to nearest-even. The conversions are written out (not CUDA's __half)
+ * so that the GPU and the simulator give the same bits. */
+struct f16 {
+    uint16_t bits;
+};
+
+__host__ __device__ __forceinline__ float
+half_to_float(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu,
+             man = h & 0x3ffu, bits;
+    if (exp == 0x1f) {
+        bits = sign | 0x7f800000u | (man << 13); /* inf, nan */
+    }
+    else if (exp == 0) {
+        if (man == 0) {
+            bits = sign;
+        }
+        else { /* subnormal: normalize */
+            exp = 127 - 15 + 1;
+            while (!(man & 0x400u)) {
+                man <<= 1;
+                exp--;
+            }
+            bits = sign | (exp << 23) | ((man & 0x3ffu) << 13);
+        }
+    }
+    else {
+        bits = sign | ((exp + 127 - 15) << 23) | (man << 13);
+    }
+    float f;
+    memcpy(&f, &bits, sizeof(f));
+    return f;
+}
+
+/* The nearest float16 to a double (ties to even), from its bits: one
+ * rounding, as NumPy's npy_double_to_half. */
+__host__ __device__ __forceinline__ uint16_t
+double_to_half(double d)
+{
+    uint64_t x;
+    memcpy(&x, &d, sizeof(x));
+    uint16_t sign = (uint16_t)((x >> 48) & 0x8000u);
+    int exp = (int)((x >> 52) & 0x7ffu);
+    uint64_t man = x & 0xfffffffffffffull;
+    if (exp == 0x7ff) { /* inf or nan (a nan stays a nan) */
+        return man == 0 ? (uint16_t)(sign | 0x7c00u)
+                        : (uint16_t)(sign | 0x7e00u | (uint16_t)(man >> 42));
+    }
+    int e = exp - 1023 + 15;
+    if (e >= 0x1f) {
+        return (uint16_t)(sign | 0x7c00u); /* too large: inf */
+    }
+    if (e <= 0) { /* a subnormal float16, or zero */
+        if (e < -10) {
+            return sign;
+        }
+        man |= 1ull << 52;
+        int shift = 43 - e;
+        uint64_t h = man >> shift, rem = man & ((1ull << shift) - 1),
+                 halfway = 1ull << (shift - 1);
+        if (rem > halfway || (rem == halfway && (h & 1))) {
+            h++;
+        }
+        return (uint16_t)(sign | h);
+    }
+    uint64_t h = man >> 42, rem = man & ((1ull << 42) - 1), halfway = 1ull << 41;
+    uint16_t r = (uint16_t)(sign | ((unsigned)e << 10) | h);
+    if (rem > halfway || (rem == halfway && (h & 1))) {
+        r++; /* a carry runs into the exponent, up to inf: still right */
+    }
+    return r;
+}
+
+template <class R> struct cplx {
+    R re, im;
+};
+
+/* conversions between element types, as NumPy casts */
+template <class T> struct conv {
+    template <class S> __host__ __device__ static T from(S v)
+    {
+        return (T)v;
+    }
+    __host__ __device__ static T from(f16 v)
+    {
+        return (T)half_to_float(v.bits);
+    }
+    template <class R> __host__ __device__ static T from(cplx<R> v)
+    {
+        return (T)v.re;
+    }
+};
+template <> struct conv<bool> {
+    template <class S> __host__ __device__ static bool from(S v)
+    {
+        return v != 0;
+    }
+    __host__ __device__ static bool from(f16 v)
+    {
+        return (v.bits & 0x7fffu) != 0;
+    }
+    template <class R> __host__ __device__ static bool from(cplx<R> v)
+    {
+        return v.re != 0 || v.im != 0;
+    }
+};
+template <> struct conv<f16> {
+    template <class S> __host__ __device__ static f16 from(S v)
+    {
+        return f16{double_to_half((double)v)};
+    }
+    __host__ __device__ static f16 from(f16 v)
+    {
+        return v;
+    }
+    template <class R> __host__ __device__ static f16 from(cplx<R> v)
+    {
+        return f16{double_to_half((double)v.re)};
+    }
+};
+template <class R> struct conv<cplx<R>> {
+    template <class S> __host__ __device__ static cplx<R> from(S v)
+    {
+        return cplx<R>{(R)v, (R)0};
+    }
+    __host__ __device__ static cplx<R> from(f16 v)
+    {
+        return cplx<R>{(R)half_to_float(v.bits), (R)0};
+    }
+    template <class Q> __host__ __device__ static cplx<R> from(cplx<Q> v)
+    {
+        return cplx<R>{(R)v.re, (R)v.im};
+    }
+};
+
+/* Element types by PG_T_* code, in the order of the enum. */
+#define PG_ELEMENT_TYPES(X)                                                            \
+    X(PG_T_BOOL, bool)                                                                 \
+    X(PG_T_I8, int8_t)                                                                 \
+    X(PG_T_I16, int16_t)                                                               \
+    X(PG_T_I32, int32_t)                                                               \
+    X(PG_T_I64, int64_t)                                                               \
+    X(PG_T_U8, uint8_t)                                                                \
+    X(PG_T_U16, uint16_t)                                                              \
+    X(PG_T_U32, uint32_t)                                                              \
+    X(PG_T_U64, uint64_t)                                                              \
+    X(PG_T_F16, f16)                                                                   \
+    X(PG_T_F32, float)                                                                 \
+    X(PG_T_F64, double)                                                                \
+    X(PG_T_C64, cplx<float>)                                                           \
+    X(PG_T_C128, cplx<double>)
+
+template <class T>
+__device__ __forceinline__ T
+load_as(const char *p, int type)
+{
+    switch (type) {
+#define PG_LOAD_CASE(code, S)                                                          \
+    case code: return conv<T>::from(*(const S *)p);
+        PG_ELEMENT_TYPES(PG_LOAD_CASE)
+#undef PG_LOAD_CASE
+    default: return T();
+    }
+}
+
+template <class T>
+__device__ __forceinline__ void
+store_as(char *p, int type, T v)
+{
+    switch (type) {
+#define PG_STORE_CASE(code, S)                                                         \
+    case code: *(S *)p = conv<S>::from(v); return;
+        PG_ELEMENT_TYPES(PG_STORE_CASE)
+#undef PG_STORE_CASE
+    default: return;
+    }
+}
+
+/* Arithmetic in type T. Signed integers wrap around (through their unsigned
+ * twins: signed overflow is undefined in C++); bool + is or, bool * is and. */
+template <class T> struct arith {
+    __device__ static T add(T a, T b)
+    {
+        return a + b;
+    }
+    __device__ static T sub(T a, T b)
+    {
+        return a - b;
+    }
+    __device__ static T mul(T a, T b)
+    {
+        return a * b;
+    }
+    __device__ static bool lt(T a, T b)
+    {
+        return a < b;
+    }
+    __device__ static bool le(T a, T b)
+    {
+        return a <= b;
+    }
+    __device__ static bool eq(T a, T b)
+    {
+        return a == b;
+    }
+};
+template <class T, class U> struct wrapping {
+    __device__ static T add(T a, T b)
+    {
+        return (T)(U)((U)a + (U)b);
+    }
+    __device__ static T sub(T a, T b)
+    {
+        return (T)(U)((U)a - (U)b);
+    }
+    __device__ static T mul(T a, T b)
+    {
+        return (T)(U)((U)a * (U)b);
+    }
+    __device__ static bool lt(T a, T b)
+    {
+        return a < b;
+    }
+    __device__ static bool le(T a, T b)
+    {
+        return a <= b;
+    }
+    __device__ static bool eq(T a, T b)
+    {
+        return a == b;
+    }
+};
+template <> struct arith<int8_t> : wrapping<int8_t, uint32_t> {
+};
+template <> struct arith<int16_t> : wrapping<int16_t, uint32_t> {
+};
+template <> struct arith<int32_t> : wrapping<int32_t, uint32_t> {
+};
+template <> struct arith<int64_t> : wrapping<int64_t, uint64_t> {
+};
+template <> struct arith<uint8_t> : wrapping<uint8_t, uint32_t> {
+};
+template <> struct arith<uint16_t> : wrapping<uint16_t, uint32_t> {
+};
+template <> struct arith<bool> {
+    __device__ static bool add(bool a, bool b)
+    {
+        return a || b;
+    }
+    __device__ static bool sub(bool a, bool b)
+    {
+        return a != b;
+    } /* NumPy refuses it */
+    __device__ static bool mul(bool a, bool b)
+    {
+        return a && b;
+    }
+    __device__ static bool lt(bool a, bool b)
+    {
+        return !a && b;
+    }
+    __device__ static bool le(bool a, bool b)
+    {
+        return !a || b;
+    }
+    __device__ static bool eq(bool a, bool b)
+    {
+        return a == b;
+    }
+};
+template <> struct arith<f16> {
+    __device__ static float f(f16 a)
+    {
+        return half_to_float(a.bits);
+    }
+    __device__ static f16 h(float x)
+    {
+        return f16{double_to_half((double)x)};
+    }
+    __device__ static f16 add(f16 a, f16 b)
+    {
+        return h(f(a) + f(b));
+    }
+    __device__ static f16 sub(f16 a, f16 b)
+    {
+        return h(f(a) - f(b));
+    }
+    __device__ static f16 mul(f16 a, f16 b)
+    {
+        return h(f(a) * f(b));
+    }
+    __device__ static bool lt(f16 a, f16 b)
+    {
+        return f(a) < f(b);
+    }
+    __device__ static bool le(f16 a, f16 b)
+    {
+        return f(a) <= f(b);
+    }
+    __device__ static bool eq(f16 a, f16 b)
+    {
+        return f(a) == f(b);
+    }
+};
+template <class R> struct arith<cplx<R>> {
+    typedef cplx<R> C;
+    __device__ static C add(C a, C b)
+    {
+        return C{a.re + b.re, a.im + b.im};
+    }
+    __device__ static C sub(C a, C b)
+    {
+        return C{a.re - b.re, a.im - b.im};
+    }
+    __device__ static C mul(C a, C b)
+    {
+        return C{a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+    }
+    /* NumPy orders complex numbers lexicographically (nan-aware) */
+    __device__ static bool nan(R x)
+    {
+        return x != x;
+    }
+    __device__ static bool lt(C a, C b)
+    {
+        return (a.re < b.re && !nan(a.im) && !nan(b.im)) ||
+               (a.re == b.re && a.im < b.im);
+    }
+    __device__ static bool le(C a, C b)
+    {
+        return (a.re < b.re && !nan(a.im) && !nan(b.im)) ||
+               (a.re == b.re && a.im <= b.im);
+    }
+    __device__ static bool eq(C a, C b)
+    {
+        return a.re == b.re && a.im == b.im;
+    }
+};
+
+struct binary_geometry {
+    int nd;
+    int64_t shape[PG_MAXDIMS];
+    int64_t a[PG_MAXDIMS], b[PG_MAXDIMS], out[PG_MAXDIMS]; /* strides in bytes */
+};
+
+template <class T>
+__global__ void
+binary_kernel(int op, int64_t n, binary_geometry g, const char *a, int ta, T va,
+              const char *b, int tb, T vb, char *out, int to)
+{
+    typedef arith<T> A;
+    for (int64_t i = thread_rank(); i < n; i += thread_count()) {
+        int64_t oa = 0, ob = 0, oo = 0;
+        if (g.nd == 1) {
+            oa = i * g.a[0];
+            ob = i * g.b[0];
+            oo = i * g.out[0];
+        }
+        else {
+            int64_t rest = i;
+            for (int d = g.nd - 1; d >= 0; d--) {
+                int64_t idx = rest % g.shape[d];
+                rest /= g.shape[d];
+                oa += idx * g.a[d];
+                ob += idx * g.b[d];
+                oo += idx * g.out[d];
+            }
+        }
+        T x = a != nullptr ? load_as<T>(a + oa, ta) : va;
+        T y = b != nullptr ? load_as<T>(b + ob, tb) : vb;
+        switch (op) {
+        case PG_OP_ADD: store_as<T>(out + oo, to, A::add(x, y)); break;
+        case PG_OP_SUBTRACT: store_as<T>(out + oo, to, A::sub(x, y)); break;
+        case PG_OP_MULTIPLY: store_as<T>(out + oo, to, A::mul(x, y)); break;
+        case PG_OP_EQUAL: store_as<bool>(out + oo, to, A::eq(x, y)); break;
+        case PG_OP_NOT_EQUAL: store_as<bool>(out + oo, to, !A::eq(x, y)); break;
+        case PG_OP_LESS: store_as<bool>(out + oo, to, A::lt(x, y)); break;
+        case PG_OP_LESS_EQUAL: store_as<bool>(out + oo, to, A::le(x, y)); break;
+        case PG_OP_GREATER: store_as<bool>(out + oo, to, A::lt(y, x)); break;
+        case PG_OP_GREATER_EQUAL: store_as<bool>(out + oo, to, A::le(y, x)); break;
+        case PG_OP_CAST: store_as<T>(out + oo, to, x); break;
+        default: break;
+        }
+    }
+}
+
+template <class T>
+pg_err
+launch_binary(int op, int64_t n, const binary_geometry &g, const pg_operand *a,
+              const pg_operand *b, void *out, int out_type, pg_stream stream)
+{
+    dim3 grid, block;
+    T va = T(), vb = T();
+    memcpy(&va, a->value, sizeof(T));
+    memcpy(&vb, b->value, sizeof(T));
+    flat_config(n, &grid, &block);
+    PG_LAUNCH(false, binary_kernel<T>, grid, block, stream, op, n, g,
+              (const char *)a->data, a->type, va, (const char *)b->data, b->type, vb,
+              (char *)out, out_type);
+}
+
+pg_err
+pg_launch_binary(int op, int compute, int nd, const int64_t *shape, const pg_operand *a,
+                 const pg_operand *b, void *out, int out_type,
+                 const int64_t *out_strides, pg_stream stream)
+{
+    binary_geometry g;
+    int64_t n = 1;
+    if (nd < 1 || nd > PG_MAXDIMS || op < 0 || op >= PG_OP_COUNT) {
+        return PG_ERR_INVALID_VALUE;
+    }
+    g.nd = nd;
+    for (int d = 0; d < nd; d++) {
+        g.shape[d] = shape[d];
+        g.a[d] = a->strides[d];
+        g.b[d] = b->strides[d];
+        g.out[d] = out_strides[d];
+        n *= shape[d];
+    }
+    if (n == 0) {
+        return PG_SUCCESS;
+    }
+    switch (compute) {
+#define PG_BINARY_CASE(code, T)                                                        \
+    case code: return launch_binary<T>(op, n, g, a, b, out, out_type, stream);
+        PG_ELEMENT_TYPES(PG_BINARY_CASE)
+#undef PG_BINARY_CASE
+    default: return PG_ERR_INVALID_VALUE;
+    }
 }
 
 /* ---- matrix multiply: C (m x n) = A (m x k) @ B (k x n), row-major -------- */

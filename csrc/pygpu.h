@@ -278,6 +278,7 @@ typedef struct {
     int type_num; /* NPY_FLOAT, ... */
     int dl_code;  /* PG_DL_* */
     int kernel;   /* PG_F32, PG_F64, PG_I32, PG_I64, or -1 */
+    int element;  /* PG_T_*: the elementwise kernel's code */
 } pg_dtype_info;
 /* The table's row for a NumPy type number; NULL if pygpu does not store it. */
 const pg_dtype_info *pg_dtype_info_of(int type_num);
@@ -430,6 +431,12 @@ int pg_same_dense_layout(int nd, const npy_intp *shape, const npy_intp *sa, int 
                          const npy_intp *sb, int flags_b);
 /* 1 when the two arrays may touch the same bytes (their extents overlap). */
 int pg_arrays_overlap(const pg_array *a, const pg_array *b);
+/* 1 when a and b are the very same elements, in the same order. */
+int pg_arrays_same_elements(const pg_array *a, const pg_array *b);
+/* 1 when writing dst element by element while reading src could read an
+ * element already written (NumPy's "as if buffered" then needs a temporary):
+ * they overlap and are not the very same elements. */
+int pg_array_overlap_unsafe(const pg_array *dst, const pg_array *src);
 /* "the shapes (2, 3) and (3, 2) differ" as ValueError, prefixed by what. */
 int pg_same_shape(int nd_a, const npy_intp *a, int nd_b, const npy_intp *b);
 /* ValueError "what: shape mismatch: 'a' has shape (2, 3) but 'b' has shape
@@ -438,6 +445,22 @@ int pg_check_same_shape(const char *what, const char *name_a, int nd_a,
                         const npy_intp *a, const char *name_b, int nd_b,
                         const npy_intp *b);
 int pg_check_same_dtype(const char *what, PyArray_Descr *a, PyArray_Descr *b);
+
+/* ---- elementwise.c: the one path to the elementwise kernel -------------------- */
+
+/* NumPy's broadcast of two shapes into shape[PG_MAXDIMS]; -1 (no exception)
+ * if they do not broadcast. */
+int pg_broadcast_shape(int nd_a, const npy_intp *a, int nd_b, const npy_intp *b,
+                       int *nd, npy_intp *shape);
+/* op describes array a seen with shape (nd axes): its data, element type and
+ * strides, zero on broadcast axes. -1 (no exception) if it does not broadcast. */
+int pg_operand_of_array(pg_operand *op, const pg_array *a, int nd,
+                        const npy_intp *shape);
+/* out = a <op> b elementwise, computed in element type `compute`, on out's
+ * device and stream s; a and b are seen with out's shape (their strides are
+ * folded in place). The caller has checked dtypes, devices and overlap. */
+int pg_elementwise(pg_state *st, int op, int compute, pg_array *out, pg_operand *a,
+                   pg_operand *b, const pg_stream_ref *s);
 
 /* ---- copy.c: every copy (host/device, device/device, strided, setitem) ------- */
 
@@ -458,6 +481,10 @@ PyObject *pg_array_to_new_host(pg_state *st, pg_array *a, const pg_stream_ref *s
  * `what` names the operation in errors. */
 int pg_array_assign(pg_state *st, pg_array *dst, PyObject *obj, const char *what,
                     const pg_stream_ref *s, int sync);
+/* src (broadcast to dst's shape) into dst, converted to dst's dtype as NumPy
+ * casts (unsafe casting: astype, setitem); on stream s. */
+int pg_array_cast_into(pg_state *st, pg_array *dst, pg_array *src,
+                       const pg_stream_ref *s);
 /* dst[...] = value with NumPy's rules: broadcasting, casting (through the
  * host where the dtypes differ), scalars converted as NumPy converts them. */
 int pg_array_setitem(pg_state *st, pg_array *dst, PyObject *value,

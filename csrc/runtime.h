@@ -122,6 +122,55 @@ typedef pg_err pg_add_fn(int dtype, const void *a, const void *b, const void *sc
                          pg_stream stream);
 typedef pg_err pg_add_one_fn(int dtype, void *a, int64_t n, pg_dim3 grid, pg_dim3 block,
                              pg_stream stream);
+/* Every element type the elementwise kernel reads and writes. */
+enum {
+    PG_T_BOOL,
+    PG_T_I8,
+    PG_T_I16,
+    PG_T_I32,
+    PG_T_I64,
+    PG_T_U8,
+    PG_T_U16,
+    PG_T_U32,
+    PG_T_U64,
+    PG_T_F16,
+    PG_T_F32,
+    PG_T_F64,
+    PG_T_C64,
+    PG_T_C128,
+    PG_T_COUNT
+};
+
+/* Its operations. Arithmetic wraps around for integers, as NumPy's does. */
+enum {
+    PG_OP_ADD,
+    PG_OP_SUBTRACT,
+    PG_OP_MULTIPLY,
+    PG_OP_EQUAL,
+    PG_OP_NOT_EQUAL,
+    PG_OP_LESS,
+    PG_OP_LESS_EQUAL,
+    PG_OP_GREATER,
+    PG_OP_GREATER_EQUAL,
+    PG_OP_CAST, /* out = a converted (b unused): astype, and assignment */
+    PG_OP_COUNT
+};
+
+/* One operand of the elementwise kernel: strided memory of element type
+ * `type`, or (data NULL) the scalar in `value`, already of the compute type. */
+typedef struct {
+    const void *data;
+    int type;                    /* PG_T_* */
+    int64_t strides[PG_MAXDIMS]; /* bytes; 0 on broadcast axes */
+    unsigned char value[16];
+} pg_operand;
+
+/* out = a <op> b elementwise over `shape`, computed in type `compute` (each
+ * input converted to it on load, the result converted to out's type on store:
+ * bool for comparisons). */
+typedef pg_err pg_binary_fn(int op, int compute, int nd, const int64_t *shape,
+                            const pg_operand *a, const pg_operand *b, void *out,
+                            int out_type, const int64_t *out_strides, pg_stream stream);
 /* c (m x n) = a (m x k) @ b (k x n), row-major */
 typedef pg_err pg_matmul_fn(int dtype, const void *a, const void *b, void *c, int64_t m,
                             int64_t n, int64_t k, pg_dim3 grid, pg_dim3 block,
