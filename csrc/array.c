@@ -345,8 +345,18 @@ Array_length(PyObject *self)
 static int
 Array_bool(PyObject *self)
 {
-    PyObject *item = Array_item(self, NULL);
+    PyObject *item;
     int r;
+    if (pg_array_size(ARR(self)) != 1) { /* NumPy's words */
+        PyErr_SetString(PyExc_ValueError,
+                        pg_array_size(ARR(self)) == 0
+                            ? "The truth value of an empty array is ambiguous. Use "
+                              "`array.size > 0` to check that an array is not empty."
+                            : "The truth value of an array with more than one element "
+                              "is ambiguous. Use a.any() or a.all()");
+        return -1;
+    }
+    item = Array_item(self, NULL);
     if (item == NULL) {
         return -1;
     }
@@ -525,7 +535,88 @@ static PyGetSetDef Array_getset[] = {
     {NULL},
 };
 
+/* `x in d`, as NumPy: (d == x).any() */
+static int
+Array_contains(PyObject *self, PyObject *value)
+{
+    pg_state *st = STATE_OR_NULL(self);
+    PyObject *eq = NULL, *host = NULL, *any = NULL;
+    pg_stream_ref cur;
+    int r = -1;
+    if (st == NULL) {
+        return -1;
+    }
+    (void)pg_resolve_stream(st, NULL, &cur);
+    eq = pg_binary(st, PG_OP_EQUAL, self, value, NULL, &cur);
+    if (eq != NULL) {
+        host = pg_array_to_new_host(st, ARR(eq), &cur);
+    }
+    if (host != NULL) {
+        any = PyArray_Any((PyArrayObject *)host, NPY_RAVEL_AXIS, NULL);
+    }
+    if (any != NULL) {
+        r = PyObject_IsTrue(any);
+    }
+    Py_XDECREF(any);
+    Py_XDECREF(host);
+    Py_XDECREF(eq);
+    return r;
+}
+
+/* f"{d:.2f}": a 0-d array formats as its element, as NumPy's does. */
+static PyObject *
+Array_format(PyObject *self, PyObject *spec)
+{
+    PyObject *item, *r;
+    if (ARR(self)->nd != 0) {
+        return PyObject_CallMethod((PyObject *)&PyBaseObject_Type, "__format__", "OO",
+                                   self, spec);
+    }
+    item = Array_item(self, NULL);
+    if (item == NULL) {
+        return NULL;
+    }
+    r = PyObject_Format(item, spec);
+    Py_DECREF(item);
+    return r;
+}
+
+/* d.astype(dtype): a new array of dtype, converted on the device as NumPy
+ * casts (copy=False gives d itself when it already has the dtype). */
+static PyObject *
+Array_astype(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const pg_signature sig = {
+        "astype", 1, 2, {{"dtype", pg_conv_dtype}, {"copy", pg_conv_object}}};
+    pg_state *st = STATE_OR_NULL(self);
+    pg_array *a = ARR(self), *res = NULL;
+    PyArray_Descr *descr = NULL;
+    PyObject *copy = NULL;
+    pg_stream_ref cur;
+    int fortran =
+        (a->flags & NPY_ARRAY_F_CONTIGUOUS) && !(a->flags & NPY_ARRAY_C_CONTIGUOUS);
+    if (st == NULL || pg_parse(st, &sig, args, nargs, kwnames, &descr, &copy) < 0) {
+        goto done;
+    }
+    if (copy != NULL && !PyObject_IsTrue(copy) && PyArray_EquivTypes(descr, a->descr)) {
+        res = (pg_array *)Py_NewRef(self);
+        goto done;
+    }
+    (void)pg_resolve_stream(st, NULL, &cur);
+    res = pg_array_empty(st, a->nd, a->shape, descr, fortran, &cur);
+    if (res != NULL && pg_array_cast_into(st, res, a, &cur) < 0) {
+        Py_CLEAR(res);
+    }
+done:
+    Py_XDECREF(descr);
+    return (PyObject *)res;
+}
+
 static PyMethodDef Array_methods[] = {
+    {"__format__", Array_format, METH_O, NULL},
+    {"astype", (PyCFunction)(void (*)(void))Array_astype, METH_FASTCALL | METH_KEYWORDS,
+     "astype($self, /, dtype, copy=True)\n--\n\nA copy converted to dtype on the "
+     "device, as numpy's astype (unsafe casting)."},
     {"__dlpack__", (PyCFunction)(void (*)(void))pg_array_dlpack,
      METH_FASTCALL | METH_KEYWORDS,
      "__dlpack__($self, /, *, stream=None, max_version=None, dl_device=None, "
@@ -596,7 +687,14 @@ static PyType_Slot Array_slots[] = {
     {Py_nb_int, Array_int},
     {Py_nb_float, Array_float},
     {Py_nb_add, pg_array_add},
+    {Py_nb_subtract, pg_array_subtract},
+    {Py_nb_multiply, pg_array_multiply},
     {Py_nb_inplace_add, pg_array_iadd},
+    {Py_nb_inplace_subtract, pg_array_isubtract},
+    {Py_nb_inplace_multiply, pg_array_imultiply},
+    {Py_tp_richcompare, pg_array_richcompare},
+    {Py_tp_hash, PyObject_HashNotImplemented},
+    {Py_sq_contains, Array_contains},
     {Py_nb_matrix_multiply, pg_array_matmul},
     {Py_tp_doc, "DeviceArray(shape, dtype=float64, order='C')\n--\n\n"
                 "An n-dimensional array in device memory (uninitialized when "

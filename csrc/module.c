@@ -184,6 +184,9 @@ module_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->OutOfMemoryError);
     Py_VISIT(st->NoDeviceError);
     Py_VISIT(st->kernels);
+    for (int i = 0; i < PG_OP_COUNT; i++) {
+        Py_VISIT(st->ufuncs[i]);
+    }
     return 0;
 }
 
@@ -206,6 +209,9 @@ module_clear(PyObject *module)
     Py_CLEAR(st->OutOfMemoryError);
     Py_CLEAR(st->NoDeviceError);
     Py_CLEAR(st->kernels);
+    for (int i = 0; i < PG_OP_COUNT; i++) {
+        Py_CLEAR(st->ufuncs[i]);
+    }
     return 0;
 }
 

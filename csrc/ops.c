@@ -44,52 +44,19 @@ c_contiguous(pg_state *st, PyObject *o, const pg_stream_ref *s)
     return pg_array_copy(st, (pg_array *)o, 0, s);
 }
 
+/* Writes a result into an array the kernels cannot write directly (a strided
+ * view) by copying it in from the dense result. Returns a new reference to
+ * target, or NULL. */
 static PyObject *
-new_like(pg_state *st, pg_array *a, const pg_stream_ref *s)
+write_back(pg_state *st, PyObject *target, PyObject *result, const pg_stream_ref *s)
 {
-    return (PyObject *)pg_array_empty(st, a->nd, a->shape, a->descr, 0, s);
-}
-
-static PyObject *
-add_impl(pg_state *st, PyObject *a, PyObject *b, PyObject *out, PyObject *stream)
-{
-    PyObject *ca = NULL, *cb = NULL, *res = NULL;
-    pg_stream_ref cur;
-    int device = 0;
-    if (pg_resolve_stream(st, stream, &cur) < 0) {
+    int rc;
+    if (result == NULL) {
         return NULL;
     }
-    if (pg_get_rt(st) == NULL || pg_current_device(st, pg_rt(), &device) < 0) {
-        return NULL;
-    }
-    if (!pg_array_check(st, a)) {
-        return PyErr_Format(PyExc_TypeError,
-                            "add: 'a' must be a pygpu.DeviceArray, not %.100s",
-                            Py_TYPE(a)->tp_name);
-    }
-    if ((ca = c_contiguous(st, a, &cur)) == NULL ||
-        (cb = c_contiguous(st, b, &cur)) == NULL) {
-        goto done;
-    }
-    if (out == NULL || out == Py_None) {
-        res = new_like(st, (pg_array *)ca, &cur);
-    }
-    else {
-        res = Py_NewRef(out);
-    }
-    if (res == NULL) {
-        goto done;
-    }
-    PyObject *args[3] = {ca, cb, res};
-    if (pg_kernel_run(st, PG_K_add, "add", args,
-                      flat_config(pg_array_size((pg_array *)ca)), flat_block, device,
-                      &cur) < 0) {
-        Py_CLEAR(res);
-    }
-done:
-    Py_XDECREF(ca);
-    Py_XDECREF(cb);
-    return res;
+    rc = pg_array_copy_into(st, (pg_array *)target, (pg_array *)result, s);
+    Py_DECREF(result);
+    return rc < 0 ? NULL : Py_NewRef(target);
 }
 
 static PyObject *
@@ -172,57 +139,454 @@ done:
     return res;
 }
 
-PyObject *
-pg_array_add(PyObject *a, PyObject *b)
+/* ---- elementwise operations, the NumPy way ----------------------------------- */
+
+static const char *const op_names[PG_OP_COUNT] = {
+    [PG_OP_ADD] = "add",
+    [PG_OP_SUBTRACT] = "subtract",
+    [PG_OP_MULTIPLY] = "multiply",
+    [PG_OP_EQUAL] = "equal",
+    [PG_OP_NOT_EQUAL] = "not_equal",
+    [PG_OP_LESS] = "less",
+    [PG_OP_LESS_EQUAL] = "less_equal",
+    [PG_OP_GREATER] = "greater",
+    [PG_OP_GREATER_EQUAL] = "greater_equal",
+    [PG_OP_CAST] = NULL,
+};
+
+static int
+is_comparison(int op)
 {
-    pg_state *st;
-    if (!Py_IS_TYPE(a, Py_TYPE(b)) && pg_is_scalar(a)) { /* 2 + x */
-        PyObject *t = a;
-        a = b;
-        b = t;
+    return op >= PG_OP_EQUAL && op <= PG_OP_GREATER_EQUAL;
+}
+
+/* A value that takes part in an operation as a scalar: a Python or NumPy
+ * number (or bool), or a 0-d ndarray. */
+static int
+is_scalar_operand(PyObject *o)
+{
+    if (PyBool_Check(o) || PyLong_Check(o) || PyFloat_Check(o) || PyComplex_Check(o)) {
+        return 1;
     }
-    st = pg_state_of_type(Py_TYPE(a));
+    if (PyArray_IsScalar(o, Bool) || PyArray_IsScalar(o, Number)) {
+        return 1;
+    }
+    return PyArray_Check(o) && PyArray_NDIM((PyArrayObject *)o) == 0;
+}
+
+/* NumPy's ufunc for op, looked up once per module (numpy.add, ...). */
+static PyObject *
+ufunc_of(pg_state *st, int op)
+{
+    if (st->ufuncs[op] == NULL) {
+        PyObject *np = PyImport_ImportModule("numpy");
+        if (np == NULL) {
+            return NULL;
+        }
+        st->ufuncs[op] = PyObject_GetAttrString(np, op_names[op]);
+        Py_DECREF(np);
+    }
+    return st->ufuncs[op];
+}
+
+/* What NumPy does with the operands, asked of NumPy on stand-ins with no
+ * elements: an array stands in as numpy.empty(0, its dtype), a scalar as
+ * itself, so that NumPy 2's rules for Python and NumPy scalars (NEP 50),
+ * its promotion table and its errors (OverflowError for a Python int that
+ * does not fit, TypeError for bool - bool, the casting rule for out=) are
+ * NumPy's own. */
+static PyObject *
+standin_of(PyObject *o, pg_array *a)
+{
+    if (a == NULL) {
+        return Py_NewRef(o);
+    }
+    npy_intp zero = 0;
+    Py_INCREF(a->descr);
+    return PyArray_Empty(1, &zero, a->descr, 0);
+}
+
+typedef struct {
+    PyArray_Descr *result;  /* the result's dtype */
+    PyArray_Descr *compute; /* the type the kernel computes in */
+} promotion;
+
+static int
+promote(pg_state *st, int op, PyObject *a, pg_array *A, PyObject *b, pg_array *B,
+        pg_array *out, promotion *p)
+{
+    PyObject *ufunc, *sa = NULL, *sb = NULL, *res = NULL, *o = NULL;
+    int rc = -1;
+    p->result = p->compute = NULL;
+    /* the common case, without asking NumPy: two arrays of one dtype */
+    if (A != NULL && B != NULL && PyArray_EquivTypes(A->descr, B->descr) &&
+        out == NULL && !(op == PG_OP_SUBTRACT && A->descr->type_num == NPY_BOOL)) {
+        p->compute = (PyArray_Descr *)Py_NewRef(A->descr);
+        p->result = is_comparison(op) ? PyArray_DescrFromType(NPY_BOOL)
+                                      : (PyArray_Descr *)Py_NewRef(A->descr);
+        return 0;
+    }
+    if ((ufunc = ufunc_of(st, op)) == NULL || (sa = standin_of(a, A)) == NULL ||
+        (sb = standin_of(b, B)) == NULL) {
+        goto done;
+    }
+    if (out != NULL) { /* NumPy's casting rule for out= (same_kind) */
+        npy_intp zero = 0;
+        Py_INCREF(out->descr);
+        o = PyArray_Empty(1, &zero, out->descr, 0);
+        res = o == NULL ? NULL : PyObject_CallFunctionObjArgs(ufunc, sa, sb, o, NULL);
+    }
+    else {
+        res = PyObject_CallFunctionObjArgs(ufunc, sa, sb, NULL);
+    }
+    if (res == NULL) {
+        goto done;
+    }
+    if (!PyArray_Check(res)) {
+        PyErr_SetString(PyExc_SystemError, "pygpu: NumPy's ufunc gave no array");
+        goto done;
+    }
+    if (is_comparison(op)) {
+        /* NumPy compares in the common type of the operands */
+        PyObject *rt = PyObject_CallMethod(PyImport_AddModule("numpy"), "result_type",
+                                           "OO", sa, sb);
+        if (rt == NULL || !PyArray_DescrCheck(rt)) {
+            Py_XDECREF(rt);
+            goto done;
+        }
+        p->compute = (PyArray_Descr *)rt;
+        p->result = PyArray_DescrFromType(NPY_BOOL);
+    }
+    else {
+        p->result = (PyArray_Descr *)Py_NewRef(PyArray_DESCR((PyArrayObject *)res));
+        p->compute = (PyArray_Descr *)Py_NewRef(p->result);
+    }
+    rc = 0;
+done:
+    Py_XDECREF(sa);
+    Py_XDECREF(sb);
+    Py_XDECREF(o);
+    Py_XDECREF(res);
+    return rc;
+}
+
+/* A scalar operand: the value converted to the compute type by NumPy.
+ * Returns 0, or 1 when it does not fit (a comparison with a Python int out
+ * of range, whose answer is then the same for every element), or -1. */
+static int
+scalar_operand(PyObject *o, PyArray_Descr *compute, pg_operand *op)
+{
+    PyArrayObject *v;
+    memset(op, 0, sizeof(*op));
+    op->type = pg_dtype_info_of(compute->type_num)->element;
+    Py_INCREF(compute);
+    v = (PyArrayObject *)PyArray_FromAny(o, compute, 0, 0, NPY_ARRAY_FORCECAST, NULL);
+    if (v == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+            PyErr_Clear();
+            return 1;
+        }
+        return -1;
+    }
+    memcpy(op->value, PyArray_DATA(v), (size_t)PyDataType_ELSIZE(compute));
+    Py_DECREF(v);
+    return 0;
+}
+
+/* NumPy's message for operands that do not broadcast. */
+static PyObject *
+broadcast_error(pg_array *A, pg_array *B)
+{
+    PyObject *np = PyImport_AddModule("numpy"), *sa, *sb, *r;
+    sa = PyArray_IntTupleFromIntp(A->nd, A->shape);
+    sb = PyArray_IntTupleFromIntp(B->nd, B->shape);
+    r = sa == NULL || sb == NULL || np == NULL
+            ? NULL
+            : PyObject_CallMethod(np, "broadcast_shapes", "OO", sa, sb);
+    if (r != NULL) { /* NumPy found no fault: say it ourselves */
+        Py_DECREF(r);
+        PyErr_Format(PyExc_ValueError,
+                     "operands could not be broadcast together with shapes %R %R", sa,
+                     sb);
+    }
+    Py_XDECREF(sa);
+    Py_XDECREF(sb);
+    return NULL;
+}
+
+static int
+check_same_device(const char *what, pg_array *x, pg_array *y)
+{
+    if (x == NULL || y == NULL || pg_array_device(x) == pg_array_device(y)) {
+        return 0;
+    }
+    PyErr_Format(PyExc_ValueError,
+                 "%s: the arrays are on different devices (%d and %d); copy one to "
+                 "the other's device first (d.copy_to_device or cuda.to_device under "
+                 "`with cuda.gpus[i]:`)",
+                 what, pg_array_device(x), pg_array_device(y));
+    return -1;
+}
+
+/* The fast path of +: one dtype the vectorized add kernel knows, one dense
+ * layout, no broadcasting. Returns 1 if it does not apply. */
+static int
+add_fast(pg_state *st, pg_array *A, pg_array *B, pg_operand *scalar, pg_array *out,
+         const pg_stream_ref *s)
+{
+    const pg_dtype_info *info = pg_dtype_info_of(out->descr->type_num);
+    const pg_backend *rt = pg_rt();
+    int prev = 0;
+    pg_err err;
+    if (info->kernel < 0 || !PyArray_EquivTypes(A->descr, out->descr) ||
+        !pg_same_shape(A->nd, A->shape, out->nd, out->shape) ||
+        !pg_same_dense_layout(A->nd, A->shape, A->strides, A->flags, out->strides,
+                              out->flags) ||
+        (B != NULL && (!PyArray_EquivTypes(B->descr, out->descr) ||
+                       !pg_same_shape(B->nd, B->shape, out->nd, out->shape) ||
+                       !pg_same_dense_layout(B->nd, B->shape, B->strides, B->flags,
+                                             out->strides, out->flags)))) {
+        return 1;
+    }
+    if (pg_device_push(st, rt, pg_array_device(out), &prev) < 0) {
+        return -1;
+    }
+    pg_array_note_stream(A, s);
+    pg_array_note_stream(out, s);
+    if (B != NULL) {
+        pg_array_note_stream(B, s);
+    }
+    err = rt->kernels->add(info->kernel, A->data, B != NULL ? B->data : NULL,
+                           scalar != NULL ? scalar->value : NULL, out->data,
+                           pg_array_size(out), flat_config(pg_array_size(out)),
+                           flat_block, s->handle);
+    pg_device_pop(rt, prev);
+    if (err != PG_SUCCESS) {
+        pg_raise(st, err, pg_kernel_names.add);
+        return -1;
+    }
+    return 0;
+}
+
+PyObject *
+pg_binary(pg_state *st, int op, PyObject *a, PyObject *b, PyObject *out_obj,
+          const pg_stream_ref *s)
+{
+    const char *what = op_names[op];
+    pg_array *A = pg_array_check(st, a) ? (pg_array *)a : NULL;
+    pg_array *B = pg_array_check(st, b) ? (pg_array *)b : NULL;
+    pg_array *out = NULL, *target = NULL;
+    pg_operand oa, ob;
+    promotion p = {NULL, NULL};
+    npy_intp shape[PG_MAXDIMS];
+    int nd = 0, fortran, rc;
+    PyObject *res = NULL;
+
+    if (pg_get_rt(st) == NULL) {
+        return NULL;
+    }
+    if ((A == NULL && !is_scalar_operand(a)) || (B == NULL && !is_scalar_operand(b)) ||
+        (A == NULL && B == NULL)) {
+        PyObject *bad = A == NULL && !is_scalar_operand(a) ? a : b;
+        return PyErr_Format(PyExc_TypeError,
+                            "%s takes pygpu.DeviceArrays and scalars; got %.100s%s",
+                            what, Py_TYPE(bad)->tp_name,
+                            PyArray_Check(bad) || PyList_Check(bad)
+                                ? " (copy it to the device with pygpu.asarray first)"
+                                : "");
+    }
+    if (out_obj != NULL) {
+        if (!pg_array_check(st, out_obj)) {
+            return PyErr_Format(PyExc_TypeError,
+                                "%s: out must be a pygpu.DeviceArray, not %.100s", what,
+                                Py_TYPE(out_obj)->tp_name);
+        }
+        out = (pg_array *)out_obj;
+        if (pg_array_check_writeable(out, what) < 0) {
+            return NULL;
+        }
+    }
+    if (check_same_device(what, A, B) < 0 || check_same_device(what, A, out) < 0 ||
+        check_same_device(what, B, out) < 0) {
+        return NULL;
+    }
+    if (pg_broadcast_shape(A != NULL ? A->nd : 0, A != NULL ? A->shape : NULL,
+                           B != NULL ? B->nd : 0, B != NULL ? B->shape : NULL, &nd,
+                           shape) < 0) {
+        return broadcast_error(A, B);
+    }
+    if (out != NULL && !pg_same_shape(nd, shape, out->nd, out->shape)) {
+        PyObject *so = PyArray_IntTupleFromIntp(out->nd, out->shape);
+        PyObject *sb = PyArray_IntTupleFromIntp(nd, shape);
+        if (so != NULL && sb != NULL) {
+            PyErr_Format(PyExc_ValueError,
+                         "non-broadcastable output operand with shape %R doesn't match "
+                         "the broadcast shape %R",
+                         so, sb);
+        }
+        Py_XDECREF(so);
+        Py_XDECREF(sb);
+        return NULL;
+    }
+    if (promote(st, op, a, A, b, B, out, &p) < 0) {
+        return NULL;
+    }
+    /* operands */
+    if (A != NULL) {
+        (void)pg_operand_of_array(&oa, A, nd, shape);
+    }
+    else if ((rc = scalar_operand(a, p.compute, &oa)) != 0) {
+        goto constant_or_error;
+    }
+    if (B != NULL) {
+        (void)pg_operand_of_array(&ob, B, nd, shape);
+    }
+    else if ((rc = scalar_operand(b, p.compute, &ob)) != 0) {
+        goto constant_or_error;
+    }
+    /* the result, or a temporary where out overlaps an input unsafely */
+    fortran = (A == NULL || ((A->flags & NPY_ARRAY_F_CONTIGUOUS) &&
+                             !(A->flags & NPY_ARRAY_C_CONTIGUOUS))) &&
+              (B == NULL || ((B->flags & NPY_ARRAY_F_CONTIGUOUS) &&
+                             !(B->flags & NPY_ARRAY_C_CONTIGUOUS)));
+    if (out != NULL && !((A != NULL && pg_array_overlap_unsafe(out, A)) ||
+                         (B != NULL && pg_array_overlap_unsafe(out, B)))) {
+        target = (pg_array *)Py_NewRef(out);
+    }
+    else {
+        target = pg_array_empty(st, nd, shape, out != NULL ? out->descr : p.result,
+                                fortran, s);
+        if (target == NULL) {
+            goto done;
+        }
+    }
+    if (A != NULL) {
+        pg_array_note_stream(A, s);
+    }
+    if (B != NULL) {
+        pg_array_note_stream(B, s);
+    }
+    rc = 1;
+    if (op == PG_OP_ADD && A != NULL && PyArray_EquivTypes(p.compute, target->descr)) {
+        rc = add_fast(st, A, B, B == NULL ? &ob : NULL, target, s);
+    }
+    else if (op == PG_OP_ADD && B != NULL && A == NULL &&
+             PyArray_EquivTypes(p.compute, target->descr)) {
+        rc = add_fast(st, B, NULL, &oa, target, s); /* scalar + array */
+    }
+    if (rc == 1) {
+        rc = pg_elementwise(st, op, pg_dtype_info_of(p.compute->type_num)->element,
+                            target, &oa, &ob, s);
+    }
+    if (rc < 0) {
+        goto done;
+    }
+    if (out != NULL && target != out &&
+        pg_array_copy_into(st, out, target, s) < 0) { /* as if buffered */
+        goto done;
+    }
+    res = Py_NewRef(out != NULL ? (PyObject *)out : (PyObject *)target);
+    goto done;
+
+constant_or_error:
+    if (rc == 1) {
+        /* a Python int no element can equal: NumPy's answer is the same for
+         * every element, and NumPy gives it for one of them */
+        PyArray_Descr *d = A != NULL ? A->descr : B->descr;
+        PyObject *one = NULL, *ans = NULL;
+        npy_intp n1 = 1;
+        Py_INCREF(d);
+        one = PyArray_Zeros(1, &n1, d, 0);
+        ans = one == NULL
+                  ? NULL
+                  : PyObject_CallFunctionObjArgs(ufunc_of(st, op), A != NULL ? one : a,
+                                                 A != NULL ? b : one, NULL);
+        target = out != NULL ? (pg_array *)Py_NewRef(out)
+                             : pg_array_empty(st, nd, shape, p.result, 0, s);
+        if (ans != NULL && target != NULL) {
+            PyObject *v = PySequence_GetItem(ans, 0);
+            if (v != NULL && pg_array_setitem(st, target, v, s) == 0) {
+                res = Py_NewRef(target);
+            }
+            Py_XDECREF(v);
+        }
+        Py_XDECREF(one);
+        Py_XDECREF(ans);
+    }
+done:
+    Py_XDECREF(target);
+    Py_XDECREF(p.result);
+    Py_XDECREF(p.compute);
+    return res;
+}
+
+/* The number protocol and rich comparison: NotImplemented for operands
+ * that are neither arrays nor scalars, so that Python asks the other side. */
+static PyObject *
+binary_slot(int op, PyObject *a, PyObject *b, PyObject *out)
+{
+    pg_state *st = NULL;
+    PyTypeObject *tp = PyType_GetModuleByDef(Py_TYPE(a), &pg_module_def) != NULL
+                           ? Py_TYPE(a)
+                           : Py_TYPE(b);
+    pg_stream_ref cur;
+    PyErr_Clear();
+    st = pg_state_of_type(tp);
     if (st == NULL) {
         PyErr_Clear();
         Py_RETURN_NOTIMPLEMENTED;
     }
-    if (!pg_array_check(st, b) && !pg_is_scalar(b)) {
+    if ((!pg_array_check(st, a) && !is_scalar_operand(a)) ||
+        (!pg_array_check(st, b) && !is_scalar_operand(b))) {
         Py_RETURN_NOTIMPLEMENTED;
     }
-    return add_impl(st, a, b, NULL, NULL);
+    (void)pg_resolve_stream(st, NULL, &cur);
+    return pg_binary(st, op, a, b, out, &cur);
 }
 
-/* The one way to write a result into an array the kernels cannot write
- * directly (a strided view): compute into a dense temporary, then copy it
- * in. Returns a new reference to target, or NULL. */
-static PyObject *
-write_back(pg_state *st, PyObject *target, PyObject *result, const pg_stream_ref *s)
+PyObject *
+pg_array_add(PyObject *a, PyObject *b)
 {
-    int rc;
-    if (result == NULL) {
-        return NULL;
-    }
-    rc = pg_array_copy_into(st, (pg_array *)target, (pg_array *)result, s);
-    Py_DECREF(result);
-    return rc < 0 ? NULL : Py_NewRef(target);
+    return binary_slot(PG_OP_ADD, a, b, NULL);
+}
+
+PyObject *
+pg_array_subtract(PyObject *a, PyObject *b)
+{
+    return binary_slot(PG_OP_SUBTRACT, a, b, NULL);
+}
+
+PyObject *
+pg_array_multiply(PyObject *a, PyObject *b)
+{
+    return binary_slot(PG_OP_MULTIPLY, a, b, NULL);
 }
 
 PyObject *
 pg_array_iadd(PyObject *a, PyObject *b)
 {
-    pg_state *st = pg_state_of_type(Py_TYPE(a));
-    pg_stream_ref cur;
-    if (st == NULL) {
-        return NULL;
-    }
-    if (!pg_array_check(st, b) && !pg_is_scalar(b)) {
-        Py_RETURN_NOTIMPLEMENTED;
-    }
-    if (((pg_array *)a)->flags & NPY_ARRAY_C_CONTIGUOUS) {
-        return add_impl(st, a, b, a, NULL);
-    }
-    (void)pg_resolve_stream(st, NULL, &cur);
-    return write_back(st, a, add_impl(st, a, b, NULL, NULL), &cur);
+    return binary_slot(PG_OP_ADD, a, b, a);
+}
+
+PyObject *
+pg_array_isubtract(PyObject *a, PyObject *b)
+{
+    return binary_slot(PG_OP_SUBTRACT, a, b, a);
+}
+
+PyObject *
+pg_array_imultiply(PyObject *a, PyObject *b)
+{
+    return binary_slot(PG_OP_MULTIPLY, a, b, a);
+}
+
+PyObject *
+pg_array_richcompare(PyObject *a, PyObject *b, int cmp)
+{
+    static const int ops[] = {[Py_LT] = PG_OP_LESS,    [Py_LE] = PG_OP_LESS_EQUAL,
+                              [Py_EQ] = PG_OP_EQUAL,   [Py_NE] = PG_OP_NOT_EQUAL,
+                              [Py_GT] = PG_OP_GREATER, [Py_GE] = PG_OP_GREATER_EQUAL};
+    return binary_slot(ops[cmp], a, b, NULL);
 }
 
 PyObject *
@@ -244,21 +608,57 @@ pg_array_matmul(PyObject *a, PyObject *b)
 }
 
 static PyObject *
-mod_add(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+binary_function(PyObject *m, int op, PyObject *const *args, Py_ssize_t nargs,
+                PyObject *kwnames)
 {
-    static const pg_signature sig = {"add",
-                                     2,
-                                     4,
-                                     {{"a", pg_conv_object},
-                                      {"b", pg_conv_object},
-                                      {"out", pg_conv_object_or_none},
-                                      {"stream", pg_conv_object_or_none}}};
+    static const pg_signature sigs[3] = {
+        {"add",
+         2,
+         4,
+         {{"a", pg_conv_object},
+          {"b", pg_conv_object},
+          {"out", pg_conv_object_or_none},
+          {"stream", pg_conv_stream}}},
+        {"subtract",
+         2,
+         4,
+         {{"a", pg_conv_object},
+          {"b", pg_conv_object},
+          {"out", pg_conv_object_or_none},
+          {"stream", pg_conv_stream}}},
+        {"multiply",
+         2,
+         4,
+         {{"a", pg_conv_object},
+          {"b", pg_conv_object},
+          {"out", pg_conv_object_or_none},
+          {"stream", pg_conv_stream}}},
+    };
     pg_state *st = pg_state_of_module(m);
-    PyObject *a = NULL, *b = NULL, *out = NULL, *stream = NULL;
-    if (pg_parse(st, &sig, args, nargs, kwnames, &a, &b, &out, &stream) < 0) {
+    PyObject *a = NULL, *b = NULL, *out = NULL;
+    pg_stream_arg s;
+    if (pg_parse(st, &sigs[op], args, nargs, kwnames, &a, &b, &out, &s) < 0) {
         return NULL;
     }
-    return add_impl(st, a, b, out, stream);
+    return pg_binary(st, op, a, b, out, &s.ref);
+}
+
+static PyObject *
+mod_add(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return binary_function(m, PG_OP_ADD, args, nargs, kwnames);
+}
+
+static PyObject *
+mod_subtract(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return binary_function(m, PG_OP_SUBTRACT, args, nargs, kwnames);
+}
+
+static PyObject *
+mod_multiply(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return binary_function(m, PG_OP_MULTIPLY, args, nargs, kwnames);
 }
 
 static PyObject *
@@ -332,8 +732,15 @@ mod_matmul(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
 PyMethodDef pg_ops_functions[] = {
     {"add", FASTKW(mod_add),
      "add(a, b, out=None, stream=None)\n--\n\n"
-     "a + b elementwise on the device (b a DeviceArray or a scalar); into out "
-     "if given. Returns the result."},
+     "a + b elementwise on the device, as numpy.add: DeviceArrays and scalars, "
+     "broadcasting, NumPy's type promotion; into out if given. Returns the "
+     "result."},
+    {"subtract", FASTKW(mod_subtract),
+     "subtract(a, b, out=None, stream=None)\n--\n\na - b elementwise, as "
+     "numpy.subtract."},
+    {"multiply", FASTKW(mod_multiply),
+     "multiply(a, b, out=None, stream=None)\n--\n\na * b elementwise, as "
+     "numpy.multiply."},
     {"add_one", FASTKW(mod_add_one),
      "add_one(A, stream=None)\n--\n\nA += 1 in place on the device. Returns A."},
     {"matmul", FASTKW(mod_matmul),

@@ -45,6 +45,9 @@ typedef struct {
     PyObject *OutOfMemoryError;
     PyObject *NoDeviceError;
     PyObject *kernels; /* dict name -> Kernel */
+    /* numpy.add, numpy.less, ... for each PG_OP_* that NumPy has, looked up at
+     * first use: NumPy answers what an operation's dtype is (ops.c) */
+    PyObject *ufuncs[PG_OP_COUNT];
 } pg_state;
 
 extern PyModuleDef pg_module_def;
@@ -577,9 +580,20 @@ int pg_is_scalar(PyObject *o);
 /* ---- ops.c: add, add_one, matmul and the operators + and @ ---------------------- */
 
 extern PyMethodDef pg_ops_functions[];
-/* a + b, a + scalar and a @ b for the number protocol of DeviceArray. */
+/* out = a <op> b (PG_OP_ADD ... PG_OP_GREATER_EQUAL) as NumPy computes it:
+ * DeviceArrays and scalars, broadcasting, NumPy's promotion (NEP 50) and
+ * errors, out= with NumPy's casting rule, overlap as if buffered. out may be
+ * NULL (a new array). A new reference, or NULL. */
+PyObject *pg_binary(pg_state *st, int op, PyObject *a, PyObject *b, PyObject *out,
+                    const pg_stream_ref *s);
+/* The number protocol and rich comparison of DeviceArray. */
 PyObject *pg_array_add(PyObject *a, PyObject *b);
+PyObject *pg_array_subtract(PyObject *a, PyObject *b);
+PyObject *pg_array_multiply(PyObject *a, PyObject *b);
 PyObject *pg_array_iadd(PyObject *a, PyObject *b);
+PyObject *pg_array_isubtract(PyObject *a, PyObject *b);
+PyObject *pg_array_imultiply(PyObject *a, PyObject *b);
+PyObject *pg_array_richcompare(PyObject *a, PyObject *b, int op);
 PyObject *pg_array_matmul(PyObject *a, PyObject *b);
 
 /* ---- rawkernel.c: Module, Function, In/Out/InOut, NVRTC's Python face ---------- */

@@ -152,8 +152,10 @@ def test_scalar_conversions_of_size_one_arrays():
     assert d[0, 0].item() == 2.5
     with pytest.raises(ValueError, match="size 1"):
         float(pygpu.zeros(3))
-    with pytest.raises(ValueError, match="size 1"):
+    with pytest.raises(ValueError, match="truth value of an array with more than one"):
         bool(pygpu.zeros(2))
+    with pytest.raises(ValueError, match="truth value of an empty array"):
+        bool(pygpu.zeros(0))
 
 
 BASIC_KEYS = [

@@ -68,10 +68,15 @@ def test_add_scalar_in_the_kernel_and_high_level(rng):
     np.testing.assert_array_equal((di + 3).copy_to_host(), i + 3)
     np.testing.assert_array_equal((3 + di).copy_to_host(), i + 3)
     np.testing.assert_array_equal(pygpu.add(di, np.int64(5)).copy_to_host(), i + 5)
+    # the operators promote as NumPy does; the raw kernel computes in the
+    # arrays' dtype and refuses what it cannot hold
+    np.testing.assert_array_equal((di + 0.5).copy_to_host(), i + 0.5)
+    np.testing.assert_allclose((da + 1j).copy_to_host(), a + 1j, rtol=1e-6)
+    assert (da + 1j).dtype == np.complex64
     with pytest.raises(TypeError, match="fraction"):
-        di + 0.5
+        kernels.add[4, 32](di, 0.5, cuda.to_device(i))
     with pytest.raises(TypeError, match="complex"):
-        da + 1j
+        kernels.add[4, 32](da, 1j, out)
 
 
 @pytest.mark.parametrize("dtype", KERNEL_DTYPES)
@@ -317,14 +322,16 @@ def test_bad_kernel_arguments():
         pygpu.zeros(3) @ pygpu.zeros(3)
     with pytest.raises(TypeError):
         f32 @ np.zeros((4, 4), np.float32)
-    with pytest.raises(TypeError, match="dtype mismatch"):
-        f32 + f64
+    # the operators follow NumPy: promotion, broadcasting, NumPy's refusals
+    assert (f32 + f64).dtype == np.float64
+    assert (f32 + pygpu.zeros(4, dtype=np.float32)).shape == (4, 4)
     with pytest.raises(ValueError, match="shape mismatch"):
-        f32 + pygpu.zeros(4, dtype=np.float32)
+        f32 + pygpu.zeros(5, dtype=np.float32)
     with pytest.raises(TypeError):
         f32 + "a"
+    assert (i16 + i16).dtype == np.int16
     with pytest.raises(TypeError, match="float32, float64, int32 or int64"):
-        i16 + i16
+        kernels.add[1, 32](i16, i16, i16)
 
 
 def test_arrays_on_another_device_are_refused():
