@@ -60,14 +60,15 @@ parse_count(PyObject *item, const char *what, char axis, long long most)
     return x;
 }
 
+/* CUDA's bounds for every device, (x, y, z), quoted when a value is past them. */
+static const long long grid_most[3] = {0x7fffffffLL, 65535, 65535};
+static const long long block_most[3] = {1024, 1024, 64};
+
 /* grid or block: an int, or a tuple (or list) of 1 to 3 ints, x first.
  * check_config then checks them against this device's limits. */
 static int
-parse_dims(PyObject *o, const char *what, pg_dim3 *d)
+parse_dims(PyObject *o, const char *what, const long long most[3], pg_dim3 *d)
 {
-    static const long long grid_most[3] = {0x7fffffffLL, 65535, 65535};
-    static const long long block_most[3] = {1024, 1024, 64};
-    const long long *most = what[0] == 'g' ? grid_most : block_most;
     unsigned int v[3] = {1, 1, 1};
     Py_ssize_t n = 1;
     PyObject *seq = PyList_Check(o) ? PyList_AsTuple(o) : Py_NewRef(o);
@@ -160,8 +161,8 @@ pg_parse_launch_config(pg_state *st, PyObject *key, const char *usage,
                      usage);
         return -1;
     }
-    if (parse_dims(PyTuple_GET_ITEM(key, 0), "grid", &cfg->grid) < 0 ||
-        parse_dims(PyTuple_GET_ITEM(key, 1), "block", &cfg->block) < 0 ||
+    if (parse_dims(PyTuple_GET_ITEM(key, 0), "grid", grid_most, &cfg->grid) < 0 ||
+        parse_dims(PyTuple_GET_ITEM(key, 1), "block", block_most, &cfg->block) < 0 ||
         (n >= 3 && pg_resolve_stream(st, stream_arg = PyTuple_GET_ITEM(key, 2),
                                      &cfg->stream) < 0)) {
         return -1;
