@@ -10,71 +10,97 @@
 
 /* ---- launch configuration ------------------------------------------------- */
 
+/* Why `item` is not an int, for "%s must be ... got %s": a float gets a hint. */
+static const char *
+not_int_hint(PyObject *item)
+{
+    return PyFloat_Check(item) || PyArray_IsScalar(item, Floating)
+               ? " (use // or math.ceil to get an int)"
+               : "";
+}
+
+/* The int `item` (anything with __index__ but a bool) of launch setting `what`,
+ * in [1, 2**32 - 1], or -1 with the value as given in the message; `most` is
+ * CUDA's bound on that axis for every device, for the message. */
+static long long
+parse_count(PyObject *item, const char *what, char axis, long long most)
+{
+    PyObject *idx;
+    long long x;
+    int overflow = 0;
+    if (PyBool_Check(item) || !PyIndex_Check(item)) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s must be an int or a tuple of ints, got %.100s%s", what,
+                     Py_TYPE(item)->tp_name, not_int_hint(item));
+        return -1;
+    }
+    idx = PyLong_CheckExact(item) ? Py_NewRef(item) : PyNumber_Index(item);
+    if (idx == NULL) {
+        return -1;
+    }
+    x = PyLong_AsLongLongAndOverflow(idx, &overflow);
+    if (x == -1 && PyErr_Occurred()) {
+        Py_DECREF(idx);
+        return -1;
+    }
+    if (overflow < 0 || (overflow == 0 && x < 1)) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s dimension %c is %S; every dimension must be at least 1", what,
+                     axis, idx);
+        x = -1;
+    }
+    else if (overflow > 0 || x > 0xFFFFFFFFLL) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s dimension %c is %S, more than any device allows (CUDA "
+                     "allows at most %lld)",
+                     what, axis, idx, most);
+        x = -1;
+    }
+    Py_DECREF(idx);
+    return x;
+}
+
+/* CUDA's bounds for every device, (x, y, z), quoted when a value is past them. */
+static const long long grid_most[3] = {0x7fffffffLL, 65535, 65535};
+static const long long block_most[3] = {1024, 1024, 64};
+
+/* grid or block: an int, or a tuple (or list) of 1 to 3 ints, x first.
+ * check_config then checks them against this device's limits. */
 static int
-parse_dims(PyObject *o, const char *what, pg_dim3 *d)
+parse_dims(PyObject *o, const char *what, const long long most[3], pg_dim3 *d)
 {
     unsigned int v[3] = {1, 1, 1};
     Py_ssize_t n = 1;
-    static const char axes[] = "xyz";
-    if (PyTuple_Check(o)) {
-        n = PyTuple_GET_SIZE(o);
+    PyObject *seq = PyList_Check(o) ? PyList_AsTuple(o) : Py_NewRef(o);
+    if (seq == NULL) {
+        return -1;
+    }
+    if (PyTuple_Check(seq)) {
+        n = PyTuple_GET_SIZE(seq);
         if (n < 1 || n > 3) {
             PyErr_Format(PyExc_ValueError,
-                         "%s must be an int or a tuple of 1 to 3 ints, got a "
-                         "tuple of %zd",
+                         "%s must be an int or a tuple of 1 to 3 ints, got %zd "
+                         "values",
                          what, n);
-            return -1;
+            goto error;
         }
     }
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *item = PyTuple_Check(o) ? PyTuple_GET_ITEM(o, i) : o;
-        long long x;
-        if (PyBool_Check(item) || !PyIndex_Check(item)) {
-            PyErr_Format(PyExc_TypeError,
-                         "%s must be an int or a tuple of ints, got %.100s%s", what,
-                         Py_TYPE(item)->tp_name,
-                         PyFloat_Check(item) ? " (use // or math.ceil to get an "
-                                               "int number of blocks)"
-                                             : "");
-            return -1;
-        }
-        if (PyLong_CheckExact(item)) { /* the usual case, on the launch path */
-            x = PyLong_AsLongLong(item);
-        }
-        else {
-            PyObject *idx = PyNumber_Index(item);
-            if (idx == NULL) {
-                return -1;
-            }
-            x = PyLong_AsLongLong(idx);
-            Py_DECREF(idx);
-        }
-        if (x == -1 && PyErr_Occurred()) {
-            if (!PyErr_ExceptionMatches(PyExc_OverflowError)) {
-                return -1;
-            }
-            PyErr_Clear();
-            x = (long long)1 << 40;
-        }
-        if (x < 1) {
-            PyErr_Format(PyExc_ValueError,
-                         "%s dimension %c is %lld; every dimension must be at "
-                         "least 1",
-                         what, axes[i], x);
-            return -1;
-        }
-        if (x > 0xFFFFFFFFLL) {
-            PyErr_Format(PyExc_ValueError,
-                         "%s dimension %c is %lld, more than any device allows", what,
-                         axes[i], x);
-            return -1;
+        PyObject *item = PyTuple_Check(seq) ? PyTuple_GET_ITEM(seq, i) : seq;
+        long long x = parse_count(item, what, "xyz"[i], most[i]);
+        if (x < 0) {
+            goto error;
         }
         v[i] = (unsigned int)x;
     }
+    Py_DECREF(seq);
     d->x = v[0];
     d->y = v[1];
     d->z = v[2];
     return 0;
+error:
+    Py_DECREF(seq);
+    return -1;
 }
 
 static int
@@ -135,23 +161,42 @@ pg_parse_launch_config(pg_state *st, PyObject *key, const char *usage,
                      usage);
         return -1;
     }
-    if (parse_dims(PyTuple_GET_ITEM(key, 0), "grid", &cfg->grid) < 0 ||
-        parse_dims(PyTuple_GET_ITEM(key, 1), "block", &cfg->block) < 0 ||
+    if (parse_dims(PyTuple_GET_ITEM(key, 0), "grid", grid_most, &cfg->grid) < 0 ||
+        parse_dims(PyTuple_GET_ITEM(key, 1), "block", block_most, &cfg->block) < 0 ||
         (n >= 3 && pg_resolve_stream(st, stream_arg = PyTuple_GET_ITEM(key, 2),
                                      &cfg->stream) < 0)) {
         return -1;
     }
     cfg->has_stream = pg_stream_given(stream_arg);
     if (n == 4) {
-        long shared = PyLong_AsLong(PyTuple_GET_ITEM(key, 3));
+        PyObject *item = PyTuple_GET_ITEM(key, 3), *idx;
+        long long shared;
+        int overflow = 0;
+        if (PyBool_Check(item) || !PyIndex_Check(item)) {
+            PyErr_Format(PyExc_TypeError,
+                         "shared_bytes (the fourth launch setting) must be an int, "
+                         "got %.100s%s",
+                         Py_TYPE(item)->tp_name, not_int_hint(item));
+            return -1;
+        }
+        if ((idx = PyNumber_Index(item)) == NULL) {
+            return -1;
+        }
+        shared = PyLong_AsLongLongAndOverflow(idx, &overflow);
         if (shared == -1 && PyErr_Occurred()) {
+            Py_DECREF(idx);
             return -1;
         }
-        if (shared < 0 || shared > 0x7fffffffL) {
-            PyErr_Format(PyExc_ValueError, "shared_bytes must be >= 0, not %ld",
-                         shared);
+        if (overflow != 0 || shared < 0 || shared > 0x7fffffffLL) {
+            PyErr_Format(PyExc_ValueError,
+                         overflow < 0 || (overflow == 0 && shared < 0)
+                             ? "shared_bytes is %S; it must be at least 0"
+                             : "shared_bytes is %S, more than any device allows",
+                         idx);
+            Py_DECREF(idx);
             return -1;
         }
+        Py_DECREF(idx);
         cfg->shared_bytes = (unsigned int)shared;
     }
     return check_config(st, cfg->grid, cfg->block);
@@ -200,18 +245,42 @@ arg_array(pg_state *st, const char *kname, const char *name, PyObject *o, int de
     return a;
 }
 
+/* How check_contiguous reads an argument: the matmul kernels read rows, so need
+ * C order; the elementwise kernels take C or Fortran order alike. */
+enum { ARG_C_ONLY = 1, ARG_WRITTEN = 2 };
+
 static int
-check_contiguous(const char *kname, const char *name, pg_array *a, int c_only)
+check_contiguous(const char *kname, const char *name, pg_array *a, int how)
 {
-    int ok = c_only ? (a->flags & NPY_ARRAY_C_CONTIGUOUS)
-                    : (a->flags & (NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_F_CONTIGUOUS));
+    int c_only = how & ARG_C_ONLY;
+    const char *fix = (how & ARG_WRITTEN) ? "write into a new array and copy it in "
+                                            "with %s[...] = result"
+                                          : "pass %s.copy()";
+    PyObject *advice = NULL;
+    int ok = c_only ? (a->flags & NPY_ARRAY_C_CONTIGUOUS) : (a->flags & PG_CONTIG);
     if (ok) {
         return 0;
     }
-    PyErr_Format(PyExc_ValueError,
-                 "%s: argument '%s' must be %scontiguous, but it is a strided "
-                 "view; pass %s.copy() instead",
-                 kname, name, c_only ? "C-" : "", name);
+    if ((advice = PyUnicode_FromFormat(fix, name)) == NULL) {
+        return -1;
+    }
+    if (a->flags & NPY_ARRAY_F_CONTIGUOUS) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: argument '%s' must be C-contiguous (row-major), but it is "
+                     "Fortran-contiguous (column-major, as a transpose is); %U "
+                     "(a new array is in C order)",
+                     kname, name, advice);
+    }
+    else {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: argument '%s' must be %s, but it is a strided view (not "
+                     "contiguous, as from slicing with a step); %U",
+                     kname, name,
+                     c_only ? "C-contiguous (row-major)"
+                            : "contiguous (C or Fortran order)",
+                     advice);
+    }
+    Py_DECREF(advice);
     return -1;
 }
 
@@ -324,17 +393,26 @@ run_add(pg_state *st, const char *kname, PyObject *const *args, pg_dim3 grid,
         check_shapes_equal(kname, "a", a, "out", out) < 0 ||
         check_contiguous(kname, "a", a, 0) < 0 ||
         (b != NULL && check_contiguous(kname, "b", b, 0) < 0) ||
-        check_contiguous(kname, "out", out, 0) < 0) {
+        check_contiguous(kname, "out", out, ARG_WRITTEN) < 0) {
         return -1;
     }
-    if (!pg_same_dense_layout(a->nd, a->shape, a->strides, a->flags, out->strides,
-                              out->flags) ||
-        (b != NULL && !pg_same_dense_layout(a->nd, a->shape, a->strides, a->flags,
-                                            b->strides, b->flags))) {
+    /* Empty arrays are C- and Fortran-contiguous at once, as in NumPy: their
+     * strides say nothing, and nothing is launched for them. */
+    if (pg_array_size(a) != 0 &&
+        (!pg_same_dense_layout(a->nd, a->shape, a->strides, a->flags, out->strides,
+                               out->flags) ||
+         (b != NULL && !pg_same_dense_layout(a->nd, a->shape, a->strides, a->flags,
+                                             b->strides, b->flags)))) {
         PyErr_Format(PyExc_ValueError,
-                     "%s: the arrays mix C and Fortran order; make them all "
-                     "C-contiguous with .copy()",
-                     kname);
+                     "%s: the arrays mix C order (row-major) and Fortran order "
+                     "(column-major): 'a' is %s-contiguous but '%s' is not; make "
+                     "them all C-contiguous with .copy(), or all Fortran-contiguous "
+                     "with .copy(order='F')",
+                     kname, (a->flags & NPY_ARRAY_C_CONTIGUOUS) ? "C" : "Fortran",
+                     b != NULL && !pg_same_dense_layout(a->nd, a->shape, a->strides,
+                                                        a->flags, b->strides, b->flags)
+                         ? "b"
+                         : "out");
         return -1;
     }
     if (pg_array_size(a) == 0) {
@@ -362,7 +440,7 @@ run_add_one(pg_state *st, const char *kname, PyObject *const *args, pg_dim3 grid
     if ((a = arg_array(st, kname, "A", args[0], device)) == NULL ||
         pg_array_check_writeable(a, kname) < 0 ||
         pg_kernel_dtype_arg(kname, "A", a, 0, &dtype) < 0 ||
-        check_contiguous(kname, "A", a, 0) < 0) {
+        check_contiguous(kname, "A", a, ARG_WRITTEN) < 0) {
         return -1;
     }
     if (pg_array_size(a) == 0) {
@@ -393,7 +471,8 @@ matmul_args(pg_state *st, const char *kname, PyObject *const *args, int device,
                          kname, names[i], m[i]->nd, m[i]->nd == 1 ? "" : "s");
             return -1;
         }
-        if (check_contiguous(kname, names[i], m[i], 1) < 0) {
+        if (check_contiguous(kname, names[i], m[i],
+                             ARG_C_ONLY | (i == 2 ? ARG_WRITTEN : 0)) < 0) {
             return -1;
         }
     }

@@ -3,6 +3,7 @@
 With no GPU it switches to the CPU simulator and says so.
 """
 
+import argparse
 import os
 import sys
 import time
@@ -24,7 +25,28 @@ def _timed(fn, repeats):
     return best
 
 
-def main():
+def _parser():
+    p = argparse.ArgumentParser(
+        prog="python -m pygpu",
+        description="Report pygpu's devices, then run a short demo: a vector add and "
+                    "two matrix products (naive and shared-memory kernels), each timed "
+                    "and checked against NumPy. Without a GPU it runs on pygpu's CPU "
+                    "simulator, with smaller sizes, and says so.",
+        epilog="Exit status: 0 if every result matches NumPy, 1 if one does not or "
+               "no usable device was found. Set PYGPU_SIMULATOR=1 to use the "
+               "simulator even where a GPU is present.")
+    p.add_argument("--version", action="version", version=_version())
+    return p
+
+
+def _version():
+    import pygpu
+
+    return f"pygpu {pygpu.__version__}"
+
+
+def main(argv=None):
+    _parser().parse_args(argv)
     import pygpu
     from pygpu import cuda
 

@@ -4,8 +4,10 @@ Nothing here creates a CUDA context at import; `is_available()` asks the driver
 for its device count only.
 """
 
-import math
+import operator
 from collections.abc import Sequence
+
+import numpy as np
 
 from . import _core
 from ._core import (
@@ -139,6 +141,37 @@ def device_array(shape, dtype=float, strides=None, order="C", stream=None):
 _DEFAULT_THREADS = {1: 256, 2: (16, 16), 3: (8, 8, 4)}
 
 
+def _int(v, what, func):
+    """v as a Python int, as NumPy takes a shape: anything with __index__ but a bool."""
+    if isinstance(v, (bool, np.bool_)):
+        raise TypeError(f"{func}: {what} must hold ints, not bool ({v!r})")
+    try:
+        return operator.index(v)
+    except TypeError:
+        hint = (" (use // or math.ceil to get an int)"
+                if isinstance(v, (float, np.floating)) else "")
+        raise TypeError(f"{func}: {what} must hold ints; '{type(v).__name__}' object "
+                        f"cannot be interpreted as an integer{hint}") from None
+
+
+def _ints(v, what, func):
+    """An int or a sequence of ints (NumPy ints and integer arrays too) as a tuple."""
+    if isinstance(v, (bool, np.bool_, float, np.floating)):
+        return (_int(v, what, func),)  # raises, with a hint for a float
+    try:
+        return (operator.index(v),)
+    except TypeError:
+        pass
+    if isinstance(v, (str, bytes)):
+        raise TypeError(f"{func}: {what} must be an int or a tuple of ints, got {v!r}")
+    try:
+        items = tuple(v)
+    except TypeError:
+        raise TypeError(f"{func}: {what} must be an int or a tuple of ints, not "
+                        f"{type(v).__name__}") from None
+    return tuple(_int(x, what, func) for x in items)
+
+
 def launch_config(shape, threads_per_block=None):
     """Return (blocks_per_grid, threads_per_block) that cover `shape`.
 
@@ -147,27 +180,25 @@ def launch_config(shape, threads_per_block=None):
     an int for a 1-D shape, or a tuple with one entry per axis, x first;
     by default 256, (16, 16) or (8, 8, 4). Block counts are capped at the
     device's grid limits (pygpu's kernels loop over what a capped grid
-    leaves). Use the result as kernel[blocks, threads](...).
+    leaves). Use the result as kernel[blocks, threads](...). Like NumPy's
+    shapes, both take Python or NumPy ints (anything with __index__ but a bool).
     """
-    if isinstance(shape, int):
-        shape = (shape,)
-    shape = tuple(shape)
+    shape = _ints(shape, "shape", "launch_config")
     nd = len(shape)
     if not 1 <= nd <= 3:
         raise ValueError(f"launch_config covers 1 to 3 dimensions, got shape {shape}")
-    if any(not isinstance(s, int) or isinstance(s, bool) or s < 0 for s in shape):
-        raise ValueError(f"shape must hold ints >= 0, got {shape}")
+    if any(s < 0 for s in shape):
+        raise ValueError(f"negative dimensions are not allowed: shape {shape}")
     if threads_per_block is None:
         threads_per_block = _DEFAULT_THREADS[nd]
-    threads = (threads_per_block,) if isinstance(threads_per_block, int) else tuple(
-        threads_per_block)
+    threads = _ints(threads_per_block, "threads_per_block", "launch_config")
     if len(threads) != nd:
         raise ValueError(f"threads_per_block {threads_per_block!r} must have one entry "
                          f"per axis of shape {shape} (x first)")
-    if any(not isinstance(t, int) or isinstance(t, bool) or t < 1 for t in threads):
-        raise ValueError(f"threads_per_block must hold ints >= 1, got {threads_per_block!r}")
+    if any(t < 1 for t in threads):
+        raise ValueError(f"threads_per_block must hold ints >= 1, got {threads}")
     limits = (2**31 - 1, 65535, 65535)
-    blocks = tuple(max(1, min(limits[i], math.ceil(shape[nd - 1 - i] / threads[i])))
+    blocks = tuple(max(1, min(limits[i], -(-shape[nd - 1 - i] // threads[i])))
                    for i in range(nd))
     if nd == 1:
         return blocks[0], threads[0]
