@@ -329,6 +329,30 @@ scalar_value(const char *kname, PyObject *o, PyArray_Descr *descr, char *buf)
         PyErr_Format(PyExc_TypeError, "%s: cannot add the complex scalar %R", kname, o);
         return -1;
     }
+    if (PyArray_IsScalar(o, Generic)) {
+        /* A NumPy scalar keeps its dtype (NEP 50): where NumPy would promote
+         * the result past the arrays' dtype, this kernel cannot give it. */
+        PyArray_Descr *sd = PyArray_DescrFromScalar(o), *promoted = NULL;
+        int same = 0;
+        if (sd != NULL) {
+            promoted = PyArray_PromoteTypes(descr, sd);
+            same = promoted != NULL && PyArray_EquivTypes(promoted, descr);
+        }
+        if (sd != NULL && promoted != NULL && !same) {
+            PyErr_Format(
+                PyExc_TypeError,
+                "%s: the kernel computes in the arrays' dtype %S, but NumPy "
+                "would compute %S + %R in %S; pass a scalar of dtype %S (or a "
+                "Python number), or use pygpu.add, which promotes as NumPy does",
+                kname, (PyObject *)descr, (PyObject *)descr, o, (PyObject *)promoted,
+                (PyObject *)descr);
+        }
+        Py_XDECREF(sd);
+        Py_XDECREF(promoted);
+        if (!same) {
+            return -1;
+        }
+    }
     Py_INCREF(descr);
     v = (PyArrayObject *)PyArray_FromAny(o, descr, 0, 0, NPY_ARRAY_FORCECAST, NULL);
     if (v == NULL) {
@@ -394,6 +418,17 @@ run_add(pg_state *st, const char *kname, PyObject *const *args, pg_dim3 grid,
         check_contiguous(kname, "a", a, 0) < 0 ||
         (b != NULL && check_contiguous(kname, "b", b, 0) < 0) ||
         check_contiguous(kname, "out", out, ARG_WRITTEN) < 0) {
+        return -1;
+    }
+    if (pg_array_overlap_unsafe(out, a) ||
+        (b != NULL && pg_array_overlap_unsafe(out, b))) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: 'out' overlaps '%s' in part: threads would read elements "
+                     "that other threads write (a data race on a GPU). Write into a "
+                     "separate array, or into '%s' itself exactly, or use pygpu.add, "
+                     "which copies as NumPy does",
+                     kname, pg_array_overlap_unsafe(out, a) ? "a" : "b",
+                     pg_array_overlap_unsafe(out, a) ? "a" : "b");
         return -1;
     }
     /* Empty arrays are C- and Fortran-contiguous at once, as in NumPy: their
