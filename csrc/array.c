@@ -904,18 +904,17 @@ mod_to_device(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw
 static PyObject *
 as_dtype(pg_state *st, PyObject *a, PyArray_Descr *descr, const pg_stream_ref *s)
 {
-    PyObject *host, *res;
-    if (descr == NULL || PyArray_EquivTypes(descr, ARR(a)->descr)) {
+    pg_array *A = ARR(a), *res;
+    if (descr == NULL || PyArray_EquivTypes(descr, A->descr)) {
         return Py_NewRef(a);
     }
-    /* A dtype change: through the host until a cast kernel exists. */
-    host = pg_array_to_new_host(st, ARR(a), s);
-    if (host == NULL) {
-        return NULL;
+    res = pg_array_empty(
+        st, A->nd, A->shape, descr,
+        (A->flags & NPY_ARRAY_F_CONTIGUOUS) && !(A->flags & NPY_ARRAY_C_CONTIGUOUS), s);
+    if (res != NULL && pg_array_cast_into(st, res, A, s) < 0) {
+        Py_CLEAR(res);
     }
-    res = (PyObject *)pg_array_from_host(st, host, descr, s, 1);
-    Py_DECREF(host);
-    return res;
+    return (PyObject *)res;
 }
 
 static PyObject *

@@ -200,7 +200,9 @@ pg_host_array(PyObject *obj, PyArray_Descr *dtype)
     if (dtype != NULL) {
         Py_INCREF(dtype);
     }
-    arr = (PyArrayObject *)PyArray_FromAny(obj, dtype, 0, 0, 0, NULL);
+    /* a dtype asked for converts as numpy.asarray does (unsafe casting) */
+    arr = (PyArrayObject *)PyArray_FromAny(
+        obj, dtype, 0, 0, dtype != NULL ? NPY_ARRAY_FORCECAST : 0, NULL);
     if (arr == NULL) {
         return NULL;
     }

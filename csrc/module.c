@@ -145,6 +145,13 @@ exec_module(PyObject *module)
             return -1;
         }
     }
+    /* NumPy's binary operators then give way to ours (NEP 13): np.float32(2)
+     * + d is d.__radd__, not a failed conversion of d to an ndarray */
+    if (PyDict_SetItemString(st->DeviceArrayType->tp_dict, "__array_ufunc__", Py_None) <
+        0) {
+        return -1;
+    }
+    PyType_Modified(st->DeviceArrayType);
     if (pg_context_init() < 0 || pg_errors_init(module, st) < 0 ||
         pg_kernels_init(module, st) < 0 || pg_rawkernel_init(module, st) < 0) {
         return -1;

@@ -29,6 +29,8 @@ from ._core import (
     from_dlpack,
     full,
     matmul,
+    multiply,
+    subtract,
     zeros,
 )
 
@@ -122,5 +124,5 @@ __all__ = [
     "OutOfMemoryError", "Stream", "get_memory_pool",
     "CompileError", "In", "InOut", "Out", "RawKernel", "RawModule", "from_dlpack",
     "add", "add_one", "asarray", "asnumpy", "cuda", "empty", "empty_like", "full",
-    "kernels", "matmul", "ones", "ones_like", "zeros", "zeros_like",
+    "kernels", "matmul", "multiply", "ones", "subtract", "ones_like", "zeros", "zeros_like",
 ]
