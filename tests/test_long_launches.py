@@ -12,9 +12,9 @@ import time
 
 import numpy as np
 import pytest
+from conftest import matmul_error, random_array
 
 import pygpu
-from conftest import matmul_error, random_array
 from pygpu import cuda
 
 GIANT_GRIDS = [2**31 - 1, (2**31 - 1, 65535), (2**31 - 1, 65535, 65535), (7, 65535, 65535)]
@@ -27,12 +27,12 @@ def run_child(code, timeout=120):
                           capture_output=True, text=True, timeout=timeout)
 
 
-PRELUDE = """
+PRELUDE = f"""
     import numpy as np, pygpu
     from pygpu import cuda, kernels
     rng = np.random.default_rng(7)
-    GRIDS = %r
-""" % (GIANT_GRIDS,)
+    GRIDS = {GIANT_GRIDS!r}
+"""
 
 
 @pytest.mark.parametrize("blocks", ["1024", "(32, 32)", "(8, 8, 16)", "1"])
