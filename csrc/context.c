@@ -16,6 +16,29 @@ static const char simulator_hint[] =
     "PYGPU_SIMULATOR=1 before the first pygpu operation (for example "
     "`PYGPU_SIMULATOR=1 python script.py`).";
 
+/* Ctrl-C during long host-side work (the simulator's launches). pending()
+ * is polled with the backend's lock held, on the launching thread, which
+ * holds the GIL: it only takes note of a SIGINT (PyOS_InterruptOccurred
+ * answers on the main thread, and consumes it), and runs no Python code, so
+ * that no handler can start another launch under that lock. handle() then
+ * gives the SIGINT back to Python and runs its handler: KeyboardInterrupt
+ * (or whatever it raises) stops the work; a handler that returns lets it go
+ * on. */
+static int
+interrupt_pending(void)
+{
+    return PyGILState_Check() && PyOS_InterruptOccurred();
+}
+
+static int
+interrupt_handle(void)
+{
+    PyErr_SetInterrupt();
+    return PyErr_CheckSignals() < 0;
+}
+
+static const pg_interrupt_hooks interrupt_hooks = {interrupt_pending, interrupt_handle};
+
 /* 0 until a device of the chosen backend has been seen; then 1. */
 static volatile int devices_seen;
 
@@ -42,6 +65,10 @@ pg_get_rt(pg_state *st)
         return (const pg_backend *)pg_raise_no_device(st, PG_ERR_NO_DEVICE, msg);
     }
     err = rt->device_count(&count);
+    if (err == PG_ERR_CONFIGURATION) {
+        /* a setting is not understood: a ValueError that says which */
+        return (const pg_backend *)pg_raise(st, err, pg_call_names.device_count);
+    }
     if (err != PG_SUCCESS || count == 0) {
         if (err == PG_SUCCESS) {
             err = PG_ERR_NO_DEVICE;
@@ -54,6 +81,9 @@ pg_get_rt(pg_state *st)
         return (const pg_backend *)pg_raise_no_device(st, err, msg);
     }
     (void)pg_rt(); /* commit to this backend for the life of the process */
+    if (rt->set_interrupt_hooks != NULL) {
+        rt->set_interrupt_hooks(&interrupt_hooks);
+    }
     devices_seen = 1;
     return rt;
 }

@@ -159,6 +159,39 @@ pg_array_check_writeable(const pg_array *a, const char *what)
     return -1;
 }
 
+/* Foreign memory is used only where the backend knows it as device memory:
+ * the bytes [start, start + n) an array spans must lie in one live
+ * allocation (where the backend can tell its extent), lest a bad pointer
+ * crash the process at the first copy. */
+static int
+check_foreign_extent(pg_state *st, char *start, npy_intp n)
+{
+    const pg_backend *rt = pg_get_rt(st);
+    void *base = NULL;
+    size_t size = 0;
+    int found;
+    if (rt == NULL) {
+        return -1;
+    }
+    found = rt->pointer_range(start, &base, &size);
+    if (found < 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "the foreign array's data at %p (%zd bytes, to %p) is not "
+                     "inside any device allocation this process can use",
+                     (void *)start, (Py_ssize_t)n, (void *)(start + n));
+        return -1;
+    }
+    if (found == 0 && (size_t)(start - (char *)base) + (size_t)n > size) {
+        PyErr_Format(PyExc_ValueError,
+                     "the foreign array spans %zd bytes from %p to %p, past the end "
+                     "of the device allocation it lies in (%zu bytes from %p to %p)",
+                     (Py_ssize_t)n, (void *)start, (void *)(start + n), size, base,
+                     (void *)((char *)base + size));
+        return -1;
+    }
+    return 0;
+}
+
 pg_array *
 pg_array_wrap(pg_state *st, char *data, int nd, const npy_intp *shape,
               const npy_intp *strides, PyArray_Descr *descr, int device,
@@ -193,6 +226,9 @@ pg_array_wrap(pg_state *st, char *data, int nd, const npy_intp *shape,
             }
         }
         hi += PyDataType_ELSIZE(descr);
+    }
+    if (data != NULL && hi > lo && check_foreign_extent(st, data + lo, hi - lo) < 0) {
+        return NULL;
     }
     buf = pg_buffer_foreign(st, data == NULL ? NULL : data + lo, (size_t)(hi - lo),
                             device, owner);

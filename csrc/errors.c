@@ -142,6 +142,19 @@ pg_raise(pg_state *st, pg_err err, const char *call)
     if (err == PG_ERR_MEMORY_ALLOCATION) {
         return pg_raise_oom(st, err, call, 0, -1);
     }
+    if (err == PG_ERR_INTERRUPTED) {
+        /* the signal's handler raised (KeyboardInterrupt): let it through */
+        if (!PyErr_Occurred()) {
+            PyErr_SetNone(PyExc_KeyboardInterrupt);
+        }
+        return NULL;
+    }
+    if (err == PG_ERR_CONFIGURATION) {
+        const char *why =
+            rt != NULL && rt->config_error != NULL ? rt->config_error() : NULL;
+        PyErr_Format(PyExc_ValueError, "%s", why != NULL ? why : pg_error_string(err));
+        return NULL;
+    }
     if (rt != NULL && (rt->caps & PG_CAP_STICKY_FAULTS) && pg_err_is_fault(err)) {
         dead_err = err;
         snprintf(msg, sizeof(msg),

@@ -384,6 +384,59 @@ launch_result(pg_state *st, pg_err err, const char *kname)
     return -1;
 }
 
+/* ---- grids: only the blocks that have work -------------------------------- */
+
+/* The prebuilt kernels walk their work with grid-stride loops, so a block
+ * past the work does nothing, and a launch with fewer blocks, as long as
+ * there are blocks for all the work, computes every element exactly as
+ * before (the same thread arithmetic, element by element). clamp_blocks
+ * shrinks the grid dimensions dims[0], dims[1], ... (the first the fastest
+ * of a folded index, as the kernels fold them) to the fewest blocks that
+ * still number at least `need`; a dimension never grows. A gigantic grid
+ * over a small array so costs nothing, on the GPU and the simulator. */
+static void
+clamp_blocks(unsigned int *const dims[], int count, uint64_t need)
+{
+    uint64_t below = 1; /* blocks of the faster dimensions, as clamped */
+    for (int i = 0; i < count; i++) {
+        uint64_t want = (need + below - 1) / below;
+        if (want < 1) {
+            want = 1;
+        }
+        if (*dims[i] > want) {
+            *dims[i] = (unsigned int)want;
+        }
+        below *= *dims[i];
+    }
+}
+
+static uint64_t
+ceil_div(uint64_t a, uint64_t b)
+{
+    return (a + b - 1) / b;
+}
+
+/* add, add_one: thread_rank() over n elements, every axis folded together
+ * (x fastest); a thread of rank >= n has nothing to do. */
+static pg_dim3
+flat_grid(pg_dim3 grid, pg_dim3 block, int64_t n)
+{
+    unsigned int *const dims[3] = {&grid.x, &grid.y, &grid.z};
+    clamp_blocks(dims, 3, ceil_div((uint64_t)n, (uint64_t)block.x * block.y * block.z));
+    return grid;
+}
+
+/* matmul kernels: grid x walks `col_units` (columns of C, or column tiles),
+ * y and z folded (y fastest) walk `row_units`. */
+static pg_dim3
+matmul_grid(pg_dim3 grid, uint64_t col_units, uint64_t row_units)
+{
+    unsigned int *const x[1] = {&grid.x}, *const yz[2] = {&grid.y, &grid.z};
+    clamp_blocks(x, 1, col_units);
+    clamp_blocks(yz, 2, row_units);
+    return grid;
+}
+
 /* run_<name>: the argument check and launch of kernels.def's entry <name>. */
 typedef int (*kernel_run)(pg_state *st, const char *kname, PyObject *const *args,
                           pg_dim3 grid, pg_dim3 block, int device,
@@ -458,11 +511,13 @@ run_add(pg_state *st, const char *kname, PyObject *const *args, pg_dim3 grid,
     if (b != NULL) {
         pg_array_note_stream(b, s);
     }
-    return launch_result(
-        st,
-        pg_rt()->kernels->add(dtype, a->data, b != NULL ? b->data : NULL, scalar,
-                              out->data, pg_array_size(a), grid, block, s->handle),
-        kname);
+    return launch_result(st,
+                         pg_rt()->kernels->add(dtype, a->data,
+                                               b != NULL ? b->data : NULL, scalar,
+                                               out->data, pg_array_size(a),
+                                               flat_grid(grid, block, pg_array_size(a)),
+                                               block, s->handle),
+                         kname);
 }
 
 /* add_one(A) */
@@ -482,10 +537,12 @@ run_add_one(pg_state *st, const char *kname, PyObject *const *args, pg_dim3 grid
         return 0;
     }
     pg_array_note_stream(a, s);
-    return launch_result(st,
-                         pg_rt()->kernels->add_one(dtype, a->data, pg_array_size(a),
-                                                   grid, block, s->handle),
-                         kname);
+    return launch_result(
+        st,
+        pg_rt()->kernels->add_one(dtype, a->data, pg_array_size(a),
+                                  flat_grid(grid, block, pg_array_size(a)), block,
+                                  s->handle),
+        kname);
 }
 
 /* The checks every matmul kernel (A, B, C) makes, into m[] and *dtype. */
@@ -568,6 +625,9 @@ run_matmul_naive(pg_state *st, const char *kname, PyObject *const *args, pg_dim3
     if (matmul_args(st, kname, args, device, m, &dtype) < 0) {
         return -1;
     }
+    /* one thread per element: columns on x, rows on y and z */
+    grid = matmul_grid(grid, ceil_div((uint64_t)m[1]->shape[1], block.x),
+                       ceil_div((uint64_t)m[0]->shape[0], (uint64_t)block.y * block.z));
     return matmul_launch(st, kname, pg_rt()->kernels->matmul_naive, m, dtype, grid,
                          block, s);
 }
@@ -590,6 +650,9 @@ run_matmul_shared(pg_state *st, const char *kname, PyObject *const *args, pg_dim
                      kname, block.x, block.y, block.z);
         return -1;
     }
+    /* one 2 TILE x 2 TILE tile of C a block (TILE = block.x) */
+    grid = matmul_grid(grid, ceil_div((uint64_t)m[1]->shape[1], 2 * block.x),
+                       ceil_div((uint64_t)m[0]->shape[0], 2 * block.x));
     return matmul_launch(st, kname, pg_rt()->kernels->matmul_shared, m, dtype, grid,
                          block, s);
 }
@@ -611,6 +674,9 @@ run_matmul_tiled(pg_state *st, const char *kname, PyObject *const *args, pg_dim3
                      kname, block.x, block.y, block.z);
         return -1;
     }
+    /* one 128 x 128 tile of C a block */
+    grid = matmul_grid(grid, ceil_div((uint64_t)m[1]->shape[1], 128),
+                       ceil_div((uint64_t)m[0]->shape[0], 128));
     return matmul_launch(st, kname, pg_rt()->kernels->matmul_tiled, m, dtype, grid,
                          block, s);
 }

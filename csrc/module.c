@@ -4,7 +4,7 @@
 #include "pygpu.h"
 
 static PyObject *
-mod_is_available(PyObject *Py_UNUSED(m), PyObject *Py_UNUSED(ignored))
+mod_is_available(PyObject *m, PyObject *Py_UNUSED(ignored))
 {
     const pg_backend *rt = pg_rt_peek();
     int count = 0;
@@ -15,6 +15,9 @@ mod_is_available(PyObject *Py_UNUSED(m), PyObject *Py_UNUSED(ignored))
     Py_BEGIN_ALLOW_THREADS
         err = rt->device_count(&count);
     Py_END_ALLOW_THREADS
+    if (err == PG_ERR_CONFIGURATION) { /* a bad setting is an error, not "no" */
+        return pg_raise(pg_state_of_module(m), err, pg_call_names.device_count);
+    }
     return PyBool_FromLong(err == PG_SUCCESS && count > 0);
 }
 

@@ -59,6 +59,20 @@ write_back(pg_state *st, PyObject *target, PyObject *result, const pg_stream_ref
     return rc < 0 ? NULL : Py_NewRef(target);
 }
 
+/* The kernel method="auto" picks for C (m x n) = A (m x k) @ B (k x n). The
+ * tiled kernel is the fastest where C has whole 128 x 128 tiles to give its
+ * blocks (the benchmarks' 4096^3); where m or n is under 128, most of each
+ * tile is padding and a block serializes the whole k loop for a few
+ * elements (1 x 2^28 @ 2^28 x 1 would be one block of 256 threads walking
+ * 2^25 slices), so one thread per element of C (naive) fits the shape
+ * better. The choice goes by shape alone, the same on every backend. */
+static pg_kernel_id
+auto_method(npy_intp m, npy_intp n, npy_intp k)
+{
+    (void)k;
+    return m < 128 || n < 128 ? PG_K_matmul_naive : PG_K_matmul_tiled;
+}
+
 static PyObject *
 matmul_impl(pg_state *st, PyObject *a, PyObject *b, const char *method, PyObject *out,
             PyObject *stream)
@@ -81,8 +95,11 @@ matmul_impl(pg_state *st, PyObject *a, PyObject *b, const char *method, PyObject
     else if (strcmp(method, "shared") == 0) {
         id = PG_K_matmul_shared;
     }
-    else if (strcmp(method, "tiled") == 0 || strcmp(method, "auto") == 0) {
+    else if (strcmp(method, "tiled") == 0) {
         id = PG_K_matmul_tiled;
+    }
+    else if (strcmp(method, "auto") == 0) {
+        id = PG_K_COUNT; /* chosen by shape below */
     }
     else {
         return PyErr_Format(PyExc_ValueError,
@@ -101,6 +118,9 @@ matmul_impl(pg_state *st, PyObject *a, PyObject *b, const char *method, PyObject
     if (A->nd != 2 || B->nd != 2) {
         return PyErr_Format(PyExc_ValueError,
                             "matmul needs 2-D arrays; got %d-D and %d-D", A->nd, B->nd);
+    }
+    if (id == PG_K_COUNT) {
+        id = auto_method(A->shape[0], B->shape[1], A->shape[1]);
     }
     if ((ca = c_contiguous(st, a, &cur)) == NULL ||
         (cb = c_contiguous(st, b, &cur)) == NULL) {
@@ -746,6 +766,7 @@ PyMethodDef pg_ops_functions[] = {
     {"matmul", FASTKW(mod_matmul),
      "matmul(a, b, method='auto', out=None, stream=None)\n--\n\n"
      "a @ b for 2-D float32 or float64 device arrays; method is 'naive', "
-     "'shared', 'tiled' or 'auto' (the same as 'tiled', the fastest)."},
+     "'shared', 'tiled' or 'auto' (by shape: 'tiled', the fastest, where C has "
+     "whole 128 x 128 tiles; 'naive' where m or n is under 128)."},
     {NULL},
 };

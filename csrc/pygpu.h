@@ -417,7 +417,9 @@ pg_array *pg_array_over(pg_state *st, pg_buffer *buf, char *data, int nd,
                         const npy_intp *shape, const npy_intp *strides,
                         PyArray_Descr *descr, PyObject *base);
 /* A DeviceArray over device memory another library owns, kept alive by
- * `owner` (through a foreign buffer); strides in bytes, or NULL for C order. */
+ * `owner` (through a foreign buffer); strides in bytes, or NULL for C order.
+ * The bytes it spans must lie in one live device allocation, as the backend's
+ * pointer_range tells: else a ValueError naming the pointer and the extent. */
 pg_array *pg_array_wrap(pg_state *st, char *data, int nd, const npy_intp *shape,
                         const npy_intp *strides, PyArray_Descr *descr, int device,
                         PyObject *owner, int readonly);

@@ -260,6 +260,7 @@ cuda_pointer_device(const void *ptr)
 
 /* The driver API, reached through the runtime's entry points (no link to
  * libcuda): CUresult values match cudaError_t's for the errors met here. */
+typedef int (*cu_address_range_t)(unsigned long long *, size_t *, unsigned long long);
 typedef int (*cu_module_load_t)(void **, const void *);
 typedef int (*cu_module_unload_t)(void *);
 typedef int (*cu_module_function_t)(void **, void *, const char *);
@@ -279,6 +280,27 @@ driver_fn(const char *name)
         return NULL;
     }
     return fn;
+}
+
+/* The allocation that holds a device pointer (cuMemGetAddressRange): 1, the
+ * extent unknown, where the driver cannot say; -1 for no device memory. */
+static int
+cuda_pointer_range(const void *ptr, void **base, size_t *size)
+{
+    static cu_address_range_t fn;
+    unsigned long long b = 0;
+    if (cuda_pointer_device(ptr) < 0) {
+        return -1;
+    }
+    if (fn == NULL &&
+        (fn = (cu_address_range_t)driver_fn("cuMemGetAddressRange")) == NULL) {
+        return 1;
+    }
+    if (fn(&b, size, (unsigned long long)(uintptr_t)ptr) != 0) {
+        return 1;
+    }
+    *base = (void *)(uintptr_t)b;
+    return 0;
 }
 
 /* The entry point is the call pg_call_names gives for the operation `op`. */
@@ -401,6 +423,9 @@ static const pg_backend cuda_backend = {
     .host_free = cuda_host_free,
     .is_pinned = cuda_is_pinned,
     .pointer_device = cuda_pointer_device,
+    .pointer_range = cuda_pointer_range,
+    .config_error = NULL,        /* no settings of its own */
+    .set_interrupt_hooks = NULL, /* launches run on the GPU */
     .module_load = cuda_module_load,
     .module_unload = cuda_module_unload,
     .module_function = cuda_module_function,

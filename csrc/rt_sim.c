@@ -26,47 +26,159 @@ typedef struct {
 static _Atomic size_t sim_used[PG_MAX_DEVICES];
 static _Thread_local int sim_current;
 
-static size_t
-parse_size(const char *s, size_t fallback)
+/* ---- settings: PYGPU_SIM_MEMORY and PYGPU_SIM_DEVICES ---------------------- */
+
+/* Why the last call on this thread failed with PG_ERR_CONFIGURATION. */
+static _Thread_local char config_message[512];
+
+static const char *
+sim_config_error(void)
 {
-    if (s == NULL || *s == '\0') {
-        return fallback;
-    }
-    char *end = NULL;
-    double v = strtod(s, &end);
-    if (end == s || v <= 0) {
-        return fallback;
-    }
-    switch (*end) {
-    case 'k':
-    case 'K': v *= 1024.0; break;
-    case 'm':
-    case 'M': v *= 1024.0 * 1024.0; break;
-    case 'g':
-    case 'G': v *= 1024.0 * 1024.0 * 1024.0; break;
-    default: break;
-    }
-    return (size_t)v;
+    return config_message[0] != '\0' ? config_message : NULL;
 }
 
+static int
+is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static int
+lower(char c)
+{
+    return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c;
+}
+
+/* A size: a decimal number (digits, with an optional fraction) and an
+ * optional unit, case-insensitive and all powers of 1024: B, K, KB, Ki, KiB,
+ * and the same for M, G and T. Spaces around the number and before the unit
+ * are allowed. Whole bytes (a fraction of a byte is dropped); 0 on garbage,
+ * a sign, zero or more than SIZE_MAX. */
+static size_t
+parse_size(const char *s)
+{
+    static const char units[] = "kmgt";
+    const char *p = s;
+    size_t whole = 0, frac = 0, frac_scale = 1, mult = 1;
+    int digits = 0;
+    while (is_space(*p)) {
+        p++;
+    }
+    for (; *p >= '0' && *p <= '9'; p++, digits++) {
+        size_t d = (size_t)(*p - '0');
+        if (whole > (SIZE_MAX - d) / 10) {
+            return 0;
+        }
+        whole = whole * 10 + d;
+    }
+    if (*p == '.') {
+        for (p++; *p >= '0' && *p <= '9'; p++, digits++) {
+            if (frac_scale <= SIZE_MAX / 10 / 1024 / 1024 / 1024 / 1024) {
+                frac = frac * 10 + (size_t)(*p - '0');
+                frac_scale *= 10;
+            }
+        }
+    }
+    if (digits == 0) {
+        return 0;
+    }
+    while (is_space(*p)) {
+        p++;
+    }
+    const char *u = *p != '\0' ? strchr(units, lower(*p)) : NULL;
+    if (u != NULL) {
+        for (int i = 0; i <= (int)(u - units); i++) {
+            mult *= 1024;
+        }
+        p++;
+        if (lower(*p) == 'i') {
+            p++;
+        }
+        if (lower(*p) == 'b') {
+            p++;
+        }
+    }
+    else if (lower(*p) == 'b') {
+        p++;
+    }
+    while (is_space(*p)) {
+        p++;
+    }
+    if (*p != '\0' || whole > SIZE_MAX / mult) {
+        return 0;
+    }
+    /* frac < frac_scale, small enough that frac * mult cannot overflow */
+    size_t bytes = whole * mult, part = frac * mult / frac_scale;
+    if (bytes > SIZE_MAX - part) {
+        return 0;
+    }
+    return bytes + part;
+}
+
+/* The simulated memory of each device: PYGPU_SIM_MEMORY, else 4 GiB. 0 if the
+ * setting is not understood (config_message says why). */
 static size_t
 sim_total(void)
 {
-    return parse_size(getenv("PYGPU_SIM_MEMORY"), (size_t)4 << 30);
+    const char *v = getenv("PYGPU_SIM_MEMORY");
+    size_t total;
+    if (v == NULL || *v == '\0') {
+        return (size_t)4 << 30;
+    }
+    total = parse_size(v);
+    if (total == 0) {
+        snprintf(config_message, sizeof(config_message),
+                 "PYGPU_SIM_MEMORY is '%.100s', which is not a size pygpu understands: "
+                 "give a positive whole number of bytes, optionally with a unit "
+                 "(K, M, G or T, with or without B or iB, any case; all powers of "
+                 "1024), at most %zu bytes; e.g. 8G, 512MiB, 1.5GB or 1073741824",
+                 v, (size_t)SIZE_MAX);
+    }
+    return total;
 }
 
+/* PYGPU_SIM_DEVICES, else 1; 0 if the setting is not understood. */
+static int
+sim_devices(void)
+{
+    const char *v = getenv("PYGPU_SIM_DEVICES");
+    const char *p = v;
+    long n = 0;
+    int digits = 0;
+    if (v == NULL || *v == '\0') {
+        return 1;
+    }
+    while (is_space(*p)) {
+        p++;
+    }
+    for (; *p >= '0' && *p <= '9' && n <= PG_MAX_DEVICES; p++, digits++) {
+        n = n * 10 + (*p - '0');
+    }
+    while (is_space(*p)) {
+        p++;
+    }
+    if (digits == 0 || *p != '\0' || n < 1 || n > PG_MAX_DEVICES) {
+        snprintf(config_message, sizeof(config_message),
+                 "PYGPU_SIM_DEVICES is '%.100s'; give a whole number of simulated "
+                 "devices from 1 to %d (pygpu uses at most %d devices)",
+                 v, PG_MAX_DEVICES, PG_MAX_DEVICES);
+        return 0;
+    }
+    return (int)n;
+}
+
+/* Both settings are checked whenever the devices are counted, which the
+ * first operation does (the backend gate), so that a bad one is reported
+ * there, as a ValueError. */
 static pg_err
 sim_device_count(int *count)
 {
-    const char *v = getenv("PYGPU_SIM_DEVICES");
-    int n = v != NULL ? atoi(v) : 1;
-    if (n < 1) {
-        n = 1;
+    config_message[0] = '\0';
+    *count = sim_devices();
+    if (*count == 0 || sim_total() == 0) {
+        *count = 0;
+        return PG_ERR_CONFIGURATION;
     }
-    if (n > PG_MAX_DEVICES) {
-        n = PG_MAX_DEVICES;
-    }
-    *count = n;
     return PG_SUCCESS;
 }
 
@@ -136,6 +248,106 @@ sim_mem_get_info(size_t *free_bytes, size_t *total_bytes)
     return PG_SUCCESS;
 }
 
+/* The live allocations, sorted by address, so that pointer_range can tell
+ * whether foreign memory lies inside one (binary search). */
+typedef struct {
+    uintptr_t base;
+    size_t size;
+    int device;
+} sim_range;
+
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static sim_range *live;
+static size_t n_live, cap_live;
+
+/* The index of the last allocation starting at or below p, or n_live. */
+static size_t
+live_find(uintptr_t p)
+{
+    size_t lo = 0, hi = n_live;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (live[mid].base <= p) {
+            lo = mid + 1;
+        }
+        else {
+            hi = mid;
+        }
+    }
+    return lo == 0 ? n_live : lo - 1;
+}
+
+static int
+live_add(void *ptr, size_t size, int device)
+{
+    uintptr_t p = (uintptr_t)ptr;
+    size_t at;
+    pthread_mutex_lock(&live_lock);
+    if (n_live == cap_live) {
+        size_t cap = cap_live ? 2 * cap_live : 64;
+        sim_range *grown = realloc(live, cap * sizeof(*live));
+        if (grown == NULL) {
+            pthread_mutex_unlock(&live_lock);
+            return -1;
+        }
+        live = grown;
+        cap_live = cap;
+    }
+    at = live_find(p);
+    at = at == n_live ? 0 : at + 1;
+    memmove(&live[at + 1], &live[at], (n_live - at) * sizeof(*live));
+    live[at] = (sim_range){p, size, device};
+    n_live++;
+    pthread_mutex_unlock(&live_lock);
+    return 0;
+}
+
+static void
+live_remove(void *ptr)
+{
+    size_t at;
+    pthread_mutex_lock(&live_lock);
+    at = live_find((uintptr_t)ptr);
+    if (at < n_live && live[at].base == (uintptr_t)ptr) {
+        memmove(&live[at], &live[at + 1], (n_live - at - 1) * sizeof(*live));
+        n_live--;
+    }
+    pthread_mutex_unlock(&live_lock);
+}
+
+static int
+sim_pointer_range(const void *ptr, void **base, size_t *size)
+{
+    uintptr_t p = (uintptr_t)ptr;
+    int found = -1;
+    size_t at;
+    pthread_mutex_lock(&live_lock);
+    at = live_find(p);
+    if (at < n_live && p - live[at].base < live[at].size) {
+        *base = (void *)live[at].base;
+        *size = live[at].size;
+        found = 0;
+    }
+    pthread_mutex_unlock(&live_lock);
+    return found;
+}
+
+/* The device of the live allocation that holds ptr, or -1. */
+static int
+sim_pointer_device(const void *ptr)
+{
+    uintptr_t p = (uintptr_t)ptr;
+    int device = -1;
+    size_t at;
+    pthread_mutex_lock(&live_lock);
+    at = live_find(p);
+    if (at < n_live && p - live[at].base < live[at].size) {
+        device = live[at].device;
+    }
+    pthread_mutex_unlock(&live_lock);
+    return device;
+}
+
 static pg_err
 sim_malloc(void **ptr, size_t size)
 {
@@ -159,6 +371,11 @@ sim_malloc(void **ptr, size_t size)
     h->tag = SIM_TAG;
     h->size = size;
     h->device = sim_current;
+    if (live_add(block + SIM_HEADER, size, sim_current) < 0) {
+        free(block);
+        atomic_fetch_sub(&sim_used[sim_current], size);
+        return PG_ERR_MEMORY_ALLOCATION;
+    }
     *ptr = block + SIM_HEADER;
     return PG_SUCCESS;
 }
@@ -174,6 +391,7 @@ sim_free(void *ptr)
         return PG_ERR_INVALID_VALUE;
     }
     h->tag = 0;
+    live_remove(ptr);
     atomic_fetch_sub(&sim_used[h->device], h->size);
     free(h);
     return PG_SUCCESS;
@@ -392,11 +610,28 @@ sim_is_pinned(const void *ptr)
     return found;
 }
 
-static int
-sim_pointer_device(const void *ptr)
+/* ---- interrupts: the Python side's hooks, for sim_exec.h's block runner --- */
+
+static const pg_interrupt_hooks *_Atomic interrupt_hooks;
+
+static void
+sim_set_interrupt_hooks(const pg_interrupt_hooks *hooks)
 {
-    (void)ptr;
-    return sim_current; /* a host pointer; the simulator cannot tell more */
+    atomic_store(&interrupt_hooks, hooks);
+}
+
+int
+pg_sim_interrupt_pending(void)
+{
+    const pg_interrupt_hooks *h = atomic_load(&interrupt_hooks);
+    return h != NULL && h->pending();
+}
+
+int
+pg_sim_interrupt_handle(void)
+{
+    const pg_interrupt_hooks *h = atomic_load(&interrupt_hooks);
+    return h != NULL && h->handle();
 }
 
 /* Kernels compiled at run time need a GPU: the simulator runs only the
@@ -463,6 +698,9 @@ static const struct {
      "unspecified launch failure (simulator: barrier misuse in a kernel)"},
     {PG_ERR_NOT_SUPPORTED, "cudaErrorNotSupported", "operation not supported"},
     {PG_ERR_UNKNOWN, "cudaErrorUnknown", "unknown error"},
+    {PG_ERR_INTERRUPTED, "pygpuErrorInterrupted", "interrupted by a signal"},
+    {PG_ERR_CONFIGURATION, "pygpuErrorConfiguration",
+     "an environment variable of the simulator is not understood"},
 };
 
 static const char *
@@ -531,6 +769,9 @@ const pg_backend pg_sim_backend = {
     .host_free = sim_host_free,
     .is_pinned = sim_is_pinned,
     .pointer_device = sim_pointer_device,
+    .pointer_range = sim_pointer_range,
+    .config_error = sim_config_error,
+    .set_interrupt_hooks = sim_set_interrupt_hooks,
     .module_load = sim_module_load,
     .module_unload = sim_module_unload,
     .module_function = sim_module_function,

@@ -39,6 +39,10 @@ enum {
     PG_ERR_LAUNCH_FAILURE = 719,
     PG_ERR_NOT_SUPPORTED = 801,
     PG_ERR_UNKNOWN = 999,
+    /* pygpu's own codes, outside cudaError_t's range; only the simulator
+     * returns them */
+    PG_ERR_INTERRUPTED = 0x10001,   /* a signal's handler stopped a launch */
+    PG_ERR_CONFIGURATION = 0x10002, /* bad settings: see config_error() */
 };
 
 /* A fault in a kernel (or the hardware). On a backend with
@@ -262,6 +266,16 @@ enum {
        pg_stream stream, void **params))
 /* clang-format on */
 
+/* How the Python side stops long host-side work on Ctrl-C. pending() is polled
+ * now and then with the backend's locks held: nonzero if a stop was asked
+ * for; it runs no Python code. handle() is then called with no lock held, on
+ * the same thread: it runs the signal handlers, and returns nonzero (with a
+ * Python exception set) if the work must stop; zero to go on. */
+typedef struct {
+    int (*pending)(void);
+    int (*handle)(void);
+} pg_interrupt_hooks;
+
 typedef struct {
     const char *name;  /* "cuda" or "simulator" */
     unsigned int caps; /* PG_CAP_* */
@@ -272,6 +286,17 @@ typedef struct {
     int (*is_pinned)(const void *ptr);
     /* the device that owns a device pointer, or -1 if it is no device memory */
     int (*pointer_device)(const void *ptr);
+    /* The live device allocation that holds ptr: 0 with its *base and *size;
+     * -1 if ptr lies in no allocation; 1 if the backend cannot tell the
+     * extent (the caller then trusts it). */
+    int (*pointer_range)(const void *ptr, void **base, size_t *size);
+    /* Why the last call on this thread failed with PG_ERR_CONFIGURATION: the
+     * variable, its value and what is accepted. NULL where the backend has no
+     * settings of its own. */
+    const char *(*config_error)(void);
+    /* Installs the hooks that long host-side work (the simulator's launches)
+     * polls; NULL where the work runs on a device. */
+    void (*set_interrupt_hooks)(const pg_interrupt_hooks *hooks);
     /* Run-time compilation of CUDA C (PG_CAP_RUNTIME_COMPILE; both NULL
      * without it). compiler_load loads the compiler from `path` (the first
      * call; later ones only report its version): 0, or -1 with why in errbuf. */
@@ -320,6 +345,9 @@ extern const pg_call_name_table pg_call_names;
 extern const pg_backend *const pg_cuda_backend;
 extern const pg_backend pg_sim_backend;
 extern const pg_kernel_table pg_sim_kernels;
+/* rt_sim.c: the installed hooks, for sim_exec.h's block runner (0 when none). */
+int pg_sim_interrupt_pending(void);
+int pg_sim_interrupt_handle(void);
 #ifdef PG_HAVE_CUDA
 extern const pg_kernel_table pg_cuda_kernels;
 #endif

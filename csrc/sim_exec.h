@@ -9,7 +9,17 @@
  * thread, and lets the block past the barrier only once all of its threads
  * have reached it. A launch without barriers runs each thread as a plain call.
  * __shared__ is `static`: one copy, reused block after block. One launch runs
- * at a time (a lock), so the index variables are plain globals. */
+ * at a time (a lock), so the index variables are plain globals.
+ *
+ * Ctrl-C: every POLL_THREADS threads run (between blocks, and between the
+ * barrier rounds of a block), the runner asks the Python side's hook whether
+ * a SIGINT is pending (rt_sim.c, runtime.h's pg_interrupt_hooks). If one is,
+ * it stops, lets go of the lock, and has the signal's handler run: if that
+ * raises (KeyboardInterrupt), the launch returns PG_ERR_INTERRUPTED with the
+ * blocks before it done, as a GPU kernel stopped part way; if not, the launch
+ * goes on where it stopped. A block stopped at a barrier is run again from
+ * its start, so such a block must give the same result when run twice: the
+ * barrier kernels (matmul_shared, matmul_tiled) read A and B and write C. */
 #ifndef PYGPU_SIM_EXEC_H
 #define PYGPU_SIM_EXEC_H
 
@@ -194,9 +204,28 @@ start_fiber(fiber *f, char *stack)
 #endif
 }
 
-/* Runs one block's threads as fibers until all finish. Returns false on
- * barrier divergence (some threads exited while others wait at a barrier). */
+/* Threads run between two looks at the interrupt hook: a look costs a few
+ * nanoseconds, so it is lost in the threads' own work. */
+constexpr uint64_t POLL_THREADS = 4096;
+inline uint64_t poll_budget = POLL_THREADS;
+
+/* true when a SIGINT is pending (looks once every POLL_THREADS threads) */
 inline bool
+interrupt_pending(uint64_t threads_run)
+{
+    if (poll_budget > threads_run) {
+        poll_budget -= threads_run;
+        return false;
+    }
+    poll_budget = POLL_THREADS;
+    return pg_sim_interrupt_pending() != 0;
+}
+
+/* Runs one block's threads as fibers until all finish: PG_SUCCESS, or
+ * PG_ERR_LAUNCH_FAILURE on barrier divergence (some threads exited while
+ * others wait at a barrier), or PG_ERR_INTERRUPTED when a SIGINT is pending
+ * at a barrier (the block's fibers are dropped where they stand). */
+inline pg_err
 run_block_fibers(block_state *b, char *stacks)
 {
     for (unsigned int t = 0; t < b->nthreads; t++) {
@@ -222,10 +251,13 @@ run_block_fibers(block_state *b, char *stacks)
             }
         }
         if (waiting == 0) {
-            return true;
+            return PG_SUCCESS;
         }
         if (done > 0) {
-            return false;
+            return PG_ERR_LAUNCH_FAILURE;
+        }
+        if (interrupt_pending(b->nthreads)) {
+            return PG_ERR_INTERRUPTED;
         }
     }
 }
@@ -238,20 +270,29 @@ set_block_index(uint64_t blk, dim3 grid)
     pg_sim_blockIdx.z = (unsigned int)(blk / ((uint64_t)grid.x * grid.y));
 }
 
+/* Runs blocks *next, *next + 1, ... of the grid; on PG_ERR_INTERRUPTED,
+ * *next is the first block not (wholly) run. */
 inline pg_err run_locked(dim3 grid, dim3 block, bool barriers, void (*body)(void *),
-                         void *arg);
+                         void *arg, uint64_t *next);
 
 inline pg_err
 run(dim3 grid, dim3 block, bool barriers, void (*body)(void *), void *arg)
 {
-    pthread_mutex_lock(&launch_lock);
-    pg_err err = run_locked(grid, block, barriers, body, arg);
-    pthread_mutex_unlock(&launch_lock);
-    return err;
+    uint64_t next = 0;
+    for (;;) {
+        pthread_mutex_lock(&launch_lock);
+        pg_err err = run_locked(grid, block, barriers, body, arg, &next);
+        pthread_mutex_unlock(&launch_lock);
+        /* a SIGINT is pending: its handler runs with the lock let go */
+        if (err != PG_ERR_INTERRUPTED || pg_sim_interrupt_handle() != 0) {
+            return err;
+        }
+    }
 }
 
 inline pg_err
-run_locked(dim3 grid, dim3 block, bool barriers, void (*body)(void *), void *arg)
+run_locked(dim3 grid, dim3 block, bool barriers, void (*body)(void *), void *arg,
+           uint64_t *next)
 {
     uint64_t nblocks = (uint64_t)grid.x * grid.y * grid.z;
     unsigned int nthreads = block.x * block.y * block.z;
@@ -262,7 +303,11 @@ run_locked(dim3 grid, dim3 block, bool barriers, void (*body)(void *), void *arg
     pg_sim_blockDim = block;
     barrier_misuse = false;
     if (!barriers) {
-        for (uint64_t blk = 0; blk < nblocks; blk++) {
+        for (uint64_t blk = *next; blk < nblocks; blk++) {
+            if (interrupt_pending(nthreads)) {
+                *next = blk;
+                return PG_ERR_INTERRUPTED;
+            }
             set_block_index(blk, grid);
             for (unsigned int t = 0; t < nthreads; t++) {
                 set_thread_index(t);
@@ -291,11 +336,15 @@ run_locked(dim3 grid, dim3 block, bool barriers, void (*body)(void *), void *arg
         err = PG_ERR_MEMORY_ALLOCATION;
     }
     current_block = &b;
-    for (uint64_t blk = 0; err == PG_SUCCESS && blk < nblocks; blk++) {
-        set_block_index(blk, grid);
-        if (!run_block_fibers(&b, (char *)stacks)) {
-            err = PG_ERR_LAUNCH_FAILURE;
+    for (uint64_t blk = *next; err == PG_SUCCESS && blk < nblocks; blk++) {
+        if (interrupt_pending(nthreads)) {
+            err = PG_ERR_INTERRUPTED;
         }
+        else {
+            set_block_index(blk, grid);
+            err = run_block_fibers(&b, (char *)stacks);
+        }
+        *next = blk;
     }
     current_block = nullptr;
     free(b.threads);

@@ -93,3 +93,35 @@ def test_read_only_arrays_refuse_to_be_written_by_operations(rng):
         pygpu.matmul(pygpu.zeros((4, 4)), pygpu.zeros((4, 4)), out=sq)
     # reading them is fine
     np.testing.assert_allclose((r + r).copy_to_host(), 2 * src.copy_to_host())
+
+
+def test_made_up_pointer_is_refused_not_a_crash():
+    # on the simulator too: the pointer must lie in a live allocation
+    with pytest.raises(ValueError, match=r"0x4d2|not device memory|not inside"):
+        pygpu.asarray(Exported(pygpu.zeros(4), data=1234))
+
+
+def test_extent_past_the_allocation_is_refused(rng):
+    src = cuda.to_device(rng.standard_normal(4))
+    with pytest.raises(ValueError, match="past the end of the device allocation"):
+        pygpu.asarray(Exported(src, shape=(1 << 20,)))
+    with pytest.raises(ValueError, match="past the end of the device allocation"):
+        pygpu.asarray(Exported(src, data=src.ptr + 8, shape=(1 << 20,)))
+
+
+def test_pointer_into_a_freed_allocation_is_refused():
+    big = pygpu.empty(1 << 22)
+    ptr = big.ptr
+    del big
+    pygpu.get_memory_pool().free_all_blocks()  # the allocation goes back
+    with pytest.raises(ValueError, match="not device memory|not inside"):
+        pygpu.asarray(Exported(pygpu.zeros(4), data=ptr, shape=(1 << 22,)))
+
+
+def test_a_sub_range_of_a_live_array_is_fine(rng):
+    h = rng.standard_normal(16)
+    src = cuda.to_device(h)
+    view = pygpu.asarray(Exported(src, data=src.ptr + 8 * 3, shape=(13,)))
+    np.testing.assert_array_equal(view.copy_to_host(), h[3:])
+    view = pygpu.asarray(Exported(src, data=src.ptr + 8 * 15, shape=(1,)))
+    np.testing.assert_array_equal(view.copy_to_host(), h[15:])

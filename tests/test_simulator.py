@@ -19,4 +19,4 @@ def test_block_runner_catches_missing_and_divergent_barriers(tmp_path):
                    check=True, capture_output=True, text=True)
     r = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert r.stdout.count("ok:") == 6
+    assert r.stdout.count("ok:") == 8
