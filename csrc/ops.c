@@ -368,6 +368,9 @@ add_fast(pg_state *st, pg_array *A, pg_array *B, pg_operand *scalar, pg_array *o
                                              out->strides, out->flags)))) {
         return 1;
     }
+    if (pg_array_size(out) == 0) {
+        return 0; /* nothing to launch (and an empty array has no memory) */
+    }
     if (pg_device_push(st, rt, pg_array_device(out), &prev) < 0) {
         return -1;
     }

@@ -336,3 +336,13 @@ def test_fuzz_setitem_from_views_of_the_same_buffer(data, n):
     e2 = outcome(lambda: d.__setitem__(s1, src_d))
     assert (e1[1] is None) == (e2[1] is None), (e1, e2)
     np.testing.assert_array_equal(d.copy_to_host(), h)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int32, np.float16])
+def test_operations_on_empty_arrays(dtype):
+    e = pygpu.zeros(0, dtype)
+    for r in [e + e, e + 1, 2 * e, e < e, e - e[:0]]:
+        assert r.shape == (0,) and r.copy_to_host().shape == (0,)
+    z = pygpu.zeros((3, 0), dtype)
+    assert (z + pygpu.zeros(0, dtype)).shape == (3, 0)
+    assert (pygpu.asarray(np.array(1.5)) + e).shape == (0,)
