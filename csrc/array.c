@@ -506,8 +506,8 @@ Array_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (pg_conv_shape(st, shape_obj, &shape) == 0 &&
         pg_conv_order(st, order, &fortran) == 0 &&
         pg_conv_dtype(st, dtype_obj, &descr) == 0) {
-        res = (PyObject *)pg_array_empty_typed(st, type, shape.nd, shape.dims, descr,
-                                               fortran, NULL);
+        res = (PyObject *)pg_array_empty_typed(st, type, -1, shape.nd, shape.dims,
+                                               descr, fortran, NULL);
     }
     Py_XDECREF(descr);
     return res;
@@ -894,8 +894,12 @@ mod_to_device(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw
         Py_XDECREF(h);
         return res;
     }
-    if (pg_array_check(st, obj)) {
-        return pg_array_copy(st, ARR(obj), 0, &s.ref);
+    if (pg_array_check(st, obj)) { /* to the current device, as its name says */
+        int device = 0;
+        if (pg_current_device(st, pg_rt(), &device) < 0) {
+            return NULL;
+        }
+        return pg_array_copy_on(st, ARR(obj), device, 0, &s.ref);
     }
     return (PyObject *)pg_array_from_host(st, obj, NULL, &s.ref, !s.given);
 }

@@ -185,20 +185,24 @@ pg_device_pop(const pg_backend *rt, int prev)
 static _Thread_local pg_stream tls_handle;
 static _Thread_local uint64_t tls_serial;
 static _Thread_local PyObject *tls_obj;
+static _Thread_local int tls_device = -1;
 
 int
 pg_resolve_stream(pg_state *st, PyObject *obj, pg_stream_ref *out)
 {
+    out->device = -1;
     if (obj == NULL || obj == Py_None) {
         out->handle = tls_handle;
         out->serial = tls_serial;
         out->obj = tls_obj;
+        out->device = tls_device;
         return 0;
     }
     if (PyObject_TypeCheck(obj, st->StreamType)) {
         out->handle = PG_STREAM(obj)->handle;
         out->serial = PG_STREAM(obj)->serial;
         out->obj = PG_STREAM(obj)->handle == NULL ? NULL : obj;
+        out->device = PG_STREAM(obj)->handle == NULL ? -1 : PG_STREAM(obj)->device;
         return 0;
     }
     if (PyLong_CheckExact(obj)) {
@@ -241,6 +245,26 @@ pg_resolve_stream(pg_state *st, PyObject *obj, pg_stream_ref *out)
     return -1;
 }
 
+int
+pg_stream_for_device(pg_stream_ref *s, int device, int explicit)
+{
+    if (s->device < 0 || s->device == device) {
+        return 0;
+    }
+    if (explicit) {
+        PyErr_Format(PyExc_ValueError,
+                     "the stream belongs to device %d, but the work runs on device %d "
+                     "(where its arrays are); use a stream of device %d",
+                     s->device, device, device);
+        return -1;
+    }
+    s->handle = NULL; /* device's default stream */
+    s->serial = 0;
+    s->obj = NULL;
+    s->device = -1;
+    return 0;
+}
+
 PyObject *
 pg_stream_obj_new(pg_state *st, pg_stream handle, uint64_t serial, int device,
                   int owned)
@@ -263,11 +287,13 @@ set_current(PyObject *s)
         tls_handle = NULL;
         tls_serial = 0;
         tls_obj = NULL;
+        tls_device = -1;
     }
     else {
         tls_handle = PG_STREAM(s)->handle;
         tls_serial = PG_STREAM(s)->serial;
         tls_obj = s;
+        tls_device = PG_STREAM(s)->device;
     }
 }
 

@@ -34,7 +34,8 @@ pg_array_copy_into(pg_state *st, pg_array *dst, pg_array *src, const pg_stream_r
     /* d[:] = d[::-1], d[1:] = d[:-1]: NumPy copies as if through a buffer,
      * and so do we, since a copy in place would read what it already wrote
      * (and race with itself on a GPU). */
-    tmp = pg_array_empty(st, src->nd, src->shape, src->descr, 0, s);
+    tmp = pg_array_empty_on(st, pg_array_device(src), src->nd, src->shape, src->descr,
+                            0, s);
     if (tmp == NULL) {
         return -1;
     }
@@ -46,55 +47,183 @@ pg_array_copy_into(pg_state *st, pg_array *dst, pg_array *src, const pg_stream_r
     return rc;
 }
 
+/* s, made fit for work on `device` (another device's stream gives way to
+ * that device's default stream). */
+static pg_stream_ref
+stream_on(const pg_stream_ref *s, int device)
+{
+    pg_stream_ref r = *s;
+    (void)pg_stream_for_device(&r, device, 0);
+    return r;
+}
+
+/* Makes work queued after now on `waiter` (a stream of device wd) wait for the
+ * work queued so far on `signal` (of device sd): streams of two devices are
+ * ordered by an event of the signalling device. */
+static int
+order_streams(pg_state *st, int wd, pg_stream waiter, int sd, pg_stream signal)
+{
+    const pg_backend *rt = pg_rt();
+    pg_event e = NULL;
+    pg_status s;
+    int prev = 0;
+    if (pg_device_push(st, rt, sd, &prev) < 0) {
+        return -1;
+    }
+    s = PG_CALL(rt, event_create, (&e, 0));
+    if (s.err == PG_SUCCESS) {
+        s = PG_CALL(rt, event_record, (e, signal));
+    }
+    if (s.err == PG_SUCCESS && wd != sd) {
+        (void)rt->set_device(wd);
+    }
+    if (s.err == PG_SUCCESS) {
+        s = PG_CALL(rt, stream_wait_event, (waiter, e));
+    }
+    if (e != NULL) {
+        (void)rt->set_device(sd);
+        (void)rt->event_destroy(e); /* released once the wait is done */
+    }
+    pg_device_pop(rt, prev);
+    return pg_check(st, s);
+}
+
+/* dst <- src between two devices, dense and in one layout: the source's
+ * stream is waited for, the copy runs on dst's stream, and later work on the
+ * source's stream waits for the copy (it may overwrite what is read). */
+static int
+copy_between_devices(pg_state *st, pg_array *dst, pg_array *src, const pg_stream_ref *s)
+{
+    const pg_backend *rt = pg_rt();
+    int dd = pg_array_device(dst), sd = pg_array_device(src), prev = 0, rc;
+    pg_stream_ref ds = stream_on(s, dd),
+                  ss = stream_on(
+                      &(pg_stream_ref){src->buf->stream, src->buf->serial, NULL, -1},
+                      sd);
+    size_t n = pg_array_nbytes(dst);
+    pg_status st_;
+    if (order_streams(st, dd, ds.handle, sd, ss.handle) < 0 ||
+        pg_device_push(st, rt, dd, &prev) < 0) {
+        return -1;
+    }
+    pg_array_note_stream(dst, &ds);
+    st_ =
+        PG_CALL(rt, memcpy_async, (dst->data, src->data, n, PG_MEMCPY_D2D, ds.handle));
+    pg_device_pop(rt, prev);
+    if ((rc = pg_check(st, st_)) < 0) {
+        return rc;
+    }
+    return order_streams(st, sd, ss.handle, dd, ds.handle);
+}
+
+/* src of another device: gathered into one dense layout on its own device,
+ * copied across, scattered on dst's device where dst is strided. */
+static int
+copy_across(pg_state *st, pg_array *dst, pg_array *src, const pg_stream_ref *s)
+{
+    int fortran =
+        (dst->flags & NPY_ARRAY_F_CONTIGUOUS) && !(dst->flags & NPY_ARRAY_C_CONTIGUOUS);
+    pg_array *from = NULL, *to = NULL;
+    int rc = -1;
+    if (pg_same_dense_layout(dst->nd, dst->shape, dst->strides, dst->flags,
+                             src->strides, src->flags)) {
+        return copy_between_devices(st, dst, src, s);
+    }
+    from = pg_array_empty_on(st, pg_array_device(src), src->nd, src->shape, src->descr,
+                             (dst->flags & PG_CONTIG) ? fortran : 0, s);
+    if (from == NULL || copy_disjoint(st, from, src, s) < 0) {
+        goto done;
+    }
+    if (pg_same_dense_layout(dst->nd, dst->shape, dst->strides, dst->flags,
+                             from->strides, from->flags)) {
+        rc = copy_between_devices(st, dst, from, s);
+        goto done;
+    }
+    to = pg_array_empty_on(st, pg_array_device(dst), dst->nd, dst->shape, dst->descr, 0,
+                           s);
+    if (to != NULL && copy_between_devices(st, to, from, s) == 0) {
+        rc = copy_disjoint(st, dst, to, s);
+    }
+done:
+    Py_XDECREF(from);
+    Py_XDECREF(to);
+    return rc;
+}
+
 static int
 copy_disjoint(pg_state *st, pg_array *dst, pg_array *src, const pg_stream_ref *s)
 {
     const pg_backend *rt = pg_rt();
     int64_t shape[PG_MAXDIMS], ss[PG_MAXDIMS], ds[PG_MAXDIMS];
-    int prev = 0;
-    pg_err err;
-    pg_array_note_stream(dst, s);
-    pg_array_note_stream(src, s);
-    if (pg_same_dense_layout(dst->nd, dst->shape, dst->strides, dst->flags,
-                             src->strides, src->flags)) {
-        size_t n = (size_t)pg_array_size(dst) * PyDataType_ELSIZE(dst->descr);
-        return PG_TRY(st, rt, memcpy_async,
-                      (dst->data, src->data, n, PG_MEMCPY_D2D, s->handle));
+    int device = pg_array_device(dst), prev = 0;
+    pg_stream_ref on;
+    pg_status r;
+    if (pg_array_device(src) != device) {
+        return copy_across(st, dst, src, s);
     }
-    for (int i = 0; i < dst->nd; i++) {
-        shape[i] = dst->shape[i];
-        ss[i] = src->strides[i];
-        ds[i] = dst->strides[i];
-    }
-    if (pg_device_push(st, rt, pg_array_device(dst), &prev) < 0) {
+    on = stream_on(s, device);
+    pg_array_note_stream(dst, &on);
+    pg_array_note_stream(src, &on);
+    if (pg_device_push(st, rt, device, &prev) < 0) {
         return -1;
     }
-    err = rt->kernels->copy_strided((int)PyDataType_ELSIZE(dst->descr), dst->nd, shape,
-                                    src->data, ss, dst->data, ds, s->handle);
+    if (pg_same_dense_layout(dst->nd, dst->shape, dst->strides, dst->flags,
+                             src->strides, src->flags)) {
+        r = PG_CALL(
+            rt, memcpy_async,
+            (dst->data, src->data, pg_array_nbytes(dst), PG_MEMCPY_D2D, on.handle));
+    }
+    else {
+        for (int i = 0; i < dst->nd; i++) {
+            shape[i] = dst->shape[i];
+            ss[i] = src->strides[i];
+            ds[i] = dst->strides[i];
+        }
+        r.err =
+            rt->kernels->copy_strided((int)PyDataType_ELSIZE(dst->descr), dst->nd,
+                                      shape, src->data, ss, dst->data, ds, on.handle);
+        r.call = pg_kernel_names.copy_strided;
+    }
     pg_device_pop(rt, prev);
-    return err == PG_SUCCESS ? 0 : failed(st, err, pg_kernel_names.copy_strided);
+    return pg_check(st, r);
 }
 
+/* Host <-> device copies run with the array's device current: its staging
+ * buffers, and its stream. */
 static int
-h2d(pg_state *st, void *dst, const void *src, size_t n, const pg_stream_ref *s,
-    int sync)
+h2d(pg_state *st, int device, void *dst, const void *src, size_t n,
+    const pg_stream_ref *s, int sync)
 {
+    const pg_backend *rt = pg_rt();
+    pg_stream_ref on = stream_on(s, device);
+    int prev = 0;
     pg_err err;
+    if (pg_device_push(st, rt, device, &prev) < 0) {
+        return -1;
+    }
     Py_BEGIN_ALLOW_THREADS
-        err = pg_copy_h2d(dst, src, n, s->handle, sync);
+        err = pg_copy_h2d(dst, src, n, on.handle, sync);
     Py_END_ALLOW_THREADS
+    pg_device_pop(rt, prev);
     /* staged copies are memcpy_async calls and the syncs between them */
     return err == PG_SUCCESS ? 0 : failed(st, err, pg_call_names.memcpy_async);
 }
 
 static int
-d2h(pg_state *st, void *dst, const void *src, size_t n, const pg_stream_ref *s,
-    int sync)
+d2h(pg_state *st, int device, void *dst, const void *src, size_t n,
+    const pg_stream_ref *s, int sync)
 {
+    const pg_backend *rt = pg_rt();
+    pg_stream_ref on = stream_on(s, device);
+    int prev = 0;
     pg_err err;
+    if (pg_device_push(st, rt, device, &prev) < 0) {
+        return -1;
+    }
     Py_BEGIN_ALLOW_THREADS
-        err = pg_copy_d2h(dst, src, n, s->handle, sync);
+        err = pg_copy_d2h(dst, src, n, on.handle, sync);
     Py_END_ALLOW_THREADS
+    pg_device_pop(rt, prev);
     return err == PG_SUCCESS ? 0 : failed(st, err, pg_call_names.memcpy_async);
 }
 
@@ -116,14 +245,15 @@ copy_from_host(pg_state *st, pg_array *dst, PyArrayObject *src, const pg_stream_
         int src_flags = PyArray_FLAGS(src) & PG_CONTIG;
         if (pg_same_dense_layout(dst->nd, dst->shape, dst->strides, dst->flags,
                                  PyArray_STRIDES(src), src_flags)) {
-            return h2d(st, dst->data, PyArray_DATA(src), nbytes, s, sync);
+            return h2d(st, pg_array_device(dst), dst->data, PyArray_DATA(src), nbytes,
+                       s, sync);
         }
         tmp = (PyArrayObject *)PyArray_NewCopy(
             src, (dst->flags & NPY_ARRAY_C_CONTIGUOUS) ? NPY_CORDER : NPY_FORTRANORDER);
         if (tmp == NULL) {
             return -1;
         }
-        rc = h2d(st, dst->data, PyArray_DATA(tmp), nbytes, s, 1);
+        rc = h2d(st, pg_array_device(dst), dst->data, PyArray_DATA(tmp), nbytes, s, 1);
         Py_DECREF(tmp);
         return rc;
     }
@@ -132,9 +262,10 @@ copy_from_host(pg_state *st, pg_array *dst, PyArrayObject *src, const pg_stream_
     if (tmp == NULL) {
         return -1;
     }
-    staging = pg_array_empty(st, dst->nd, dst->shape, dst->descr, 0, s);
-    if (staging != NULL &&
-        h2d(st, staging->data, PyArray_DATA(tmp), nbytes, s, 1) == 0) {
+    staging = pg_array_empty_on(st, pg_array_device(dst), dst->nd, dst->shape,
+                                dst->descr, 0, s);
+    if (staging != NULL && h2d(st, pg_array_device(dst), staging->data,
+                               PyArray_DATA(tmp), nbytes, s, 1) == 0) {
         rc = pg_array_copy_into(st, dst, staging, s);
     }
     Py_XDECREF(staging);
@@ -157,7 +288,8 @@ copy_to_host(pg_state *st, pg_array *src, PyArrayObject *out, const pg_stream_re
     }
     pg_array_note_stream(src, s);
     if (!(src->flags & PG_CONTIG)) {
-        dense = pg_array_empty(st, src->nd, src->shape, src->descr, 0, s);
+        dense = pg_array_empty_on(st, pg_array_device(src), src->nd, src->shape,
+                                  src->descr, 0, s);
         if (dense == NULL || pg_array_copy_into(st, dense, src, s) < 0) {
             Py_XDECREF(dense);
             return -1;
@@ -166,7 +298,8 @@ copy_to_host(pg_state *st, pg_array *src, PyArrayObject *out, const pg_stream_re
     }
     if (pg_same_dense_layout(src->nd, src->shape, src->strides, src->flags,
                              PyArray_STRIDES(out), PyArray_FLAGS(out) & PG_CONTIG)) {
-        rc = d2h(st, PyArray_DATA(out), src->data, nbytes, s, sync);
+        rc = d2h(st, pg_array_device(src), PyArray_DATA(out), src->data, nbytes, s,
+                 sync);
         goto done;
     }
     Py_INCREF(src->descr);
@@ -175,7 +308,7 @@ copy_to_host(pg_state *st, pg_array *src, PyArrayObject *out, const pg_stream_re
     if (tmp == NULL) {
         goto done;
     }
-    if (d2h(st, PyArray_DATA(tmp), src->data, nbytes, s, 1) < 0) {
+    if (d2h(st, pg_array_device(src), PyArray_DATA(tmp), src->data, nbytes, s, 1) < 0) {
         goto done;
     }
     rc = PyArray_CopyInto(out, tmp);
@@ -310,13 +443,21 @@ pg_array_assign(pg_state *st, pg_array *dst, PyObject *obj, const char *what,
 PyObject *
 pg_array_copy(pg_state *st, pg_array *a, int fortran, const pg_stream_ref *s)
 {
+    return pg_array_copy_on(st, a, -1, fortran, s);
+}
+
+PyObject *
+pg_array_copy_on(pg_state *st, pg_array *a, int device, int fortran,
+                 const pg_stream_ref *s)
+{
     pg_stream_ref current;
     pg_array *c;
     if (s == NULL) {
         (void)pg_resolve_stream(st, NULL, &current);
         s = &current;
     }
-    c = pg_array_empty(st, a->nd, a->shape, a->descr, fortran, s);
+    c = pg_array_empty_on(st, device < 0 ? pg_array_device(a) : device, a->nd, a->shape,
+                          a->descr, fortran, s);
     if (c != NULL && pg_array_copy_into(st, c, a, s) < 0) {
         Py_CLEAR(c);
     }
@@ -352,8 +493,10 @@ pg_array_cast_into(pg_state *st, pg_array *dst, pg_array *src, const pg_stream_r
     if (PyArray_EquivTypes(dst->descr, src->descr)) {
         return pg_array_copy_into(st, dst, src, s);
     }
-    if (pg_array_overlap_unsafe(dst, src)) { /* read all of src first */
-        tmp = (pg_array *)pg_array_copy(st, src, 0, s);
+    if (pg_array_overlap_unsafe(dst, src) ||
+        pg_array_device(src) != pg_array_device(dst)) {
+        /* read all of src first (onto dst's device: the cast runs there) */
+        tmp = (pg_array *)pg_array_copy_on(st, src, pg_array_device(dst), 0, s);
         if (tmp == NULL) {
             return -1;
         }
@@ -429,7 +572,7 @@ fill_scalar(pg_state *st, pg_array *dst, PyObject *value, const pg_stream_ref *s
         goto done;
     }
     /* one element on the device, seen with dst's shape */
-    one = pg_array_empty(st, 0, NULL, dst->descr, 0, s);
+    one = pg_array_empty_on(st, pg_array_device(dst), 0, NULL, dst->descr, 0, s);
     if (one == NULL || copy_from_host(st, one, v, s, 1) < 0) {
         goto done;
     }

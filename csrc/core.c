@@ -242,8 +242,9 @@ pg_array_wrap(pg_state *st, char *data, int nd, const npy_intp *shape,
 }
 
 pg_array *
-pg_array_empty_typed(pg_state *st, PyTypeObject *type, int nd, const npy_intp *shape,
-                     PyArray_Descr *descr, int fortran, const pg_stream_ref *s)
+pg_array_empty_typed(pg_state *st, PyTypeObject *type, int device, int nd,
+                     const npy_intp *shape, PyArray_Descr *descr, int fortran,
+                     const pg_stream_ref *s)
 {
     pg_stream_ref current;
     npy_intp strides[PG_MAXDIMS];
@@ -251,18 +252,22 @@ pg_array_empty_typed(pg_state *st, PyTypeObject *type, int nd, const npy_intp *s
     npy_intp nbytes;
     pg_array *a = NULL;
     pg_buffer *buf = NULL;
-    int device = 0;
 
     if (rt == NULL) {
+        return NULL;
+    }
+    nbytes = checked_nbytes(nd, shape, PyDataType_ELSIZE(descr));
+    if (nbytes < 0 || (device < 0 && pg_current_device(st, rt, &device) < 0)) {
         return NULL;
     }
     if (s == NULL) {
         (void)pg_resolve_stream(st, NULL, &current);
         s = &current;
     }
-    nbytes = checked_nbytes(nd, shape, PyDataType_ELSIZE(descr));
-    if (nbytes < 0 || pg_current_device(st, rt, &device) < 0) {
-        return NULL;
+    if (s->device >= 0 && s->device != device) { /* another device's stream */
+        current = *s;
+        (void)pg_stream_for_device(&current, device, 0);
+        s = &current;
     }
     buf = pg_buffer_alloc(st, (size_t)nbytes, device, s);
     if (buf == NULL) {
@@ -290,7 +295,16 @@ pg_array *
 pg_array_empty(pg_state *st, int nd, const npy_intp *shape, PyArray_Descr *descr,
                int fortran, const pg_stream_ref *s)
 {
-    return pg_array_empty_typed(st, st->DeviceArrayType, nd, shape, descr, fortran, s);
+    return pg_array_empty_typed(st, st->DeviceArrayType, -1, nd, shape, descr, fortran,
+                                s);
+}
+
+pg_array *
+pg_array_empty_on(pg_state *st, int device, int nd, const npy_intp *shape,
+                  PyArray_Descr *descr, int fortran, const pg_stream_ref *s)
+{
+    return pg_array_empty_typed(st, st->DeviceArrayType, device, nd, shape, descr,
+                                fortran, s);
 }
 
 int

@@ -9,7 +9,11 @@
  *     streams are blocking, so they wait for work queued on it before);
  *   - to another stream only once an event recorded at the free has passed.
  * When cudaMalloc runs out of memory, the cached blocks are freed and the
- * allocation is tried once more. */
+ * allocation is tried once more.
+ *
+ * Each call works on the device it is given, whatever device is current
+ * (the device is made current for the call, then restored): memory, events
+ * and streams of a device are only ever touched with that device current. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <pthread.h>
@@ -31,6 +35,8 @@ typedef struct block {
 typedef struct {
     block *buckets[POOL_BUCKETS];
     size_t used, cached, limit;
+    pg_event spare_events[64]; /* events of this device, to reuse */
+    int n_spare_events;
 } device_pool;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -49,8 +55,26 @@ pool_disabled(void)
 }
 static device_pool pools[PG_MAX_DEVICES];
 static block *spare_blocks; /* block records to reuse */
-static pg_event spare_events[64];
-static int n_spare_events;
+
+/* Makes `device` current for a call of the pool; *prev gets the device to
+ * restore with device_restore. */
+static pg_err
+device_enter(const pg_backend *rt, int device, int *prev)
+{
+    pg_err err = rt->get_device(prev);
+    if (err == PG_SUCCESS && *prev != device) {
+        err = rt->set_device(device);
+    }
+    return err;
+}
+
+static void
+device_restore(const pg_backend *rt, int device, int prev)
+{
+    if (prev != device) {
+        (void)rt->set_device(prev);
+    }
+}
 
 size_t
 pg_pool_round(size_t size)
@@ -91,30 +115,48 @@ take_cached(const pg_backend *rt, device_pool *p, size_t rounded, uint64_t seria
     return NULL;
 }
 
+/* Under the lock, with p's device current. */
 static void
-recycle_event(const pg_backend *rt, pg_event e)
+recycle_event(const pg_backend *rt, device_pool *p, pg_event e)
 {
     if (e == NULL) {
         return;
     }
-    if (n_spare_events < (int)(sizeof(spare_events) / sizeof(spare_events[0]))) {
-        spare_events[n_spare_events++] = e;
+    if (p->n_spare_events <
+        (int)(sizeof(p->spare_events) / sizeof(p->spare_events[0]))) {
+        p->spare_events[p->n_spare_events++] = e;
     }
     else {
         (void)rt->event_destroy(e);
     }
 }
 
+static pg_err release_cached(const pg_backend *rt, device_pool *p);
+
 pg_err
 pg_pool_release_cached(int device)
 {
     const pg_backend *rt = pg_rt();
     device_pool *p = pool_of(device);
-    block *all = NULL;
-    pg_err first = PG_SUCCESS;
+    pg_err err;
+    int prev = device;
     if (p == NULL || rt == NULL) {
         return PG_ERR_INVALID_DEVICE;
     }
+    if ((err = device_enter(rt, device, &prev)) != PG_SUCCESS) {
+        return err;
+    }
+    err = release_cached(rt, p);
+    device_restore(rt, device, prev);
+    return err;
+}
+
+/* With p's device current. */
+static pg_err
+release_cached(const pg_backend *rt, device_pool *p)
+{
+    block *all = NULL;
+    pg_err first = PG_SUCCESS;
     pthread_mutex_lock(&lock);
     for (int i = 0; i < POOL_BUCKETS; i++) {
         while (p->buckets[i] != NULL) {
@@ -134,7 +176,7 @@ pg_pool_release_cached(int device)
         }
         pthread_mutex_lock(&lock);
         p->cached -= b->size;
-        recycle_event(rt, b->event);
+        recycle_event(rt, p, b->event);
         b->next = spare_blocks;
         spare_blocks = b;
         pthread_mutex_unlock(&lock);
@@ -142,19 +184,39 @@ pg_pool_release_cached(int device)
     return first;
 }
 
+static pg_err pool_alloc(const pg_backend *rt, device_pool *p, void **ptr, size_t size,
+                         uint64_t serial);
+static pg_err pool_free(const pg_backend *rt, device_pool *p, void *ptr, size_t size,
+                        pg_stream stream, uint64_t serial);
+
 pg_err
 pg_pool_alloc(void **ptr, size_t size, int device, pg_stream stream, uint64_t serial)
 {
     const pg_backend *rt = pg_rt();
     device_pool *p = pool_of(device);
-    size_t rounded = pg_pool_round(size);
-    block *b;
     pg_err err;
+    int prev = device;
     (void)stream;
     *ptr = NULL;
     if (p == NULL || rt == NULL) {
         return PG_ERR_INVALID_DEVICE;
     }
+    if ((err = device_enter(rt, device, &prev)) != PG_SUCCESS) {
+        return err;
+    }
+    err = pool_alloc(rt, p, ptr, size, serial);
+    device_restore(rt, device, prev);
+    return err;
+}
+
+/* With p's device current. */
+static pg_err
+pool_alloc(const pg_backend *rt, device_pool *p, void **ptr, size_t size,
+           uint64_t serial)
+{
+    size_t rounded = pg_pool_round(size);
+    block *b;
+    pg_err err;
     if (pool_disabled()) {
         pg_err e = rt->malloc(ptr, size);
         if (e == PG_SUCCESS) {
@@ -170,7 +232,7 @@ pg_pool_alloc(void **ptr, size_t size, int device, pg_stream stream, uint64_t se
         *ptr = b->ptr;
         p->cached -= rounded;
         p->used += rounded;
-        recycle_event(rt, b->event);
+        recycle_event(rt, p, b->event);
         b->next = spare_blocks;
         spare_blocks = b;
         pthread_mutex_unlock(&lock);
@@ -179,7 +241,7 @@ pg_pool_alloc(void **ptr, size_t size, int device, pg_stream stream, uint64_t se
     int over_limit = p->limit != 0 && p->used + p->cached + rounded > p->limit;
     pthread_mutex_unlock(&lock);
     if (over_limit) {
-        (void)pg_pool_release_cached(device);
+        (void)release_cached(rt, p);
         pthread_mutex_lock(&lock);
         over_limit = p->limit != 0 && p->used + p->cached + rounded > p->limit;
         pthread_mutex_unlock(&lock);
@@ -189,7 +251,7 @@ pg_pool_alloc(void **ptr, size_t size, int device, pg_stream stream, uint64_t se
     }
     err = rt->malloc(ptr, rounded);
     if (err == PG_ERR_MEMORY_ALLOCATION) {
-        (void)pg_pool_release_cached(device);
+        (void)release_cached(rt, p);
         err = rt->malloc(ptr, rounded);
     }
     if (err == PG_SUCCESS) {
@@ -205,12 +267,27 @@ pg_pool_free(void *ptr, size_t size, int device, pg_stream stream, uint64_t seri
 {
     const pg_backend *rt = pg_rt();
     device_pool *p = pool_of(device);
-    size_t rounded = pg_pool_round(size);
-    pg_event event = NULL;
-    block *b;
+    pg_err err;
+    int prev = device;
     if (p == NULL || rt == NULL) {
         return PG_ERR_INVALID_DEVICE;
     }
+    if ((err = device_enter(rt, device, &prev)) != PG_SUCCESS) {
+        return err;
+    }
+    err = pool_free(rt, p, ptr, size, stream, serial);
+    device_restore(rt, device, prev);
+    return err;
+}
+
+/* With p's device current. */
+static pg_err
+pool_free(const pg_backend *rt, device_pool *p, void *ptr, size_t size,
+          pg_stream stream, uint64_t serial)
+{
+    size_t rounded = pg_pool_round(size);
+    pg_event event = NULL;
+    block *b;
     if (pool_disabled()) {
         /* cudaFree waits for the device, so for all work on the block */
         pg_err e = rt->free(ptr);
@@ -221,8 +298,8 @@ pg_pool_free(void *ptr, size_t size, int device, pg_stream stream, uint64_t seri
     }
     if (serial != 0) {
         pthread_mutex_lock(&lock);
-        if (n_spare_events > 0) {
-            event = spare_events[--n_spare_events];
+        if (p->n_spare_events > 0) {
+            event = p->spare_events[--p->n_spare_events];
         }
         pthread_mutex_unlock(&lock);
         if (event == NULL && rt->event_create(&event, 0) != PG_SUCCESS) {
@@ -251,8 +328,10 @@ pg_pool_free(void *ptr, size_t size, int device, pg_stream stream, uint64_t seri
     }
     if (b == NULL) { /* no record to keep it in: give it back to the device */
         p->used -= rounded;
+        if (event != NULL) {
+            recycle_event(rt, p, event);
+        }
         pthread_mutex_unlock(&lock);
-        recycle_event(rt, event);
         return rt->free(ptr);
     }
     b->ptr = ptr;

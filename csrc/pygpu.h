@@ -169,11 +169,20 @@ typedef struct {
     pg_stream handle;
     uint64_t serial;
     PyObject *obj; /* borrowed */
+    /* the device the stream belongs to; -1 for a default stream (each device
+     * has its own: the one of the device the work runs on) or a foreign
+     * stream whose device pygpu cannot tell */
+    int device;
 } pg_stream_ref;
 
 /* obj: None/NULL for this thread's current stream, a Stream, 0, or an object
  * with __cuda_stream__. Returns 0, or -1 with TypeError. */
 int pg_resolve_stream(pg_state *st, PyObject *obj, pg_stream_ref *out);
+/* Makes s fit work on `device`. Streams belong to a device: an explicit
+ * stream of another device is a ValueError naming both; the thread's current
+ * stream (explicit == 0) of another device gives way to `device`'s default
+ * stream, as each device has its own current stream in CuPy and PyTorch. */
+int pg_stream_for_device(pg_stream_ref *s, int device, int explicit);
 /* True when obj asks for an explicit stream (so copies may be asynchronous). */
 static inline int
 pg_stream_given(PyObject *obj)
@@ -407,8 +416,12 @@ pg_array_note_stream(pg_array *a, const pg_stream_ref *s)
  * device, allocated in the order of stream s (NULL: the current stream). */
 pg_array *pg_array_empty(pg_state *st, int nd, const npy_intp *shape,
                          PyArray_Descr *descr, int fortran, const pg_stream_ref *s);
-/* The same, of type `type` (a subclass of DeviceArray). */
-pg_array *pg_array_empty_typed(pg_state *st, PyTypeObject *type, int nd,
+/* The same on `device` (whatever device is current); s of another device
+ * gives way to device's default stream. */
+pg_array *pg_array_empty_on(pg_state *st, int device, int nd, const npy_intp *shape,
+                            PyArray_Descr *descr, int fortran, const pg_stream_ref *s);
+/* Either, of type `type` (a subclass of DeviceArray); device -1: current. */
+pg_array *pg_array_empty_typed(pg_state *st, PyTypeObject *type, int device, int nd,
                                const npy_intp *shape, PyArray_Descr *descr, int fortran,
                                const pg_stream_ref *s);
 /* An array over (part of) buffer `buf` at data; strides in bytes, or NULL for
@@ -472,8 +485,12 @@ int pg_elementwise(pg_state *st, int op, int compute, pg_array *out, pg_operand 
 /* Device-to-device copy between arrays of one shape and dtype, on stream s. */
 int pg_array_copy_into(pg_state *st, pg_array *dst, pg_array *src,
                        const pg_stream_ref *s);
-/* A new dense copy of a (C order, or F if fortran) on stream s (NULL: current). */
+/* A new dense copy of a (C order, or F if fortran) on a's device, on stream
+ * s (NULL: current). */
 PyObject *pg_array_copy(pg_state *st, pg_array *a, int fortran, const pg_stream_ref *s);
+/* The same on `device` (-1: a's device), copying between devices if needed. */
+PyObject *pg_array_copy_on(pg_state *st, pg_array *a, int device, int fortran,
+                           const pg_stream_ref *s);
 /* Host (anything NumPy accepts) to a new device array, on stream s. */
 pg_array *pg_array_from_host(pg_state *st, PyObject *obj, PyArray_Descr *dtype,
                              const pg_stream_ref *s, int sync);
