@@ -433,10 +433,16 @@ pg_binary(pg_state *st, int op, PyObject *a, PyObject *b, PyObject *out_obj,
         check_same_device(what, B, out) < 0) {
         return NULL;
     }
+    /* NumPy resolves the types first, then broadcasts: its errors come in
+     * that order */
+    if (promote(st, op, a, A, b, B, out, &p) < 0) {
+        return NULL;
+    }
     if (pg_broadcast_shape(A != NULL ? A->nd : 0, A != NULL ? A->shape : NULL,
                            B != NULL ? B->nd : 0, B != NULL ? B->shape : NULL, &nd,
                            shape) < 0) {
-        return broadcast_error(A, B);
+        (void)broadcast_error(A, B);
+        goto done;
     }
     if (out != NULL && !pg_same_shape(nd, shape, out->nd, out->shape)) {
         PyObject *so = PyArray_IntTupleFromIntp(out->nd, out->shape);
@@ -449,10 +455,7 @@ pg_binary(pg_state *st, int op, PyObject *a, PyObject *b, PyObject *out_obj,
         }
         Py_XDECREF(so);
         Py_XDECREF(sb);
-        return NULL;
-    }
-    if (promote(st, op, a, A, b, B, out, &p) < 0) {
-        return NULL;
+        goto done;
     }
     /* operands */
     if (A != NULL) {
