@@ -237,9 +237,11 @@ arg_array(pg_state *st, const char *kname, const char *name, PyObject *o, int de
     a = (pg_array *)o;
     if (pg_array_device(a) != device) {
         PyErr_Format(PyExc_ValueError,
-                     "%s: argument '%s' is on device %d, but the launch is on "
-                     "device %d (select its device, or copy it)",
-                     kname, name, pg_array_device(a), device);
+                     "%s: argument '%s' is on device %d, but the launch runs on "
+                     "device %d, where the arguments before it are; the arrays of "
+                     "one launch must share a device (copy it with "
+                     "d.copy_to_device, or cuda.to_device under `with cuda.gpus[%d]:`)",
+                     kname, name, pg_array_device(a), device, device);
         return NULL;
     }
     return a;
@@ -721,6 +723,7 @@ Launch_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
     pg_launchable *f = l->function;
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     pg_stream_ref s;
+    int device, prev = 0, rc;
     if (f == NULL) {
         PyErr_SetString(PyExc_ReferenceError, "this kernel launch was cleared");
         return NULL;
@@ -742,7 +745,26 @@ Launch_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
     else {
         (void)pg_resolve_stream(l->st, NULL, &s);
     }
-    if (f->kind->check_and_launch(l->st, f, &l->cfg, args, &s) < 0) {
+    /* An operation runs where its data is: on the device of the arrays (or
+     * the module), whatever device is current. */
+    device = f->device;
+    for (Py_ssize_t i = 0; device < 0 && i < nargs; i++) {
+        if (pg_array_check(l->st, args[i])) {
+            device = pg_array_device((pg_array *)args[i]);
+        }
+    }
+    if (device < 0) {
+        return f->kind->check_and_launch(l->st, f, &l->cfg, args, &s) < 0
+                   ? NULL
+                   : Py_NewRef(Py_None);
+    }
+    if (pg_stream_for_device(&s, device, l->cfg.has_stream) < 0 ||
+        pg_device_push(l->st, pg_rt(), device, &prev) < 0) {
+        return NULL;
+    }
+    rc = f->kind->check_and_launch(l->st, f, &l->cfg, args, &s);
+    pg_device_pop(pg_rt(), prev);
+    if (rc < 0) {
         return NULL;
     }
     Py_RETURN_NONE;
@@ -971,6 +993,7 @@ pg_kernels_init(PyObject *module, pg_state *st)
         k->head.name = kernel_info[i].name;
         k->head.usage = kernel_info[i].signature;
         k->head.nargs = kernel_info[i].nargs;
+        k->head.device = -1;
         k->id = (pg_kernel_id)i;
         if (PyDict_SetItemString(st->kernels, kernel_info[i].name, (PyObject *)k) < 0) {
             Py_DECREF(k);

@@ -557,6 +557,9 @@ typedef struct {
     const char *name;  /* for messages; lives as long as the object */
     const char *usage; /* "add[grid, block](a, b, out)", or NULL */
     int nargs;         /* the arguments a launch takes, all positional */
+    /* the device it runs on: a module's, where it was loaded; -1 for the
+     * device of its array arguments (the current device if it has none) */
+    int device;
 } pg_launchable;
 
 struct pg_launch_kind {

@@ -247,6 +247,7 @@ Module_get_function(PyObject *self, PyObject *name)
     f->head.name = f->cname;
     f->head.usage = NULL;
     f->head.nargs = 0;
+    f->head.device = m->device;
     PyObject_GC_Track(f);
     if (f->cname == NULL) {
         Py_DECREF(f);
@@ -551,12 +552,7 @@ Function_check_and_launch(pg_state *st, pg_launchable *self,
         PyErr_SetString(PyExc_ReferenceError, "this kernel's module was cleared");
         return -1;
     }
-    if (pg_rt()->get_device(&device) != PG_SUCCESS || device != f->device) {
-        PyErr_Format(PyExc_ValueError,
-                     "%U was loaded on device %d; select that device to launch it",
-                     f->name, f->device);
-        return -1;
-    }
+    device = f->device; /* the one path made it current */
     if (nargs > 16) {
         slots = PyMem_Calloc((size_t)nargs, sizeof(param_slot));
         ptrs = PyMem_Calloc((size_t)nargs, sizeof(void *));

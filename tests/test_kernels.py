@@ -340,11 +340,18 @@ def test_arrays_on_another_device_are_refused():
     with cuda.gpus[1]:
         other = pygpu.zeros(8, dtype=np.float32)
     here = pygpu.zeros(8, dtype=np.float32)
-    with pytest.raises(ValueError, match="is on device 1, but the launch is on device 0"):
+    with pytest.raises(ValueError, match="is on device 1, but the launch runs on device 0"):
         kernels.add[1, 32](here, other, here)
+    with pytest.raises(ValueError, match="is on device 0, but the launch runs on device 1"):
+        kernels.add[1, 32](other, here, other)
     with cuda.gpus[1]:
         kernels.add_one[1, 32](other)
     assert (other.copy_to_host() == 1).all()
+    # a launch runs where its arrays are, whatever device is current
+    kernels.add_one[1, 32](other)
+    with cuda.gpus[0]:
+        kernels.add[1, 32](other, other, other)
+    assert (other.copy_to_host() == 4).all()
 
 
 def test_kernel_objects_describe_themselves():
