@@ -547,7 +547,7 @@ Array_contains(PyObject *self, PyObject *value)
         return -1;
     }
     (void)pg_resolve_stream(st, NULL, &cur);
-    eq = pg_binary(st, PG_OP_EQUAL, self, value, NULL, &cur);
+    eq = pg_binary(st, PG_OP_EQUAL, self, value, NULL, &cur, 0);
     if (eq != NULL) {
         host = pg_array_to_new_host(st, ARR(eq), &cur);
     }

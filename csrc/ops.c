@@ -73,6 +73,18 @@ auto_method(npy_intp m, npy_intp n, npy_intp k)
     return m < 128 || n < 128 ? PG_K_matmul_naive : PG_K_matmul_tiled;
 }
 
+/* An operation runs where its data is: makes `device` (its arrays') current,
+ * with *s made fit for it (an explicit stream of another device is an
+ * error); restore with pg_device_pop(pg_rt(), *prev). */
+static int
+enter_device(pg_state *st, int device, pg_stream_ref *s, int explicit, int *prev)
+{
+    if (pg_stream_for_device(s, device, explicit) < 0) {
+        return -1;
+    }
+    return pg_device_push(st, pg_rt(), device, prev);
+}
+
 static PyObject *
 matmul_impl(pg_state *st, PyObject *a, PyObject *b, const char *method, PyObject *out,
             PyObject *stream)
@@ -80,13 +92,13 @@ matmul_impl(pg_state *st, PyObject *a, PyObject *b, const char *method, PyObject
     PyObject *ca = NULL, *cb = NULL, *res = NULL;
     pg_stream_ref cur;
     pg_array *A, *B;
-    int device = 0;
+    int device = 0, prev = 0;
     pg_kernel_id id;
     npy_intp shape[2];
     if (pg_resolve_stream(st, stream, &cur) < 0) {
         return NULL;
     }
-    if (pg_get_rt(st) == NULL || pg_current_device(st, pg_rt(), &device) < 0) {
+    if (pg_get_rt(st) == NULL) {
         return NULL;
     }
     if (strcmp(method, "naive") == 0) {
@@ -122,6 +134,11 @@ matmul_impl(pg_state *st, PyObject *a, PyObject *b, const char *method, PyObject
     if (id == PG_K_COUNT) {
         id = auto_method(A->shape[0], B->shape[1], A->shape[1]);
     }
+    device = pg_array_device(A);
+    if (enter_device(st, device, &cur, stream != NULL && stream != Py_None, &prev) <
+        0) {
+        return NULL;
+    }
     if ((ca = c_contiguous(st, a, &cur)) == NULL ||
         (cb = c_contiguous(st, b, &cur)) == NULL) {
         goto done;
@@ -154,6 +171,7 @@ matmul_impl(pg_state *st, PyObject *a, PyObject *b, const char *method, PyObject
         }
     }
 done:
+    pg_device_pop(pg_rt(), prev);
     Py_XDECREF(ca);
     Py_XDECREF(cb);
     return res;
@@ -393,7 +411,7 @@ add_fast(pg_state *st, pg_array *A, pg_array *B, pg_operand *scalar, pg_array *o
 
 PyObject *
 pg_binary(pg_state *st, int op, PyObject *a, PyObject *b, PyObject *out_obj,
-          const pg_stream_ref *s)
+          const pg_stream_ref *stream, int stream_given)
 {
     const char *what = op_names[op];
     pg_array *A = pg_array_check(st, a) ? (pg_array *)a : NULL;
@@ -402,7 +420,9 @@ pg_binary(pg_state *st, int op, PyObject *a, PyObject *b, PyObject *out_obj,
     pg_operand oa, ob;
     promotion p = {NULL, NULL};
     npy_intp shape[PG_MAXDIMS];
-    int nd = 0, fortran, rc;
+    int nd = 0, fortran, rc, prev = 0, entered = 0;
+    pg_stream_ref on = *stream;
+    const pg_stream_ref *s = &on;
     PyObject *res = NULL;
 
     if (pg_get_rt(st) == NULL) {
@@ -457,6 +477,12 @@ pg_binary(pg_state *st, int op, PyObject *a, PyObject *b, PyObject *out_obj,
         Py_XDECREF(sb);
         goto done;
     }
+    /* the operation runs on its arrays' device */
+    if (enter_device(st, pg_array_device(A != NULL ? A : B), &on, stream_given, &prev) <
+        0) {
+        goto done;
+    }
+    entered = 1;
     /* operands */
     if (A != NULL) {
         (void)pg_operand_of_array(&oa, A, nd, shape);
@@ -540,6 +566,9 @@ constant_or_error:
         Py_XDECREF(ans);
     }
 done:
+    if (entered) {
+        pg_device_pop(pg_rt(), prev);
+    }
     Py_XDECREF(target);
     Py_XDECREF(p.result);
     Py_XDECREF(p.compute);
@@ -567,7 +596,7 @@ binary_slot(int op, PyObject *a, PyObject *b, PyObject *out)
         Py_RETURN_NOTIMPLEMENTED;
     }
     (void)pg_resolve_stream(st, NULL, &cur);
-    return pg_binary(st, op, a, b, out, &cur);
+    return pg_binary(st, op, a, b, out, &cur, 0);
 }
 
 PyObject *
@@ -666,7 +695,7 @@ binary_function(PyObject *m, int op, PyObject *const *args, Py_ssize_t nargs,
     if (pg_parse(st, &sigs[op], args, nargs, kwnames, &a, &b, &out, &s) < 0) {
         return NULL;
     }
-    return pg_binary(st, op, a, b, out, &s.ref);
+    return pg_binary(st, op, a, b, out, &s.ref, s.given);
 }
 
 static PyObject *
@@ -693,11 +722,10 @@ mod_add_one(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwna
     static const pg_signature sig = {
         "add_one", 1, 2, {{"A", pg_conv_object}, {"stream", pg_conv_stream}}};
     pg_state *st = pg_state_of_module(m);
-    PyObject *A = NULL, *dense = NULL;
+    PyObject *A = NULL, *dense = NULL, *res = NULL;
     pg_stream_arg s;
-    int device = 0;
-    if (pg_parse(st, &sig, args, nargs, kwnames, &A, &s) < 0 || pg_get_rt(st) == NULL ||
-        pg_current_device(st, pg_rt(), &device) < 0) {
+    int device = 0, prev = 0;
+    if (pg_parse(st, &sig, args, nargs, kwnames, &A, &s) < 0 || pg_get_rt(st) == NULL) {
         return NULL;
     }
     if (!pg_array_check(st, A)) {
@@ -708,17 +736,23 @@ mod_add_one(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwna
     if (pg_array_check_writeable((pg_array *)A, "add_one") < 0) {
         return NULL;
     }
+    device = pg_array_device((pg_array *)A);
+    if (enter_device(st, device, &s.ref, s.given, &prev) < 0) {
+        return NULL;
+    }
     /* a strided view: work on a dense copy, then write it back */
     dense = (((pg_array *)A)->flags & PG_CONTIG)
                 ? Py_NewRef(A)
                 : pg_array_copy(st, (pg_array *)A, 0, &s.ref);
-    if (dense == NULL || pg_kernel_run(st, PG_K_add_one, "add_one", &dense,
+    if (dense != NULL && pg_kernel_run(st, PG_K_add_one, "add_one", &dense,
                                        flat_config(pg_array_size((pg_array *)dense)),
-                                       flat_block, device, &s.ref) < 0) {
-        Py_XDECREF(dense);
-        return NULL;
+                                       flat_block, device, &s.ref) == 0) {
+        res = write_back(st, A, dense, &s.ref);
+        dense = NULL; /* write_back took it */
     }
-    return write_back(st, A, dense, &s.ref);
+    Py_XDECREF(dense);
+    pg_device_pop(pg_rt(), prev);
+    return res;
 }
 
 static PyObject *

@@ -607,7 +607,7 @@ extern PyMethodDef pg_ops_functions[];
  * errors, out= with NumPy's casting rule, overlap as if buffered. out may be
  * NULL (a new array). A new reference, or NULL. */
 PyObject *pg_binary(pg_state *st, int op, PyObject *a, PyObject *b, PyObject *out,
-                    const pg_stream_ref *s);
+                    const pg_stream_ref *s, int stream_given);
 /* The number protocol and rich comparison of DeviceArray. */
 PyObject *pg_array_add(PyObject *a, PyObject *b);
 PyObject *pg_array_subtract(PyObject *a, PyObject *b);
