@@ -90,13 +90,22 @@ mod_versions(PyObject *Py_UNUSED(m), PyObject *Py_UNUSED(ignored))
 static PyObject *
 mod_peer_access(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    static const pg_signature sig = {
-        "peer_access", 2, 2, {{"device", pg_conv_device}, {"peer", pg_conv_device}}};
+    static const pg_signature sig = {"peer_access",
+                                     2,
+                                     3,
+                                     {{"device", pg_conv_device},
+                                      {"peer", pg_conv_device},
+                                      {"enable", pg_conv_object_or_none}}};
     pg_state *st = pg_state_of_module(m);
     const pg_backend *rt = NULL;
-    int device = 0, peer = 0, can = 0;
+    PyObject *enableobj = NULL;
+    const char *call = NULL;
+    int device = 0, peer = 0, can = 0, enable = 0;
     pg_status s;
-    if (pg_parse(st, &sig, args, nargs, kwnames, &device, &peer) < 0) {
+    if (pg_parse(st, &sig, args, nargs, kwnames, &device, &peer, &enableobj) < 0) {
+        return NULL;
+    }
+    if (enableobj != NULL && (enable = PyObject_IsTrue(enableobj)) < 0) {
         return NULL;
     }
     if (device == peer) {
@@ -107,7 +116,13 @@ mod_peer_access(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *
         return NULL;
     }
     Py_BEGIN_ALLOW_THREADS
-        s = PG_CALL(rt, can_access_peer, (device, peer, &can));
+        if (enable) {
+            s.err = pg_peer_ensure(device, peer, &can, &call);
+            s.call = call != NULL ? call : pg_call_names.enable_peer_access;
+        }
+        else {
+            s = PG_CALL(rt, can_access_peer, (device, peer, &can));
+        }
     Py_END_ALLOW_THREADS
     if (pg_check(st, s) < 0) {
         return NULL;
@@ -162,8 +177,10 @@ mod_fill_bytes_here(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
 static PyMethodDef device_functions[] = {
     {"peer_access", (PyCFunction)(void (*)(void))mod_peer_access,
      METH_FASTCALL | METH_KEYWORDS,
-     "peer_access(device, peer)\n--\n\nTrue if kernels on `device` can be given access "
-     "to memory of `peer` (cudaDeviceCanAccessPeer); True for the same device."},
+     "peer_access(device, peer, enable=False)\n--\n\nTrue if kernels on `device` can "
+     "be given access to memory of `peer` (cudaDeviceCanAccessPeer); True for the "
+     "same device. With enable=True, also enables that access, once per pair in the "
+     "process, and says whether it is enabled."},
     {"_fill_bytes_here", (PyCFunction)(void (*)(void))mod_fill_bytes_here,
      METH_FASTCALL | METH_KEYWORDS,
      "_fill_bytes_here(a, value)\n--\n\nFor tests: fills every byte of `a`'s buffer "

@@ -192,8 +192,7 @@ sim_peer_setting(void)
         snprintf(config_message, sizeof(config_message),
                  "PYGPU_SIM_PEER is '%.100s'; give 1 (every pair of simulated devices "
                  "can have peer access, the default) or 0 (no pair can: a kernel may "
-                 "touch only its own device's memory, and copies between devices are "
-                 "staged)",
+                 "touch only its own device's memory), e.g. PYGPU_SIM_PEER=0",
                  v);
         return -1;
     }
