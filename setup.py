@@ -23,7 +23,7 @@ C_SOURCES = ["module.c", "errors.c", "format.c", "context.c", "device.c", "args.
              "buffer.c", "core.c", "elementwise.c", "copy.c", "array.c", "ops.c",
              "launch.c", "rt.c", "rt_cuda.c", "rt_sim.c", "rt_nvrtc.c", "hostcopy.c",
              "pool.c", "stream.c", "event.c", "pinned.c", "poolmod.c", "transfer.c",
-             "interop.c", "rawkernel.c"]
+             "interop.c", "rawkernel.c", "peer.c"]
 DEFAULT_ARCHS = "80;86;89;90"
 
 

@@ -306,3 +306,33 @@ pg_conv_str(pg_state *Py_UNUSED(st), PyObject *obj, void *out)
     *s = PyUnicode_AsUTF8(obj);
     return *s == NULL ? -1 : 0;
 }
+
+int
+pg_conv_device(pg_state *st, PyObject *obj, void *out)
+{
+    int *device = out, overflow = 0, count = 0;
+    const pg_backend *rt = NULL;
+    long id;
+    if (obj == NULL || PyBool_Check(obj) || !PyLong_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "a device id must be an int, not %.100s",
+                     obj != NULL ? Py_TYPE(obj)->tp_name : "nothing");
+        return -1;
+    }
+    id = PyLong_AsLongAndOverflow(obj, &overflow);
+    if (id == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    rt = pg_get_rt(st);
+    if (rt == NULL || PG_TRY(st, rt, device_count, (&count)) < 0) {
+        return -1;
+    }
+    if (overflow || id < 0 || id >= count) {
+        PyErr_Format(PyExc_ValueError,
+                     "device %R does not exist: there %s %d device%s (ids 0 to %d)",
+                     obj, count == 1 ? "is" : "are", count, count == 1 ? "" : "s",
+                     count - 1);
+        return -1;
+    }
+    *device = (int)id;
+    return 0;
+}

@@ -136,6 +136,7 @@ pg_raise(pg_state *st, pg_err err, const char *call)
 {
     char msg[512];
     const pg_backend *rt = pg_rt_peek();
+    int device = -1, peer = -1;
     if (pg_context_unusable()) {
         return pg_raise_unusable(st, call);
     }
@@ -155,7 +156,14 @@ pg_raise(pg_state *st, pg_err err, const char *call)
         PyErr_Format(PyExc_ValueError, "%s", why != NULL ? why : pg_error_string(err));
         return NULL;
     }
-    if (rt != NULL && (rt->caps & PG_CAP_STICKY_FAULTS) && pg_err_is_fault(err)) {
+    if (err == PG_ERR_PEER_ACCESS_NOT_ENABLED && rt != NULL &&
+        rt->access_fault != NULL && rt->access_fault(&device, &peer) == 0) {
+        snprintf(msg, sizeof(msg),
+                 "%s failed: %s: a kernel on device %d touched memory of device %d, "
+                 "and peer access between them is not enabled",
+                 call, pg_error_name(err), device, peer);
+    }
+    else if (rt != NULL && (rt->caps & PG_CAP_STICKY_FAULTS) && pg_err_is_fault(err)) {
         dead_err = err;
         snprintf(msg, sizeof(msg),
                  "%s failed: %s: %s. A kernel faulted; the CUDA context is unusable "

@@ -26,9 +26,14 @@
 #else
 #include "sim_exec.h"
 #define PG_KERNEL_TABLE pg_sim_kernels
+/* the simulator refuses a kernel given memory its device may not touch */
 #define PG_LAUNCH(barriers, kernel, grid, block, stream, ...)                          \
     do {                                                                               \
         (void)(stream);                                                                \
+        pg_err access_ = pg_sim::check_access(__VA_ARGS__);                            \
+        if (access_ != PG_SUCCESS) {                                                   \
+            return access_;                                                            \
+        }                                                                              \
         return pg_sim::launch((grid), (block), (barriers),                             \
                               [&] { kernel(__VA_ARGS__); });                           \
     } while (0)

@@ -87,7 +87,104 @@ mod_versions(PyObject *Py_UNUSED(m), PyObject *Py_UNUSED(ignored))
                          rt->driver_version(), "runtime", rt->runtime_version());
 }
 
+static PyObject *
+mod_peer_access(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const pg_signature sig = {"peer_access",
+                                     2,
+                                     3,
+                                     {{"device", pg_conv_device},
+                                      {"peer", pg_conv_device},
+                                      {"enable", pg_conv_object_or_none}}};
+    pg_state *st = pg_state_of_module(m);
+    const pg_backend *rt = NULL;
+    PyObject *enableobj = NULL;
+    const char *call = NULL;
+    int device = 0, peer = 0, can = 0, enable = 0;
+    pg_status s;
+    if (pg_parse(st, &sig, args, nargs, kwnames, &device, &peer, &enableobj) < 0) {
+        return NULL;
+    }
+    if (enableobj != NULL && (enable = PyObject_IsTrue(enableobj)) < 0) {
+        return NULL;
+    }
+    if (device == peer) {
+        Py_RETURN_TRUE; /* a device's kernels reach its own memory */
+    }
+    rt = pg_get_rt(st);
+    if (rt == NULL) {
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+        if (enable) {
+            s.err = pg_peer_ensure(device, peer, &can, &call);
+            s.call = call != NULL ? call : pg_call_names.enable_peer_access;
+        }
+        else {
+            s = PG_CALL(rt, can_access_peer, (device, peer, &can));
+        }
+    Py_END_ALLOW_THREADS
+    if (pg_check(st, s) < 0) {
+        return NULL;
+    }
+    return PyBool_FromLong(can);
+}
+
+/* For tests of the backend's device checks: fills `a`'s whole buffer with
+ * `value` by a kernel on the *current* device, whichever device owns it. */
+static PyObject *
+mod_fill_bytes_here(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                    PyObject *kwnames)
+{
+    static const pg_signature sig = {
+        "_fill_bytes_here", 2, 2, {{"a", pg_conv_object}, {"value", pg_conv_object}}};
+    pg_state *st = pg_state_of_module(m);
+    const pg_backend *rt = NULL;
+    PyObject *obj = NULL, *valueobj = NULL;
+    pg_buffer *buf = NULL;
+    unsigned char value;
+    long v;
+    if (pg_parse(st, &sig, args, nargs, kwnames, &obj, &valueobj) < 0) {
+        return NULL;
+    }
+    if (!pg_array_check(st, obj)) {
+        return PyErr_Format(PyExc_TypeError, "a must be a DeviceArray, not %.100s",
+                            Py_TYPE(obj)->tp_name);
+    }
+    v = PyLong_AsLong(valueobj);
+    if (v == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (v < 0 || v > 255) {
+        return PyErr_Format(PyExc_ValueError,
+                            "value must be a byte (0 to 255), not %ld", v);
+    }
+    value = (unsigned char)v;
+    buf = ((pg_array *)obj)->buf;
+    rt = pg_get_rt(st);
+    if (rt == NULL ||
+        pg_array_check_writeable((pg_array *)obj, "_fill_bytes_here") < 0) {
+        return NULL;
+    }
+    if (pg_check(st, (pg_status){rt->kernels->fill(1, buf->ptr, (int64_t)buf->size,
+                                                   &value, NULL),
+                                 pg_kernel_names.fill}) < 0) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef device_functions[] = {
+    {"peer_access", (PyCFunction)(void (*)(void))mod_peer_access,
+     METH_FASTCALL | METH_KEYWORDS,
+     "peer_access(device, peer, enable=False)\n--\n\nTrue if kernels on `device` can "
+     "be given access to memory of `peer` (cudaDeviceCanAccessPeer); True for the "
+     "same device. With enable=True, also enables that access, once per pair in the "
+     "process, and says whether it is enabled."},
+    {"_fill_bytes_here", (PyCFunction)(void (*)(void))mod_fill_bytes_here,
+     METH_FASTCALL | METH_KEYWORDS,
+     "_fill_bytes_here(a, value)\n--\n\nFor tests: fills every byte of `a`'s buffer "
+     "with `value` by a kernel on the current device, with no device check."},
     {"is_available", mod_is_available, METH_NOARGS,
      "is_available()\n--\n\nTrue if a device (or the simulator) can be used. "
      "Creates no CUDA context."},

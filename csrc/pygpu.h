@@ -276,6 +276,8 @@ int pg_conv_shape(pg_state *st, PyObject *obj, void *out);         /* pg_shape *
 int pg_conv_order(pg_state *st, PyObject *obj, void *out);  /* int *: 1 for 'F' */
 int pg_conv_stream(pg_state *st, PyObject *obj, void *out); /* pg_stream_arg * */
 int pg_conv_str(pg_state *st, PyObject *obj, void *out);    /* const char **, or NULL */
+/* int *: the id of a device there is (an int; ValueError naming the count) */
+int pg_conv_device(pg_state *st, PyObject *obj, void *out);
 
 /* The one dtype table: each dtype pygpu stores, its DLPack type code, and
  * the code the prebuilt kernels know it by (PG_F32..., or -1). */

@@ -226,6 +226,45 @@ cuda_memset_async(void *ptr, int value, size_t size, pg_stream stream)
 }
 
 static pg_err
+cuda_can_access_peer(int device, int peer, int *can)
+{
+    *can = 0;
+    return ret(cudaDeviceCanAccessPeer(can, device, peer));
+}
+
+/* cudaDeviceEnablePeerAccess acts for the current device: make `device`
+ * current for the call, then restore the caller's. */
+static pg_err
+cuda_enable_peer_access(int device, int peer)
+{
+    int prev = 0;
+    pg_err err = ret(cudaGetDevice(&prev));
+    if (err != PG_SUCCESS) {
+        return err;
+    }
+    if (prev != device && (err = ret(cudaSetDevice(device))) != PG_SUCCESS) {
+        return err;
+    }
+    err = ret(cudaDeviceEnablePeerAccess(peer, 0));
+    if (err == PG_ERR_PEER_ACCESS_ALREADY_ENABLED) {
+        err = PG_SUCCESS;
+    }
+    if (prev != device) {
+        pg_err back = ret(cudaSetDevice(prev));
+        err = err != PG_SUCCESS ? err : back;
+    }
+    return err;
+}
+
+static pg_err
+cuda_memcpy_peer_async(void *dst, int dst_device, const void *src, int src_device,
+                       size_t size, pg_stream stream)
+{
+    return ret(cudaMemcpyPeerAsync(dst, dst_device, src, src_device, size,
+                                   (cudaStream_t)stream));
+}
+
+static pg_err
 cuda_host_alloc(void **ptr, size_t size)
 {
     return ret(cudaHostAlloc(ptr, size, cudaHostAllocPortable));
@@ -419,12 +458,16 @@ static const pg_backend cuda_backend = {
     .event_elapsed_ms = cuda_event_elapsed_ms,
     .memcpy_async = cuda_memcpy_async,
     .memset_async = cuda_memset_async,
+    .can_access_peer = cuda_can_access_peer,
+    .enable_peer_access = cuda_enable_peer_access,
+    .memcpy_peer_async = cuda_memcpy_peer_async,
     .host_alloc = cuda_host_alloc,
     .host_free = cuda_host_free,
     .is_pinned = cuda_is_pinned,
     .pointer_device = cuda_pointer_device,
     .pointer_range = cuda_pointer_range,
     .config_error = NULL,        /* no settings of its own */
+    .access_fault = NULL,        /* a kernel that reaches too far faults */
     .set_interrupt_hooks = NULL, /* launches run on the GPU */
     .module_load = cuda_module_load,
     .module_unload = cuda_module_unload,

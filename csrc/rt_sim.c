@@ -26,7 +26,7 @@ typedef struct {
 static _Atomic size_t sim_used[PG_MAX_DEVICES];
 static _Thread_local int sim_current;
 
-/* ---- settings: PYGPU_SIM_MEMORY and PYGPU_SIM_DEVICES ---------------------- */
+/* ---- settings: PYGPU_SIM_MEMORY, PYGPU_SIM_DEVICES, PYGPU_SIM_PEER --------- */
 
 /* Why the last call on this thread failed with PG_ERR_CONFIGURATION. */
 static _Thread_local char config_message[512];
@@ -167,7 +167,39 @@ sim_devices(void)
     return (int)n;
 }
 
-/* Both settings are checked whenever the devices are counted, which the
+/* PYGPU_SIM_PEER: 1 (the default) if every pair of simulated devices can
+ * have peer access, 0 if none can; -1 if the setting is not understood. */
+static int
+sim_peer_setting(void)
+{
+    const char *v = getenv("PYGPU_SIM_PEER");
+    const char *p = v;
+    int value;
+    if (v == NULL || *v == '\0') {
+        return 1;
+    }
+    while (is_space(*p)) {
+        p++;
+    }
+    value = *p == '0' ? 0 : *p == '1' ? 1 : -1;
+    if (value >= 0) {
+        p++;
+    }
+    while (is_space(*p)) {
+        p++;
+    }
+    if (value < 0 || *p != '\0') {
+        snprintf(config_message, sizeof(config_message),
+                 "PYGPU_SIM_PEER is '%.100s'; give 1 (every pair of simulated devices "
+                 "can have peer access, the default) or 0 (no pair can: a kernel may "
+                 "touch only its own device's memory), e.g. PYGPU_SIM_PEER=0",
+                 v);
+        return -1;
+    }
+    return value;
+}
+
+/* The settings are checked whenever the devices are counted, which the
  * first operation does (the backend gate), so that a bad one is reported
  * there, as a ValueError. */
 static pg_err
@@ -175,7 +207,7 @@ sim_device_count(int *count)
 {
     config_message[0] = '\0';
     *count = sim_devices();
-    if (*count == 0 || sim_total() == 0) {
+    if (*count == 0 || sim_total() == 0 || sim_peer_setting() < 0) {
         *count = 0;
         return PG_ERR_CONFIGURATION;
     }
@@ -397,6 +429,71 @@ sim_free(void *ptr)
     return PG_SUCCESS;
 }
 
+/* ---- several devices: peer access ------------------------------------------ */
+
+/* Whether kernels on device a may touch device b's memory (enabled by
+ * enable_peer_access(a, b)); and, per thread, the pair of the last launch
+ * refused for want of it. */
+static _Atomic unsigned char sim_peer[PG_MAX_DEVICES][PG_MAX_DEVICES];
+static _Thread_local int fault_device = -1, fault_peer = -1;
+
+static int
+valid_device(int device)
+{
+    int n = 0;
+    (void)sim_device_count(&n);
+    return device >= 0 && device < n;
+}
+
+/* As CUDA: no device is its own peer; PYGPU_SIM_PEER=0 refuses every pair. */
+static pg_err
+sim_can_access_peer(int device, int peer, int *can)
+{
+    *can = 0;
+    if (!valid_device(device) || !valid_device(peer)) {
+        return PG_ERR_INVALID_DEVICE;
+    }
+    *can = device != peer && sim_peer_setting() == 1;
+    return PG_SUCCESS;
+}
+
+static pg_err
+sim_enable_peer_access(int device, int peer)
+{
+    if (!valid_device(device) || !valid_device(peer) || device == peer) {
+        return PG_ERR_INVALID_DEVICE;
+    }
+    if (sim_peer_setting() != 1) {
+        return PG_ERR_PEER_ACCESS_UNSUPPORTED;
+    }
+    atomic_store(&sim_peer[device][peer], 1);
+    return PG_SUCCESS;
+}
+
+pg_err
+pg_sim_check_access(const void *ptr)
+{
+    int owner = ptr != NULL ? sim_pointer_device(ptr) : -1;
+    if (owner < 0 || owner == sim_current ||
+        atomic_load(&sim_peer[sim_current][owner])) {
+        return PG_SUCCESS;
+    }
+    fault_device = sim_current;
+    fault_peer = owner;
+    return PG_ERR_PEER_ACCESS_NOT_ENABLED;
+}
+
+static int
+sim_access_fault(int *device, int *peer)
+{
+    if (fault_device < 0) {
+        return -1;
+    }
+    *device = fault_device;
+    *peer = fault_peer;
+    return 0;
+}
+
 static pg_err
 sim_memcpy(void *dst, const void *src, size_t size, int kind)
 {
@@ -536,6 +633,19 @@ sim_memcpy_async(void *dst, const void *src, size_t size, int kind, pg_stream st
 {
     (void)stream;
     return sim_memcpy(dst, src, size, kind);
+}
+
+/* One host memory holds every device's: a copy between two is a memcpy, as
+ * with CUDA's unified addressing. */
+static pg_err
+sim_memcpy_peer_async(void *dst, int dst_device, const void *src, int src_device,
+                      size_t size, pg_stream stream)
+{
+    (void)stream;
+    if (!valid_device(dst_device) || !valid_device(src_device)) {
+        return PG_ERR_INVALID_DEVICE;
+    }
+    return sim_memcpy(dst, src, size, PG_MEMCPY_D2D);
 }
 
 static pg_err
@@ -697,6 +807,12 @@ static const struct {
     {PG_ERR_LAUNCH_FAILURE, "cudaErrorLaunchFailure",
      "unspecified launch failure (simulator: barrier misuse in a kernel)"},
     {PG_ERR_NOT_SUPPORTED, "cudaErrorNotSupported", "operation not supported"},
+    {PG_ERR_PEER_ACCESS_UNSUPPORTED, "cudaErrorPeerAccessUnsupported",
+     "peer access is not supported between these two devices"},
+    {PG_ERR_PEER_ACCESS_ALREADY_ENABLED, "cudaErrorPeerAccessAlreadyEnabled",
+     "peer access is already enabled"},
+    {PG_ERR_PEER_ACCESS_NOT_ENABLED, "cudaErrorPeerAccessNotEnabled",
+     "peer access has not been enabled"},
     {PG_ERR_UNKNOWN, "cudaErrorUnknown", "unknown error"},
     {PG_ERR_INTERRUPTED, "pygpuErrorInterrupted", "interrupted by a signal"},
     {PG_ERR_CONFIGURATION, "pygpuErrorConfiguration",
@@ -765,12 +881,16 @@ const pg_backend pg_sim_backend = {
     .event_elapsed_ms = sim_event_elapsed_ms,
     .memcpy_async = sim_memcpy_async,
     .memset_async = sim_memset_async,
+    .can_access_peer = sim_can_access_peer,
+    .enable_peer_access = sim_enable_peer_access,
+    .memcpy_peer_async = sim_memcpy_peer_async,
     .host_alloc = sim_host_alloc,
     .host_free = sim_host_free,
     .is_pinned = sim_is_pinned,
     .pointer_device = sim_pointer_device,
     .pointer_range = sim_pointer_range,
     .config_error = sim_config_error,
+    .access_fault = sim_access_fault,
     .set_interrupt_hooks = sim_set_interrupt_hooks,
     .module_load = sim_module_load,
     .module_unload = sim_module_unload,

@@ -24,13 +24,19 @@ enum {
     PG_ERR_INVALID_CONFIGURATION = 9,
     PG_ERR_INSUFFICIENT_DRIVER = 35,
     PG_ERR_ECC_UNCORRECTABLE = 214,
+    PG_ERR_PEER_ACCESS_UNSUPPORTED = 217,
     PG_ERR_NO_DEVICE = 100,
     PG_ERR_INVALID_DEVICE = 101,
     PG_ERR_INVALID_RESOURCE_HANDLE = 400,
     PG_ERR_NOT_FOUND = 500, /* cudaErrorSymbolNotFound; the driver's NOT_FOUND */
     PG_ERR_NOT_READY = 600,
     PG_ERR_ILLEGAL_ADDRESS = 700,
+    PG_ERR_PEER_ACCESS_ALREADY_ENABLED = 704,
+    /* the simulator: a kernel touched another device's memory without peer
+     * access (access_fault() says which devices); a GPU faults instead */
+    PG_ERR_PEER_ACCESS_NOT_ENABLED = 705,
     PG_ERR_ASSERT = 710,
+    PG_ERR_TOO_MANY_PEERS = 711,
     PG_ERR_HARDWARE_STACK_ERROR = 714,
     PG_ERR_ILLEGAL_INSTRUCTION = 715,
     PG_ERR_MISALIGNED_ADDRESS = 716,
@@ -250,6 +256,15 @@ enum {
       (void *dst, const void *src, size_t size, int kind, pg_stream stream))           \
     X(memset_async, "cudaMemsetAsync",                                                 \
       (void *ptr, int value, size_t size, pg_stream stream))                           \
+    /* several devices: whether kernels on `device` can reach `peer`'s memory;  */    \
+    /* enabling it (makes `device` current for the call, then restores the      */    \
+    /* current device; already enabled is success); a copy between two devices' */    \
+    /* memories, direct where there is a peer path, else staged by the driver   */    \
+    X(can_access_peer, "cudaDeviceCanAccessPeer", (int device, int peer, int *can))    \
+    X(enable_peer_access, "cudaDeviceEnablePeerAccess", (int device, int peer))        \
+    X(memcpy_peer_async, "cudaMemcpyPeerAsync",                                        \
+      (void *dst, int dst_device, const void *src, int src_device, size_t size,        \
+       pg_stream stream))                                                              \
     /* page-locked host memory */                                                      \
     X(host_alloc, "cudaHostAlloc", (void **ptr, size_t size))                          \
     X(host_free, "cudaFreeHost", (void *ptr))                                          \
@@ -294,6 +309,11 @@ typedef struct {
      * variable, its value and what is accepted. NULL where the backend has no
      * settings of its own. */
     const char *(*config_error)(void);
+    /* After a launch on this thread failed with PG_ERR_PEER_ACCESS_NOT_ENABLED:
+     * the device it ran on and the device whose memory it touched (0; -1 if
+     * there was none). NULL where the backend cannot tell (on a GPU such a
+     * kernel faults with an illegal address). */
+    int (*access_fault)(int *device, int *peer);
     /* Installs the hooks that long host-side work (the simulator's launches)
      * polls; NULL where the work runs on a device. */
     void (*set_interrupt_hooks)(const pg_interrupt_hooks *hooks);
@@ -348,6 +368,11 @@ extern const pg_kernel_table pg_sim_kernels;
 /* rt_sim.c: the installed hooks, for sim_exec.h's block runner (0 when none). */
 int pg_sim_interrupt_pending(void);
 int pg_sim_interrupt_handle(void);
+/* rt_sim.c: for sim_exec.h's launches, before a kernel runs: PG_SUCCESS if a
+ * kernel on this thread's current device may touch the memory at ptr (its own
+ * device's, memory of a device it has peer access to, or none of a device's);
+ * else PG_ERR_PEER_ACCESS_NOT_ENABLED, remembered for access_fault(). */
+pg_err pg_sim_check_access(const void *ptr);
 #ifdef PG_HAVE_CUDA
 extern const pg_kernel_table pg_cuda_kernels;
 #endif
@@ -381,6 +406,19 @@ pg_err pg_pool_release_cached(int device);
 void pg_pool_set_limit(int device, size_t limit); /* 0: none */
 size_t pg_pool_limit(int device);
 size_t pg_pool_round(size_t size);
+
+/* peer.c: peer access between devices, asked for and enabled once per ordered
+ * pair (a, b) in the process (thread-safe). pg_peer_ensure asks the backend
+ * whether kernels on device a can access device b's memory and, where they
+ * can, enables it (enable_peer_access(a, b)); *enabled is then 1, or 0 where
+ * there is no peer path (copies still work: memcpy_peer_async stages them).
+ * a == b is always enabled. On failure nothing is remembered (a later call
+ * asks again) and *call, if not NULL, names the failing call. Call it with
+ * the GIL released: enabling can take milliseconds. pg_peer_enabled reads
+ * what pg_peer_ensure found: 1 if enabled (or a == b), 0 if not or not yet
+ * asked; it costs an atomic load. */
+pg_err pg_peer_ensure(int a, int b, int *enabled, const char **call);
+int pg_peer_enabled(int a, int b);
 
 /* transfer.c: host <-> device copies of contiguous bytes. Pageable host memory
  * goes through pinned staging buffers, pipelined, where the backend gains from

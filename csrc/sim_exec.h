@@ -353,6 +353,34 @@ run_locked(dim3 grid, dim3 block, bool barriers, void (*body)(void *), void *arg
     return err;
 }
 
+/* Separate device memories: before a kernel runs, each pointer it is given
+ * must be memory its device may touch (pg_sim_check_access, rt_sim.c); other
+ * arguments (sizes, geometry passed by value) are not looked at. A launcher
+ * passes its kernel's arguments here, so that every kernel is checked
+ * without a line of its own. */
+template <class T>
+inline pg_err
+check_arg(const T &)
+{
+    return PG_SUCCESS;
+}
+
+template <class T>
+inline pg_err
+check_arg(T *ptr)
+{
+    return pg_sim_check_access((const void *)ptr);
+}
+
+template <class... A>
+inline pg_err
+check_access(const A &...args)
+{
+    pg_err err = PG_SUCCESS;
+    ((err = err == PG_SUCCESS ? check_arg(args) : err), ...);
+    return err;
+}
+
 template <class F>
 inline pg_err
 launch(dim3 grid, dim3 block, bool barriers, F f)

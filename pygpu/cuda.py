@@ -63,7 +63,8 @@ def detect():
     """Print one line per device and return True if any supported device exists.
 
     Each line gives the index, name, compute capability, total and free memory
-    and multiprocessor count. Without a device, it prints why.
+    and multiprocessor count; with two or more devices, a matrix says which
+    pairs can have peer access. Without a device, it prints why.
     """
     try:
         count = _core.device_count()
@@ -83,7 +84,21 @@ def detect():
               f"memory {_gib(total)} total, {_gib(free)} free  "
               f"{dev.multiprocessor_count} multiprocessors"
               f"{'' if ok else _UNSUPPORTED}")
+    if count > 1:
+        _print_peer_access(count)
     return supported
+
+
+def _print_peer_access(count):
+    """A matrix: row i, column j says whether kernels on device i can have
+    access to device j's memory (cudaDeviceCanAccessPeer)."""
+    width = len(str(count - 1)) + 4
+    print("peer access (row: the device whose kernels read, column: the memory's device):")
+    print(" " * width + "".join(f"{j:>{width}}" for j in range(count)))
+    for i in range(count):
+        cells = ("-" if i == j else "yes" if _core.peer_access(i, j) else "no"
+                 for j in range(count))
+        print(f"{i:>{width}}" + "".join(f"{c:>{width}}" for c in cells))
 
 
 class _GPUList(Sequence):
