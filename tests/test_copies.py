@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from conftest import ON_SIMULATOR, random_array
+from conftest import random_array
 
 import pygpu
 from pygpu import cuda
@@ -124,12 +124,6 @@ def test_copy_mismatches_raise():
         cuda.device_array_like([1, 2])
 
 
-# Issue 12: the strided copy of a device-1 array runs on the current device 0,
-# reading memory it may not touch (an illegal address on two real GPUs); the
-# simulator's separate device memories now refuse it. The copy code's fix
-# (run where the data is) makes this pass: then drop this marker.
-@pytest.mark.xfail(ON_SIMULATOR, strict=True, raises=pygpu.CudaError,
-                   reason="issue 12: copies run on the current device, not the data's")
 def test_copies_on_a_second_device_when_there_is_one(rng):
     if len(cuda.gpus) < 2:
         pytest.skip("one device only")
