@@ -29,6 +29,9 @@ static PyObject *
 copy_to_host_impl(pg_state *st, pg_array *a, PyObject *out_obj, const pg_stream_arg *s)
 {
     PyArrayObject *out;
+    if (pg_check_stream_device(&s->ref, pg_array_device(a), s->given) < 0) {
+        return NULL;
+    }
     if (out_obj == NULL) {
         return pg_array_to_new_host(st, a, &s->ref);
     }
@@ -77,6 +80,7 @@ Array_copy_to_device(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
     PyObject *ary = NULL;
     pg_stream_arg s;
     if (st == NULL || pg_parse(st, &sig, args, nargs, kwnames, &ary, &s) < 0 ||
+        pg_check_stream_device(&s.ref, pg_array_device(ARR(self)), s.given) < 0 ||
         pg_array_assign(st, ARR(self), ary, "copy_to_device", &s.ref, !s.given) < 0) {
         return NULL;
     }
@@ -878,8 +882,9 @@ mod_to_device(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw
                                 Py_TYPE(to)->tp_name);
         }
         /* copy=False, as in Numba: the array is only made (here: given) */
-        if (copy &&
-            pg_array_assign(st, ARR(to), obj, "to_device", &s.ref, !s.given) < 0) {
+        if (pg_check_stream_device(&s.ref, pg_array_device(ARR(to)), s.given) < 0 ||
+            (copy &&
+             pg_array_assign(st, ARR(to), obj, "to_device", &s.ref, !s.given) < 0)) {
             return NULL;
         }
         return Py_NewRef(to);

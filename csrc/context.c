@@ -246,6 +246,13 @@ pg_resolve_stream(pg_state *st, PyObject *obj, pg_stream_ref *out)
 }
 
 int
+pg_check_stream_device(const pg_stream_ref *s, int device, int explicit)
+{
+    pg_stream_ref r = *s;
+    return pg_stream_for_device(&r, device, explicit);
+}
+
+int
 pg_stream_for_device(pg_stream_ref *s, int device, int explicit)
 {
     if (s->device < 0 || s->device == device) {

@@ -64,10 +64,18 @@ Event_record(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *
     pg_state *st = pg_state_of_type(Py_TYPE(self));
     const pg_backend *rt = pg_rt();
     pg_stream_arg s;
+    int device = PG_EVENT(self)->device, prev = 0, rc;
     if (st == NULL || pg_parse(st, &sig, args, nargs, kwnames, &s) < 0) {
         return NULL;
     }
-    if (PG_TRY(st, rt, event_record, (PG_EVENT(self)->handle, s.ref.handle)) < 0) {
+    /* an event belongs to its device: recorded on a stream of that device */
+    if (pg_stream_for_device(&s.ref, device, s.given) < 0 ||
+        pg_device_push(st, rt, device, &prev) < 0) {
+        return NULL;
+    }
+    rc = PG_TRY(st, rt, event_record, (PG_EVENT(self)->handle, s.ref.handle));
+    pg_device_pop(rt, prev);
+    if (rc < 0) {
         return NULL;
     }
     PG_EVENT(self)->recorded = 1;
@@ -115,6 +123,13 @@ Event_elapsed_time(PyObject *self, PyObject *end)
         return PyErr_Format(PyExc_TypeError,
                             "elapsed_time() takes a pygpu.Event, not %.100s",
                             Py_TYPE(end)->tp_name);
+    }
+    if (PG_EVENT(self)->device != PG_EVENT(end)->device) {
+        return PyErr_Format(PyExc_ValueError,
+                            "elapsed_time() between events of two devices (%d and %d): "
+                            "their clocks cannot be compared; time each device with "
+                            "events of its own",
+                            PG_EVENT(self)->device, PG_EVENT(end)->device);
     }
     if (!PG_EVENT(self)->timing || !PG_EVENT(end)->timing) {
         PyErr_SetString(PyExc_ValueError,

@@ -183,6 +183,9 @@ int pg_resolve_stream(pg_state *st, PyObject *obj, pg_stream_ref *out);
  * stream (explicit == 0) of another device gives way to `device`'s default
  * stream, as each device has its own current stream in CuPy and PyTorch. */
 int pg_stream_for_device(pg_stream_ref *s, int device, int explicit);
+/* The check alone: 0, or -1 with the ValueError for an explicit stream of
+ * another device. */
+int pg_check_stream_device(const pg_stream_ref *s, int device, int explicit);
 /* True when obj asks for an explicit stream (so copies may be asynchronous). */
 static inline int
 pg_stream_given(PyObject *obj)
