@@ -607,7 +607,8 @@ Array_astype(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *
         goto done;
     }
     (void)pg_resolve_stream(st, NULL, &cur);
-    res = pg_array_empty(st, a->nd, a->shape, descr, fortran, &cur);
+    res = pg_array_empty_on(st, pg_array_device(a), a->nd, a->shape, descr, fortran,
+                            &cur);
     if (res != NULL && pg_array_cast_into(st, res, a, &cur) < 0) {
         Py_CLEAR(res);
     }
@@ -917,8 +918,8 @@ as_dtype(pg_state *st, PyObject *a, PyArray_Descr *descr, const pg_stream_ref *s
     if (descr == NULL || PyArray_EquivTypes(descr, A->descr)) {
         return Py_NewRef(a);
     }
-    res = pg_array_empty(
-        st, A->nd, A->shape, descr,
+    res = pg_array_empty_on(
+        st, pg_array_device(A), A->nd, A->shape, descr,
         (A->flags & NPY_ARRAY_F_CONTIGUOUS) && !(A->flags & NPY_ARRAY_C_CONTIGUOUS), s);
     if (res != NULL && pg_array_cast_into(st, res, A, s) < 0) {
         Py_CLEAR(res);
