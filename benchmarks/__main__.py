@@ -524,6 +524,60 @@ def run(args):
                      and v["pygpu out"] >= 0.95 * v["raw C out"]))
     del dev_buf, pinned
 
+    # -- several devices -------------------------------------------------------------
+    if len(cuda.gpus) >= 2:
+        rawp = raw_c(exe, sizes, "peer")
+        with cuda.gpus[1]:
+            src1 = cuda.to_device(host)
+        dst0 = pygpu.empty(nbytes, np.uint8)
+        vals = {"pygpu": gb(wall_ms(lambda: dst0.copy_to_device(src1), treps)),
+                "raw C cudaMemcpyPeer": rawp.get("peer_gbs")}
+        assert np.array_equal(dst0.copy_to_host()[::4096], host[::4096])
+        if cp is not None:
+            with cp.cuda.Device(1):
+                c1 = cp.asarray(host)
+            with cp.cuda.Device(0):
+                c0 = cp.empty(nbytes, cp.uint8)
+
+            def cupy_peer():
+                c0.data.copy_from_device(c1.data, nbytes)
+                cp.cuda.Device(0).synchronize()
+            vals["CuPy"] = gb(wall_ms(cupy_peer, treps))
+            del c0, c1
+        t.add("peer copy, device 1 to 0", size_txt, "GB/s", "higher", vals,
+              ">= 0.95x raw cudaMemcpyPeer",
+              lambda v: (f"{v['pygpu'] / v['raw C cudaMemcpyPeer']:.2f}x raw",
+                         v["pygpu"] >= 0.95 * v["raw C cudaMemcpyPeer"]))
+        del src1, dst0
+
+        # two threads, each with its own device and job: little more than one job's time
+        import threading
+        m2 = 64 if smoke else 4096
+
+        def job(device, reps=3 if smoke else 20):
+            with cuda.gpus[device]:
+                a = cuda.to_device(np.ones((m2, m2), np.float32))
+                for _ in range(reps):
+                    a = pygpu.matmul(a, a, method="tiled") * np.float32(1.0 / m2)
+                cuda.synchronize()
+
+        def both():
+            ts = [threading.Thread(target=job, args=(i,)) for i in (0, 1)]
+            for th_ in ts:
+                th_.start()
+            for th_ in ts:
+                th_.join()
+        job(0)
+        job(1)
+        one = wall_ms(lambda: job(0), 3)
+        two = wall_ms(both, 3)
+        t.add("two threads on two GPUs, one job each", f"20 x {m2}^3 matmul", "ms", "lower",
+              {"pygpu one job, one GPU": one, "pygpu two jobs, two GPUs": two},
+              "<= 1.15x one job",
+              lambda v: (f"{v['pygpu two jobs, two GPUs'] / v['pygpu one job, one GPU']:.2f}x "
+                         "one job",
+                         v["pygpu two jobs, two GPUs"] <= 1.15 * v["pygpu one job, one GPU"]))
+
     # -- allocation --------------------------------------------------------------------
     na = sizes["alloc"]
     vals = {"pygpu": launch_us(pygpu.empty, na, np.uint8, bursts=5 if smoke else 100),

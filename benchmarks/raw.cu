@@ -133,6 +133,33 @@ int main(int argc, char **argv)
     CHECK(cudaMemset(tiny, 0, 32 * sizeof(float)));
     double launch = launch_us([&] { add_one_tiny<<<1, 32>>>(tiny, 32); });
     double launch4 = launch_us([&] { add_one4<<<1, 32>>>(tiny, 32, tiny, tiny); });
+    if (argc > 4 && std::string(argv[4]) == "peer") { /* device 1 -> device 0 */
+        int count = 0, can01 = 0, can10 = 0;
+        CHECK(cudaGetDeviceCount(&count));
+        if (count < 2) {
+            printf("{}\n");
+            return 0;
+        }
+        char *d0, *d1;
+        CHECK(cudaSetDevice(1));
+        CHECK(cudaMalloc(&d1, tbytes));
+        CHECK(cudaMemset(d1, 1, tbytes));
+        CHECK(cudaDeviceCanAccessPeer(&can10, 1, 0));
+        if (can10) {
+            cudaDeviceEnablePeerAccess(0, 0);
+        }
+        CHECK(cudaSetDevice(0));
+        CHECK(cudaMalloc(&d0, tbytes));
+        CHECK(cudaDeviceCanAccessPeer(&can01, 0, 1));
+        if (can01) {
+            cudaDeviceEnablePeerAccess(1, 0);
+        }
+        (void)cudaGetLastError();
+        double peer = wall_ms([&] { CHECK(cudaMemcpyPeer(d0, 0, d1, 1, tbytes)); });
+        printf("{\"peer_gbs\": %.2f, \"peer_access\": %d}\n",
+               (double)tbytes / 1e9 / (peer / 1e3), can01 && can10);
+        return 0;
+    }
     if (argc > 4 && std::string(argv[4]) == "launch") { /* the launch figures alone */
         printf("{\"launch_us\": %.3f, \"launch4_us\": %.3f}\n", launch, launch4);
         return 0;
