@@ -170,6 +170,31 @@ pg_device_push(pg_state *st, const pg_backend *rt, int device, int *prev)
     return 0;
 }
 
+int
+pg_device_enter(pg_state *st, const pg_backend *rt, int device, int *restore)
+{
+    int now = 0;
+    *restore = -1;
+    if (PG_TRY(st, rt, get_device, (&now)) < 0) {
+        return -1;
+    }
+    if (now != device) {
+        if (PG_TRY(st, rt, set_device, (device)) < 0) {
+            return -1;
+        }
+        *restore = now;
+    }
+    return 0;
+}
+
+void
+pg_device_leave(const pg_backend *rt, int restore)
+{
+    if (restore >= 0) {
+        (void)rt->set_device(restore);
+    }
+}
+
 void
 pg_device_pop(const pg_backend *rt, int prev)
 {

@@ -101,14 +101,27 @@ copy_between_devices(pg_state *st, pg_array *dst, pg_array *src, const pg_stream
                       &(pg_stream_ref){src->buf->stream, src->buf->serial, NULL, -1},
                       sd);
     size_t n = pg_array_nbytes(dst);
-    pg_status st_;
+    pg_status st_ = {PG_SUCCESS, NULL};
+    int enabled = 0;
+    /* the direct path between the two, where the hardware has one (enabled
+     * once per pair and process); without it the driver stages the copy */
+    if (!pg_peer_enabled(dd, sd) || !pg_peer_enabled(sd, dd)) {
+        Py_BEGIN_ALLOW_THREADS
+            st_.err = pg_peer_ensure(dd, sd, &enabled, &st_.call);
+            if (st_.err == PG_SUCCESS) {
+                st_.err = pg_peer_ensure(sd, dd, &enabled, &st_.call);
+            }
+        Py_END_ALLOW_THREADS
+        if (pg_check(st, st_) < 0) {
+            return -1;
+        }
+    }
     if (order_streams(st, dd, ds.handle, sd, ss.handle) < 0 ||
         pg_device_push(st, rt, dd, &prev) < 0) {
         return -1;
     }
     pg_array_note_stream(dst, &ds);
-    st_ =
-        PG_CALL(rt, memcpy_async, (dst->data, src->data, n, PG_MEMCPY_D2D, ds.handle));
+    st_ = PG_CALL(rt, memcpy_peer_async, (dst->data, dd, src->data, sd, n, ds.handle));
     pg_device_pop(rt, prev);
     if ((rc = pg_check(st, st_)) < 0) {
         return rc;

@@ -93,7 +93,7 @@ pg_elementwise(pg_state *st, int op, int compute, pg_array *out, pg_operand *a,
     const pg_dtype_info *info = pg_dtype_info_of(out->descr->type_num);
     int64_t shape[PG_MAXDIMS], ostrides[PG_MAXDIMS];
     int64_t *const strides[3] = {a->strides, b->strides, ostrides};
-    int nd = out->nd, prev = 0;
+    int nd = out->nd, prev = -1;
     pg_err err;
     if (pg_array_size(out) == 0) {
         return 0;
@@ -103,13 +103,13 @@ pg_elementwise(pg_state *st, int op, int compute, pg_array *out, pg_operand *a,
         ostrides[i] = out->strides[i];
     }
     nd = collapse(nd, shape, strides);
-    if (pg_device_push(st, rt, pg_array_device(out), &prev) < 0) {
+    if (pg_device_enter(st, rt, pg_array_device(out), &prev) < 0) {
         return -1;
     }
     pg_array_note_stream(out, s);
     err = rt->kernels->binary(op, compute, nd, shape, a, b, out->data, info->element,
                               ostrides, s->handle);
-    pg_device_pop(rt, prev);
+    pg_device_leave(rt, prev);
     if (err != PG_SUCCESS) {
         pg_raise(st, err, pg_kernel_names.binary);
         return -1;

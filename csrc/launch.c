@@ -424,7 +424,11 @@ static pg_dim3
 flat_grid(pg_dim3 grid, pg_dim3 block, int64_t n)
 {
     unsigned int *const dims[3] = {&grid.x, &grid.y, &grid.z};
-    clamp_blocks(dims, 3, ceil_div((uint64_t)n, (uint64_t)block.x * block.y * block.z));
+    uint64_t need = ceil_div((uint64_t)n, (uint64_t)block.x * block.y * block.z);
+    if ((uint64_t)grid.x * grid.y * grid.z <= need) { /* at most 2^63: no overflow */
+        return grid; /* every block has work (the usual launch): nothing to clamp */
+    }
+    clamp_blocks(dims, 3, need);
     return grid;
 }
 
@@ -753,17 +757,15 @@ Launch_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
             device = pg_array_device((pg_array *)args[i]);
         }
     }
-    if (device < 0) {
-        return f->kind->check_and_launch(l->st, f, &l->cfg, args, &s) < 0
-                   ? NULL
-                   : Py_NewRef(Py_None);
-    }
-    if (pg_stream_for_device(&s, device, l->cfg.has_stream) < 0 ||
-        pg_device_push(l->st, pg_rt(), device, &prev) < 0) {
+    if (device < 0 && pg_current_device(l->st, pg_rt(), &device) < 0) {
         return NULL;
     }
-    rc = f->kind->check_and_launch(l->st, f, &l->cfg, args, &s);
-    pg_device_pop(pg_rt(), prev);
+    if (pg_stream_for_device(&s, device, l->cfg.has_stream) < 0 ||
+        pg_device_enter(l->st, pg_rt(), device, &prev) < 0) {
+        return NULL;
+    }
+    rc = f->kind->check_and_launch(l->st, f, &l->cfg, args, device, &s);
+    pg_device_leave(pg_rt(), prev);
     if (rc < 0) {
         return NULL;
     }
@@ -898,13 +900,9 @@ typedef struct {
 
 static int
 Kernel_check_and_launch(pg_state *st, pg_launchable *f, const pg_launch_config *cfg,
-                        PyObject *const *args, const pg_stream_ref *s)
+                        PyObject *const *args, int device, const pg_stream_ref *s)
 {
     pg_kernel_id id = ((pg_kernel *)f)->id;
-    int device = 0;
-    if (pg_current_device(st, pg_rt(), &device) < 0) {
-        return -1;
-    }
     return kernel_info[id].run(st, kernel_info[id].name, args, cfg->grid, cfg->block,
                                device, s);
 }

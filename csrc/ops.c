@@ -75,14 +75,14 @@ auto_method(npy_intp m, npy_intp n, npy_intp k)
 
 /* An operation runs where its data is: makes `device` (its arrays') current,
  * with *s made fit for it (an explicit stream of another device is an
- * error); restore with pg_device_pop(pg_rt(), *prev). */
+ * error); restore with pg_device_leave(pg_rt(), *prev). */
 static int
 enter_device(pg_state *st, int device, pg_stream_ref *s, int explicit, int *prev)
 {
     if (pg_stream_for_device(s, device, explicit) < 0) {
         return -1;
     }
-    return pg_device_push(st, pg_rt(), device, prev);
+    return pg_device_enter(st, pg_rt(), device, prev);
 }
 
 static PyObject *
@@ -92,7 +92,7 @@ matmul_impl(pg_state *st, PyObject *a, PyObject *b, const char *method, PyObject
     PyObject *ca = NULL, *cb = NULL, *res = NULL;
     pg_stream_ref cur;
     pg_array *A, *B;
-    int device = 0, prev = 0;
+    int device = 0, prev = -1;
     pg_kernel_id id;
     npy_intp shape[2];
     if (pg_resolve_stream(st, stream, &cur) < 0) {
@@ -171,7 +171,7 @@ matmul_impl(pg_state *st, PyObject *a, PyObject *b, const char *method, PyObject
         }
     }
 done:
-    pg_device_pop(pg_rt(), prev);
+    pg_device_leave(pg_rt(), prev);
     Py_XDECREF(ca);
     Py_XDECREF(cb);
     return res;
@@ -389,7 +389,7 @@ add_fast(pg_state *st, pg_array *A, pg_array *B, pg_operand *scalar, pg_array *o
     if (pg_array_size(out) == 0) {
         return 0; /* nothing to launch (and an empty array has no memory) */
     }
-    if (pg_device_push(st, rt, pg_array_device(out), &prev) < 0) {
+    if (pg_device_enter(st, rt, pg_array_device(out), &prev) < 0) {
         return -1;
     }
     pg_array_note_stream(A, s);
@@ -401,7 +401,7 @@ add_fast(pg_state *st, pg_array *A, pg_array *B, pg_operand *scalar, pg_array *o
                            scalar != NULL ? scalar->value : NULL, out->data,
                            pg_array_size(out), flat_config(pg_array_size(out)),
                            flat_block, s->handle);
-    pg_device_pop(rt, prev);
+    pg_device_leave(rt, prev);
     if (err != PG_SUCCESS) {
         pg_raise(st, err, pg_kernel_names.add);
         return -1;
@@ -420,7 +420,7 @@ pg_binary(pg_state *st, int op, PyObject *a, PyObject *b, PyObject *out_obj,
     pg_operand oa, ob;
     promotion p = {NULL, NULL};
     npy_intp shape[PG_MAXDIMS];
-    int nd = 0, fortran, rc, prev = 0, entered = 0;
+    int nd = 0, fortran, rc, prev = -1, entered = 0;
     pg_stream_ref on = *stream;
     const pg_stream_ref *s = &on;
     PyObject *res = NULL;
@@ -567,7 +567,7 @@ constant_or_error:
     }
 done:
     if (entered) {
-        pg_device_pop(pg_rt(), prev);
+        pg_device_leave(pg_rt(), prev);
     }
     Py_XDECREF(target);
     Py_XDECREF(p.result);
@@ -724,7 +724,7 @@ mod_add_one(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwna
     pg_state *st = pg_state_of_module(m);
     PyObject *A = NULL, *dense = NULL, *res = NULL;
     pg_stream_arg s;
-    int device = 0, prev = 0;
+    int device = 0, prev = -1;
     if (pg_parse(st, &sig, args, nargs, kwnames, &A, &s) < 0 || pg_get_rt(st) == NULL) {
         return NULL;
     }
@@ -751,7 +751,7 @@ mod_add_one(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwna
         dense = NULL; /* write_back took it */
     }
     Py_XDECREF(dense);
-    pg_device_pop(pg_rt(), prev);
+    pg_device_leave(pg_rt(), prev);
     return res;
 }
 

@@ -150,6 +150,11 @@ int pg_current_device(pg_state *st, const pg_backend *rt, int *device);
 /* Makes `device` current on this thread, storing the previous one in *prev. */
 int pg_device_push(pg_state *st, const pg_backend *rt, int device, int *prev);
 void pg_device_pop(const pg_backend *rt, int prev);
+/* The same for hot paths, one runtime call when nothing changes: makes
+ * `device` current; *restore is the device to make current again after, or
+ * -1 when it was current already. */
+int pg_device_enter(pg_state *st, const pg_backend *rt, int device, int *restore);
+void pg_device_leave(const pg_backend *rt, int restore);
 
 /* A pygpu.Stream; its layout is here because context.c resolves stream
  * arguments and makes the default-stream objects. */
@@ -573,8 +578,9 @@ struct pg_launch_kind {
     /* Checks args[0..f->nargs) against f, packs them and launches f with
      * cfg's grid, block and shared_bytes on stream s (already resolved; not
      * cfg->stream). 0, or -1 with an exception set. */
+    /* with `device` (where the launch runs) current */
     int (*check_and_launch)(pg_state *st, pg_launchable *f, const pg_launch_config *cfg,
-                            PyObject *const *args, const pg_stream_ref *s);
+                            PyObject *const *args, int device, const pg_stream_ref *s);
 };
 
 /* f[key] for every launchable type (its mp_subscript): a new KernelLaunch. */

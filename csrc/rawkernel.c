@@ -539,20 +539,19 @@ pack_arg(pg_state *st, pg_function *f, int i, PyObject *o, param_slot *slot,
 static int
 Function_check_and_launch(pg_state *st, pg_launchable *self,
                           const pg_launch_config *cfg, PyObject *const *args,
-                          const pg_stream_ref *s)
+                          int device, const pg_stream_ref *s)
 {
     pg_function *f = (pg_function *)self;
     int nargs = f->head.nargs;
     param_slot local[16], *slots = local;
     void *local_ptrs[16], **ptrs = local_ptrs;
     PyObject *temps = NULL;
-    int device = 0, rc = -1;
+    int rc = -1;
     pg_err err;
     if (f->module == NULL) {
         PyErr_SetString(PyExc_ReferenceError, "this kernel's module was cleared");
         return -1;
     }
-    device = f->device; /* the one path made it current */
     if (nargs > 16) {
         slots = PyMem_Calloc((size_t)nargs, sizeof(param_slot));
         ptrs = PyMem_Calloc((size_t)nargs, sizeof(void *));
