@@ -38,14 +38,17 @@ buffer_new(pg_state *st, char *ptr, size_t size, int device, pg_buffer_kind kind
 }
 
 pg_buffer *
-pg_buffer_alloc(pg_state *st, size_t size, int device, const pg_stream_ref *s)
+pg_buffer_alloc(pg_state *st, size_t size, int device, int device_is_current,
+                const pg_stream_ref *s)
 {
     void *ptr = NULL;
     pg_buffer *b;
     pg_err err = PG_SUCCESS;
     if (size > 0) {
         Py_BEGIN_ALLOW_THREADS
-            err = pg_pool_alloc(&ptr, size, device, s->handle, s->serial);
+            err = device_is_current
+                      ? pg_pool_alloc_current(&ptr, size, device, s->handle, s->serial)
+                      : pg_pool_alloc(&ptr, size, device, s->handle, s->serial);
         Py_END_ALLOW_THREADS
         if (err == PG_ERR_MEMORY_ALLOCATION) {
             return (pg_buffer *)pg_raise_oom(st, err, pg_call_names.malloc, size,

@@ -252,6 +252,7 @@ pg_array_empty_typed(pg_state *st, PyTypeObject *type, int device, int nd,
     npy_intp nbytes;
     pg_array *a = NULL;
     pg_buffer *buf = NULL;
+    int is_current = device < 0;
 
     if (rt == NULL) {
         return NULL;
@@ -269,7 +270,7 @@ pg_array_empty_typed(pg_state *st, PyTypeObject *type, int device, int nd,
         (void)pg_stream_for_device(&current, device, 0);
         s = &current;
     }
-    buf = pg_buffer_alloc(st, (size_t)nbytes, device, s);
+    buf = pg_buffer_alloc(st, (size_t)nbytes, device, is_current, s);
     if (buf == NULL) {
         return NULL;
     }

@@ -209,6 +209,20 @@ pg_pool_alloc(void **ptr, size_t size, int device, pg_stream stream, uint64_t se
     return err;
 }
 
+pg_err
+pg_pool_alloc_current(void **ptr, size_t size, int device, pg_stream stream,
+                      uint64_t serial)
+{
+    const pg_backend *rt = pg_rt();
+    device_pool *p = pool_of(device);
+    (void)stream;
+    *ptr = NULL;
+    if (p == NULL || rt == NULL) {
+        return PG_ERR_INVALID_DEVICE;
+    }
+    return pool_alloc(rt, p, ptr, size, serial);
+}
+
 /* With p's device current. */
 static pg_err
 pool_alloc(const pg_backend *rt, device_pool *p, void **ptr, size_t size,

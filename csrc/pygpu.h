@@ -341,7 +341,7 @@ typedef struct {
 extern PyType_Spec pg_buffer_spec;
 /* size bytes from the pool on `device`, in the order of stream s; raises
  * OutOfMemoryError naming the size. size 0 gives an empty buffer. */
-pg_buffer *pg_buffer_alloc(pg_state *st, size_t size, int device,
+pg_buffer *pg_buffer_alloc(pg_state *st, size_t size, int device, int device_is_current,
                            const pg_stream_ref *s);
 /* size bytes of page-locked host memory (at least 1 byte is allocated). */
 pg_buffer *pg_buffer_pinned(pg_state *st, size_t size);

@@ -396,6 +396,10 @@ void pg_host_memcpy_after_fork(void);
  * safe), and on another stream only once the work queued before the free has
  * finished. `serial` names a stream for the life of the process (0 is the
  * default stream), since a destroyed stream's handle can come back. */
+/* pg_pool_alloc_current: the same where the caller knows `device` is current
+ * (it saves asking). */
+pg_err pg_pool_alloc_current(void **ptr, size_t size, int device, pg_stream stream,
+                             uint64_t serial);
 pg_err pg_pool_alloc(void **ptr, size_t size, int device, pg_stream stream,
                      uint64_t serial);
 pg_err pg_pool_free(void *ptr, size_t size, int device, pg_stream stream,
