@@ -72,6 +72,8 @@ def test_peer_access_refuses_devices_that_do_not_exist():
 
 @pytest.mark.simulator
 def test_simulated_devices_can_all_have_peer_access():
+    if len(cuda.gpus) < 2:
+        pytest.skip("one device only")
     assert pygpu._core.peer_access(0, 1) and pygpu._core.peer_access(1, 0)
 
 
