@@ -201,44 +201,34 @@ copy_disjoint(pg_state *st, pg_array *dst, pg_array *src, const pg_stream_ref *s
     return pg_check(st, r);
 }
 
-/* Host <-> device copies run with the array's device current: its staging
- * buffers, and its stream. */
+/* Host <-> device copies (transfer.c's pg_copy_h2d or pg_copy_d2h) run with
+ * the array's device current: its staging buffers, and its stream. */
+typedef pg_err (*host_copy_fn)(void *dst, const void *src, size_t n, pg_stream stream,
+                               int sync);
+
 static int
-h2d(pg_state *st, int device, void *dst, const void *src, size_t n,
-    const pg_stream_ref *s, int sync)
+host_copy(pg_state *st, host_copy_fn fn, int device, void *dst, const void *src,
+          size_t n, const pg_stream_ref *s, int sync)
 {
     const pg_backend *rt = pg_rt();
     pg_stream_ref on = stream_on(s, device);
-    int prev = 0;
+    int prev = -1;
     pg_err err;
-    if (pg_device_push(st, rt, device, &prev) < 0) {
+    if (pg_device_enter(st, rt, device, &prev) < 0) {
         return -1;
     }
     Py_BEGIN_ALLOW_THREADS
-        err = pg_copy_h2d(dst, src, n, on.handle, sync);
+        err = fn(dst, src, n, on.handle, sync);
     Py_END_ALLOW_THREADS
-    pg_device_pop(rt, prev);
+    pg_device_leave(rt, prev);
     /* staged copies are memcpy_async calls and the syncs between them */
     return err == PG_SUCCESS ? 0 : failed(st, err, pg_call_names.memcpy_async);
 }
 
-static int
-d2h(pg_state *st, int device, void *dst, const void *src, size_t n,
-    const pg_stream_ref *s, int sync)
-{
-    const pg_backend *rt = pg_rt();
-    pg_stream_ref on = stream_on(s, device);
-    int prev = 0;
-    pg_err err;
-    if (pg_device_push(st, rt, device, &prev) < 0) {
-        return -1;
-    }
-    Py_BEGIN_ALLOW_THREADS
-        err = pg_copy_d2h(dst, src, n, on.handle, sync);
-    Py_END_ALLOW_THREADS
-    pg_device_pop(rt, prev);
-    return err == PG_SUCCESS ? 0 : failed(st, err, pg_call_names.memcpy_async);
-}
+#define h2d(st, device, dst, src, n, s, sync)                                          \
+    host_copy((st), pg_copy_h2d, (device), (dst), (src), (n), (s), (sync))
+#define d2h(st, device, dst, src, n, s, sync)                                          \
+    host_copy((st), pg_copy_d2h, (device), (dst), (src), (n), (s), (sync))
 
 /* Host array (same shape and dtype as dst) into dst, on stream s. Without
  * sync, a copy from page-locked memory may still run when this returns. */

@@ -100,6 +100,24 @@ pg_same_dense_layout(int nd, const npy_intp *shape, const npy_intp *sa, int flag
     return 1;
 }
 
+/* The byte offsets of an array's lowest and highest element from its first
+ * (one past the highest needs the itemsize added): *lo <= 0 <= *hi. */
+static void
+extent(int nd, const npy_intp *shape, const npy_intp *strides, npy_intp *lo,
+       npy_intp *hi)
+{
+    *lo = *hi = 0;
+    for (int i = 0; i < nd; i++) {
+        npy_intp span = (shape[i] - 1) * strides[i];
+        if (span < 0) {
+            *lo += span;
+        }
+        else {
+            *hi += span;
+        }
+    }
+}
+
 /* ---- construction ------------------------------------------------------------ */
 
 void
@@ -216,15 +234,7 @@ pg_array_wrap(pg_state *st, char *data, int nd, const npy_intp *shape,
     }
     /* the buffer is the extent the array spans: [lowest byte, highest byte] */
     if (checked_nbytes(nd, shape, 1) > 0) {
-        for (int i = 0; i < nd; i++) {
-            npy_intp span = (shape[i] - 1) * strides[i];
-            if (span < 0) {
-                lo += span;
-            }
-            else {
-                hi += span;
-            }
-        }
+        extent(nd, shape, strides, &lo, &hi);
         hi += PyDataType_ELSIZE(descr);
     }
     if (data != NULL && hi > lo && check_foreign_extent(st, data + lo, hi - lo) < 0) {
@@ -333,7 +343,7 @@ pg_array_overlap_unsafe(const pg_array *dst, const pg_array *src)
 int
 pg_arrays_overlap(const pg_array *a, const pg_array *b)
 {
-    npy_intp lo_a = 0, hi_a = 0, lo_b = 0, hi_b = 0;
+    npy_intp lo_a, hi_a, lo_b, hi_b;
     if (a->buf != b->buf &&
         (a->buf->kind != PG_BUFFER_FOREIGN || b->buf->kind != PG_BUFFER_FOREIGN)) {
         return 0; /* pygpu's own buffers never share bytes with another buffer */
@@ -341,25 +351,8 @@ pg_arrays_overlap(const pg_array *a, const pg_array *b)
     if (pg_array_size(a) == 0 || pg_array_size(b) == 0) {
         return 0;
     }
-    /* the extents [lowest byte, highest byte] of each */
-    for (int i = 0; i < a->nd; i++) {
-        npy_intp span = (a->shape[i] - 1) * a->strides[i];
-        if (span < 0) {
-            lo_a += span;
-        }
-        else {
-            hi_a += span;
-        }
-    }
-    for (int i = 0; i < b->nd; i++) {
-        npy_intp span = (b->shape[i] - 1) * b->strides[i];
-        if (span < 0) {
-            lo_b += span;
-        }
-        else {
-            hi_b += span;
-        }
-    }
+    extent(a->nd, a->shape, a->strides, &lo_a, &hi_a);
+    extent(b->nd, b->shape, b->strides, &lo_b, &hi_b);
     hi_a += PyDataType_ELSIZE(a->descr);
     hi_b += PyDataType_ELSIZE(b->descr);
     return a->data + lo_a < b->data + hi_b && b->data + lo_b < a->data + hi_a;
