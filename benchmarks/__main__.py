@@ -277,6 +277,22 @@ def best(values, prefix, higher=True):
     return max(xs) if higher else min(xs)
 
 
+def user_launches(shape, rows, cols):
+    """The launches a user writes over rows * cols elements: label -> (grid, block).
+
+    launch_config(shape)'s defaults, 1-D blocks with grid ceil(n / block), and
+    the tutorials' 2-D blocks with grid ceil(cols / bx) x ceil(rows / by)."""
+    from pygpu import cuda
+
+    n = rows * cols
+    forms = {"launch_config": cuda.launch_config(shape)}
+    for b in (128, 256, 1024):
+        forms[f"1-D {b}"] = (-(-n // b), b)
+    for bx, by in ((16, 16), (32, 32)):
+        forms[f"({bx},{by})"] = ((-(-cols // bx), -(-rows // by)), (bx, by))
+    return forms
+
+
 def run(args):
     smoke = args.smoke
     import pygpu
@@ -413,6 +429,42 @@ def run(args):
                      v["pygpu"] >= 0.95 * copy_ref and v["pygpu"] >= max(
                          x for kk, x in v.items() if x and kk in ("CuPy", "Numba", "PyTorch"))))
     del dA
+
+    # -- add and add_one at the launches users write ----------------------------------
+    # every figure of a row against the same d2d copy; the row's ratio is its worst
+    def any_launch(v):
+        worst = min((k for k in v if k.startswith("pygpu ")), key=v.get)
+        return (f"{v[worst] / copy_ref:.2f}x copy (worst: {worst[6:]})",
+                v[worst] >= 0.90 * copy_ref)
+
+    for dtype in (np.float32, np.float64, np.int32):
+        name = np.dtype(dtype).name
+        if np.dtype(dtype).kind == "f":
+            x, y = a.astype(dtype), b.astype(dtype)
+        else:
+            x = rng.integers(-1000, 1000, n, dtype=dtype)
+            y = rng.integers(-1000, 1000, n, dtype=dtype)
+        dx, dy = cuda.to_device(x), cuda.to_device(y)
+        dz = pygpu.empty_like(dx)
+        moved = 3 * n * dx.itemsize
+        vals = {}
+        for label, (g, bl) in user_launches(n, n // side, side).items():
+            k = pygpu.kernels.add[g, bl]
+            vals[f"pygpu {label}"] = moved / (gpu_ms(lambda: k(dx, dy, dz), reps) * 1e6)
+            if not np.array_equal(dz.copy_to_host()[-100000:], (x + y)[-100000:]):
+                print(f"WARNING: kernels.add[{label}] {name} result wrong", file=sys.stderr)
+        t.add("kernels.add[grid, block], any launch", f"{n} {name}", "GB/s", "higher", vals,
+              ">= 0.90x d2d copy at each", any_launch)
+        del dx, dy, dz
+        dX = cuda.to_device(x[:side * side].reshape(side, side))
+        moved = 2 * side * side * dX.itemsize
+        vals = {}
+        for label, (g, bl) in user_launches((side, side), side, side).items():
+            k = pygpu.kernels.add_one[g, bl]
+            vals[f"pygpu {label}"] = moved / (gpu_ms(lambda: k(dX), reps) * 1e6)
+        t.add("kernels.add_one[grid, block], any launch", f"{side}^2 {name}", "GB/s",
+              "higher", vals, ">= 0.90x d2d copy at each", any_launch)
+        del dX
 
     # -- matrix multiply -----------------------------------------------------------------
     m = sizes["mat"]

@@ -43,23 +43,43 @@ namespace {
 
 /* ---- thread geometry ---------------------------------------------------- */
 
+/* This block's rank in the grid, and the grid's block count, x fastest. */
+__device__ __forceinline__ int64_t
+block_rank()
+{
+    return ((int64_t)blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+}
+
+__device__ __forceinline__ int64_t
+block_count()
+{
+    return (int64_t)gridDim.x * gridDim.y * gridDim.z;
+}
+
+/* This thread's rank in its block, and the threads of a block, x fastest. */
+__device__ __forceinline__ int64_t
+rank_in_block()
+{
+    return ((int64_t)threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+}
+
+__device__ __forceinline__ int64_t
+block_threads()
+{
+    return (int64_t)blockDim.x * blockDim.y * blockDim.z;
+}
+
 /* This thread's rank among all threads of the launch, x fastest. */
 __device__ __forceinline__ int64_t
 thread_rank()
 {
-    int64_t block =
-        ((int64_t)blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
-    int64_t per_block = (int64_t)blockDim.x * blockDim.y * blockDim.z;
-    int64_t in_block =
-        ((int64_t)threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
-    return block * per_block + in_block;
+    return block_rank() * block_threads() + rank_in_block();
 }
 
 __device__ __forceinline__ int64_t
 thread_count()
 {
-    return (int64_t)gridDim.x * gridDim.y * gridDim.z * blockDim.x * blockDim.y *
-           blockDim.z;
+    return block_count() * block_threads();
 }
 
 /* Row (y and z folded together) and column (x) coordinates of a 2-D walk. */
@@ -251,7 +271,18 @@ pg_launch_fill(int itemsize, void *dst, int64_t n, const void *value, pg_stream 
 
 /* Elementwise kernels move 16 bytes per load and store where every pointer is
  * 16-byte aligned (the usual case: allocations are 512-byte aligned), then
- * finish the tail element by element. */
+ * finish the tail element by element.
+ *
+ * A thread's share of the work follows from the launch it gets; the launcher
+ * picks the kernel (add_tiles_shift). With few threads (at least one pack of
+ * 16 bytes each: the high-level calls' grid gives each four or more), add_kernel's
+ * grid-stride loop keeps four packs a thread in flight. With about a thread an
+ * element (the tutorials' grids), that loop would give the first quarter of
+ * the blocks all the work and leave the rest to start and stop after them;
+ * add_tiles_kernel instead has one block of each few do the packs of all of
+ * them: the idle blocks are spread through the grid, so they start and
+ * finish while the working ones wait on memory, and each working thread keeps
+ * 16 bytes an operand in flight, consecutive threads on consecutive packs. */
 template <class T> struct alignas(16) pack {
     T v[16 / sizeof(T)];
 };
@@ -262,8 +293,9 @@ aligned16(const void *p)
     return ((uintptr_t)p & 15) == 0;
 }
 
-/* out = a + b, or out = a + s when b is NULL. Each thread keeps U loads of
- * 16 bytes in flight before it stores, which memory bandwidth needs. */
+/* out = a + b, or out = a + s when b is NULL, for launches with at least a
+ * pack a thread. Each thread keeps U loads of 16 bytes in flight before it
+ * stores, which memory bandwidth needs. */
 template <class T>
 __global__ void
 add_kernel(const T *a, const T *b, T s, T *out, int64_t n)
@@ -309,13 +341,112 @@ add_kernel(const T *a, const T *b, T s, T *out, int64_t n)
     }
 }
 
+/* out = a + b (or a + s), for launches with more threads than packs. A tile
+ * is a pack a thread of a block (V * threads-a-block elements). Of each group
+ * of 2^shift blocks the first does the group's tile (and the tile a grid
+ * further on, while any are left), the others return at once. Unaligned
+ * pointers: the same tiles, element by element, consecutive threads on
+ * consecutive elements. */
+template <class T>
+__global__ void
+add_tiles_kernel(const T *a, const T *b, T s, T *out, int64_t n, int shift)
+{
+    constexpr int V = 16 / sizeof(T);
+    const int64_t block = block_rank();
+    if ((block & ((1 << shift) - 1)) != 0) {
+        return;
+    }
+    const int64_t per_block = block_threads(), t = rank_in_block();
+    const int64_t first = (block >> shift) * per_block + t; /* in packs */
+    const int64_t step = (((block_count() - 1) >> shift) + 1) * per_block;
+    if (aligned16(a) && (b == nullptr || aligned16(b)) && aligned16(out)) {
+        const pack<T> *pa = (const pack<T> *)a, *pb = (const pack<T> *)b;
+        pack<T> *po = (pack<T> *)out;
+        const int64_t nv = n / V;
+        for (int64_t i = first; i < nv; i += step) {
+            pack<T> x = pa[i], y;
+            if (pb != nullptr) {
+                y = pb[i];
+            }
+#pragma unroll
+            for (int j = 0; j < V; j++) {
+                x.v[j] += pb != nullptr ? y.v[j] : s;
+            }
+            po[i] = x;
+        }
+        if (block == 0 && t == 0) { /* the elements after the last whole pack */
+            for (int64_t i = nv * V; i < n; i++) {
+                out[i] = a[i] + (b != nullptr ? b[i] : s);
+            }
+        }
+        return;
+    }
+    for (int64_t base = (first - t) * V + t; base < n; base += step * V) {
+        T x[V] = {};
+#pragma unroll
+        for (int u = 0; u < V; u++) {
+            const int64_t i = base + u * per_block;
+            if (i < n) {
+                x[u] = a[i] + (b != nullptr ? b[i] : s);
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < V; u++) {
+            const int64_t i = base + u * per_block;
+            if (i < n) {
+                out[i] = x[u];
+            }
+        }
+    }
+}
+
+/* -1: add_kernel (at least a pack a thread); else add_tiles_kernel's shift:
+ * groups of 2^shift blocks, 2^shift <= V * threads / n, one tile each, so
+ * that there are about as many groups as tiles. */
+template <class T>
+int
+add_tiles_shift(int64_t n, pg_dim3 grid, pg_dim3 block)
+{
+    constexpr uint64_t V = 16 / sizeof(T);
+    const uint64_t blocks = (uint64_t)grid.x * grid.y * grid.z; /* < 2^63 */
+    const uint64_t per_block = (uint64_t)block.x * block.y * block.z;
+    uint64_t group = V; /* at least a thread an element */
+    if (blocks < (uint64_t)n) {
+        const uint64_t threads = blocks * per_block; /* < n * 1024: no overflow */
+        if (threads * V <= (uint64_t)n) {
+            return -1;
+        }
+        group = threads * V / (uint64_t)n;
+    }
+    int shift = 0;
+    while ((2u << shift) <= group && (2u << shift) <= V) {
+        shift++;
+    }
+    return shift;
+}
+
+template <class T>
+pg_err
+launch_add_kernel(const T *a, const T *b, T s, T *out, int64_t n, pg_dim3 grid,
+                  pg_dim3 block, pg_stream stream)
+{
+    const int shift = add_tiles_shift<T>(n, grid, block);
+    if (shift < 0) {
+        PG_LAUNCH(false, add_kernel<T>, to_dim3(grid), to_dim3(block), stream, a, b, s,
+                  out, n);
+    }
+    PG_LAUNCH(false, add_tiles_kernel<T>, to_dim3(grid), to_dim3(block), stream, a, b,
+              s, out, n, shift);
+}
+
 template <class T>
 pg_err
 launch_add(const void *a, const void *b, const void *s, void *out, int64_t n,
            pg_dim3 grid, pg_dim3 block, pg_stream stream)
 {
-    PG_LAUNCH(false, add_kernel<T>, to_dim3(grid), to_dim3(block), stream, (const T *)a,
-              (const T *)b, b != nullptr ? (T)0 : *(const T *)s, (T *)out, n);
+    return launch_add_kernel<T>((const T *)a, (const T *)b,
+                                b != nullptr ? (T)0 : *(const T *)s, (T *)out, n, grid,
+                                block, stream);
 }
 
 pg_err
@@ -329,9 +460,9 @@ template <class T>
 pg_err
 launch_add_one(void *a, int64_t n, pg_dim3 grid, pg_dim3 block, pg_stream stream)
 {
-    /* A += 1 is A = A + 1: the same kernel, in place */
-    PG_LAUNCH(false, add_kernel<T>, to_dim3(grid), to_dim3(block), stream, (const T *)a,
-              (const T *)nullptr, (T)1, (T *)a, n);
+    /* A += 1 is A = A + 1: the same kernels, in place */
+    return launch_add_kernel<T>((const T *)a, (const T *)nullptr, (T)1, (T *)a, n, grid,
+                                block, stream);
 }
 
 pg_err

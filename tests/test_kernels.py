@@ -110,6 +110,76 @@ def test_add_one_runs_exactly_once_per_element_with_3d_launches(rng):
     np.testing.assert_array_equal(d.copy_to_host(), x + 1)
 
 
+
+# The launches a user writes for add and add_one: a thread an element (the
+# kernels then give each working thread a 16-byte pack, one block of a few),
+# a few elements a thread (the tile groups shrink), and many (the grid-stride
+# loop), each on odd sizes and on views that start off a 16-byte boundary.
+ODD_SIZES = [1, 31, 33, 4097, 2**20 + 3]
+USER_CONFIGS_1D = ["launch_config", 128, 256, 1024, "2 a thread", "3 a thread",
+                   "8 a thread"]
+
+
+def user_config_1d(n, cfg):
+    if cfg == "launch_config":
+        return cuda.launch_config(n)
+    if isinstance(cfg, int):
+        return -(-n // cfg), cfg
+    per_thread = int(cfg.split()[0])
+    return -(-n // (256 * per_thread)), 256
+
+
+@pytest.mark.parametrize("cfg", USER_CONFIGS_1D, ids=str)
+@pytest.mark.parametrize("n", ODD_SIZES)
+@pytest.mark.parametrize("dtype", KERNEL_DTYPES)
+def test_add_and_add_one_match_numpy_at_user_configs(rng, dtype, n, cfg):
+    a, b = random_array(rng, n + 1, dtype), random_array(rng, n + 1, dtype)
+    for start in (0, 1):  # d[1:] starts 4 or 8 bytes past an aligned allocation
+        m = n + 1 - start
+        da, db = cuda.to_device(a)[start:], cuda.to_device(b)[start:]
+        out = pygpu.full(n + 1, 77, dtype=dtype)[start:]
+        grid, block = user_config_1d(m, cfg)
+        kernels.add[grid, block](da, db, out)
+        check_close(out.copy_to_host(), a[start:].astype(np.float64) + b[start:], dtype)
+        kernels.add_one[grid, block](da)
+        check_close(da.copy_to_host(), a[start:].astype(np.float64) + 1, dtype)
+        np.testing.assert_array_equal(db.copy_to_host(), b[start:])
+
+
+@pytest.mark.parametrize("block", [(16, 16), (32, 32)], ids=str)
+@pytest.mark.parametrize("shape", [(1, 1), (1, 31), (33, 1), (17, 241), (1025, 1023)],
+                         ids=str)
+@pytest.mark.parametrize("dtype", KERNEL_DTYPES)
+def test_add_and_add_one_match_numpy_at_2d_tutorial_configs(rng, dtype, shape, block):
+    rows, cols = shape
+    a, b = random_array(rng, (rows + 1, cols), dtype), random_array(rng, (rows + 1, cols), dtype)
+    bx, by = block
+    grids = [(-(-cols // bx), -(-rows // by)),  # x on columns, as launch_config
+             (-(-rows // bx), -(-cols // by))]  # the tutorials' order, x on rows
+    for grid in grids:
+        for start in (0, 1):  # d[1:] starts a row (odd columns: unaligned) in
+            da, db = cuda.to_device(a)[start:start + rows], cuda.to_device(b)[start:start + rows]
+            out = pygpu.full((rows, cols), 77, dtype=dtype)
+            kernels.add[grid, block](da, db, out)
+            ref = a[start:start + rows].astype(np.float64)
+            check_close(out.copy_to_host(), ref + b[start:start + rows], dtype)
+            kernels.add_one[grid, block](da)
+            check_close(da.copy_to_host(), ref + 1, dtype)
+
+
+def test_add_tiles_cover_grids_larger_than_needed_and_3d(rng):
+    n = 4097
+    a, b = random_array(rng, n, np.float32), random_array(rng, n, np.float32)
+    for grid, block in [(10_000, 256), ((3, 5, 7), (4, 3, 5)), ((2, 2, 2), (8, 8, 4)),
+                        (n, 1), ((n + 1) // 2, (1, 2, 1)), (1, 1024)]:
+        out = pygpu.full(n, np.nan, dtype=np.float32)
+        kernels.add[grid, block](cuda.to_device(a), cuda.to_device(b), out)
+        check_close(out.copy_to_host(), a.astype(np.float64) + b, np.float32)
+        d = cuda.to_device(a)
+        kernels.add_one[grid, block](d)
+        check_close(d.copy_to_host(), a.astype(np.float64) + 1, np.float32)
+
+
 MATMUL_SHAPES = [(1, 1, 1), (1, 5, 1), (5, 1, 7), (2, 3, 4), (16, 16, 16), (17, 15, 33),
                  (31, 33, 32), (64, 1, 64), (1, 300, 1), (100, 37, 3), (3, 37, 100),
                  (129, 65, 67)]
