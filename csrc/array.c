@@ -585,6 +585,21 @@ Array_format(PyObject *self, PyObject *spec)
     return r;
 }
 
+/* A new array with a's contents as dtype, on a's device, in a's order,
+ * converted on the device as NumPy casts. */
+static PyObject *
+cast_copy(pg_state *st, pg_array *a, PyArray_Descr *descr, const pg_stream_ref *s)
+{
+    int fortran =
+        (a->flags & NPY_ARRAY_F_CONTIGUOUS) && !(a->flags & NPY_ARRAY_C_CONTIGUOUS);
+    pg_array *res =
+        pg_array_empty_on(st, pg_array_device(a), a->nd, a->shape, descr, fortran, s);
+    if (res != NULL && pg_array_cast_into(st, res, a, s) < 0) {
+        Py_CLEAR(res);
+    }
+    return (PyObject *)res;
+}
+
 /* d.astype(dtype): a new array of dtype, converted on the device as NumPy
  * casts (copy=False gives d itself when it already has the dtype). */
 static PyObject *
@@ -593,28 +608,22 @@ Array_astype(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *
     static const pg_signature sig = {
         "astype", 1, 2, {{"dtype", pg_conv_dtype}, {"copy", pg_conv_object}}};
     pg_state *st = STATE_OR_NULL(self);
-    pg_array *a = ARR(self), *res = NULL;
     PyArray_Descr *descr = NULL;
-    PyObject *copy = NULL;
+    PyObject *copy = NULL, *res = NULL;
     pg_stream_ref cur;
-    int fortran =
-        (a->flags & NPY_ARRAY_F_CONTIGUOUS) && !(a->flags & NPY_ARRAY_C_CONTIGUOUS);
     if (st == NULL || pg_parse(st, &sig, args, nargs, kwnames, &descr, &copy) < 0) {
         goto done;
     }
-    if (copy != NULL && !PyObject_IsTrue(copy) && PyArray_EquivTypes(descr, a->descr)) {
-        res = (pg_array *)Py_NewRef(self);
+    if (copy != NULL && !PyObject_IsTrue(copy) &&
+        PyArray_EquivTypes(descr, ARR(self)->descr)) {
+        res = Py_NewRef(self);
         goto done;
     }
     (void)pg_resolve_stream(st, NULL, &cur);
-    res = pg_array_empty_on(st, pg_array_device(a), a->nd, a->shape, descr, fortran,
-                            &cur);
-    if (res != NULL && pg_array_cast_into(st, res, a, &cur) < 0) {
-        Py_CLEAR(res);
-    }
+    res = cast_copy(st, ARR(self), descr, &cur);
 done:
     Py_XDECREF(descr);
-    return (PyObject *)res;
+    return res;
 }
 
 static PyMethodDef Array_methods[] = {
@@ -914,17 +923,10 @@ mod_to_device(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw
 static PyObject *
 as_dtype(pg_state *st, PyObject *a, PyArray_Descr *descr, const pg_stream_ref *s)
 {
-    pg_array *A = ARR(a), *res;
-    if (descr == NULL || PyArray_EquivTypes(descr, A->descr)) {
+    if (descr == NULL || PyArray_EquivTypes(descr, ARR(a)->descr)) {
         return Py_NewRef(a);
     }
-    res = pg_array_empty_on(
-        st, pg_array_device(A), A->nd, A->shape, descr,
-        (A->flags & NPY_ARRAY_F_CONTIGUOUS) && !(A->flags & NPY_ARRAY_C_CONTIGUOUS), s);
-    if (res != NULL && pg_array_cast_into(st, res, A, s) < 0) {
-        Py_CLEAR(res);
-    }
-    return (PyObject *)res;
+    return cast_copy(st, ARR(a), descr, s);
 }
 
 static PyObject *
