@@ -1212,3 +1212,33 @@ extern "C" const pg_kernel_table PG_KERNEL_TABLE = {
 #define PG_KERNEL(name, type, nargs, signature, doc) pg_launch_##name,
 #include "kernels.def"
 };
+
+#ifndef __CUDACC__
+/* The block runner, for kernels that the host C++ compiler compiled at run
+ * time (rt_sim.c loads them; pygpu/sim_prelude.h is their side). */
+static pg_err
+hosted_run(pg_dim3 grid, pg_dim3 block, void (*body)(void *), void *arg)
+{
+    return pg_sim::run(dim3(grid.x, grid.y, grid.z), dim3(block.x, block.y, block.z),
+                       true, body, arg);
+}
+
+static void
+hosted_syncthreads(void)
+{
+    pg_sim::syncthreads();
+}
+
+static_assert(sizeof(dim3) == sizeof(pg_dim3), "dim3 is three unsigned ints");
+
+extern "C" const pg_sim_host pg_sim_hosted = {
+    PG_SIM_ABI,
+    (pg_dim3 *)&pg_sim_threadIdx,
+    (pg_dim3 *)&pg_sim_blockIdx,
+    (pg_dim3 *)&pg_sim_blockDim,
+    (pg_dim3 *)&pg_sim_gridDim,
+    hosted_run,
+    hosted_syncthreads,
+    pg_sim_check_access,
+};
+#endif

@@ -12,13 +12,14 @@
 
 #include "pygpu.h"
 
-/* Run-time compiled kernels on a backend that cannot run them. */
+/* NVRTC on a backend that cannot run what it makes. */
 static PyObject *
 no_runtime_compile(const pg_backend *rt)
 {
     return PyErr_Format(PyExc_NotImplementedError,
-                        "kernels compiled at run time need a real GPU: pygpu's %s "
-                        "runs only its prebuilt kernels, whose source it compiled in",
+                        "NVRTC compiles kernels for a real GPU; pygpu's %s runs "
+                        "kernels that the host C++ compiler makes (pygpu.RawKernel "
+                        "does that)",
                         rt->name);
 }
 
@@ -69,6 +70,18 @@ compile_error(pg_state *st, const char *what, const char *log)
     Py_XDECREF(exc);
     Py_XDECREF(logobj);
     return NULL;
+}
+
+/* _host_modules() -> whether kernels are compiled by the host C++ compiler
+ * (rawkernel.py's compile_host) rather than by NVRTC */
+static PyObject *
+mod_host_modules(PyObject *m, PyObject *Py_UNUSED(arg))
+{
+    const pg_backend *rt = pg_get_rt(pg_state_of_module(m));
+    if (rt == NULL) {
+        return NULL;
+    }
+    return PyBool_FromLong((rt->caps & PG_CAP_HOST_MODULES) != 0);
 }
 
 /* _nvrtc_compile(source, name, options) -> (cubin bytes, log) */
@@ -175,11 +188,19 @@ Module_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         PyBuffer_Release(&image);
         return NULL;
     }
-    /* images come from the run-time compiler: a backend without one has
-     * nothing that could run them */
-    if (!(rt->caps & PG_CAP_RUNTIME_COMPILE)) {
+    /* images come from the run-time compiler, or from the host C++ compiler
+     * (a shared object's path): a backend with neither could run none */
+    if (!(rt->caps & (PG_CAP_RUNTIME_COMPILE | PG_CAP_HOST_MODULES))) {
         PyBuffer_Release(&image);
         return no_runtime_compile(rt);
+    }
+    if ((rt->caps & PG_CAP_HOST_MODULES) &&
+        memchr(image.buf, 0, (size_t)image.len) == NULL) {
+        PyBuffer_Release(&image);
+        PyErr_SetString(PyExc_ValueError,
+                        "on this backend a module is the NUL-terminated path of a "
+                        "shared object that pygpu.RawModule compiled");
+        return NULL;
     }
     mod = PyObject_New(pg_module, type);
     if (mod == NULL) {
@@ -295,8 +316,9 @@ static PyType_Slot Module_slots[] = {
     {Py_tp_new, Module_new},
     {Py_tp_dealloc, Module_dealloc},
     {Py_tp_methods, Module_methods},
-    {Py_tp_doc, "Module(image)\n--\n\nCompiled device code (cubin or PTX) loaded on "
-                "the current device. Use pygpu.RawModule to compile CUDA C."},
+    {Py_tp_doc, "Module(image)\n--\n\nCompiled device code (cubin or PTX; on the "
+                "simulator the NUL-terminated path of a shared object) loaded on the "
+                "current device. Use pygpu.RawModule to compile CUDA C."},
     {0, NULL},
 };
 
@@ -691,6 +713,9 @@ PyType_Spec pg_hostarg_spec = {
 };
 
 PyMethodDef pg_rawkernel_functions[] = {
+    {"_host_modules", mod_host_modules, METH_NOARGS,
+     "_host_modules()\n--\n\nWhether kernels are compiled by the host C++ compiler "
+     "(the simulator) rather than by NVRTC."},
     {"_nvrtc_load", mod_nvrtc_load, METH_O,
      "_nvrtc_load(path)\n--\n\nLoad NVRTC from path; returns its (major, minor)."},
     {"_nvrtc_compile", (PyCFunction)(void (*)(void))mod_nvrtc_compile, METH_FASTCALL,
@@ -706,7 +731,9 @@ pg_rawkernel_init(PyObject *module, pg_state *st)
         return -1;
     }
     st->CompileError = PyErr_NewExceptionWithDoc(
-        "pygpu.CompileError", "NVRTC could not compile a kernel; `.log` holds its log.",
+        "pygpu.CompileError",
+        "NVRTC (or, on the simulator, the host C++ compiler) could not compile a "
+        "kernel; `.log` holds its log.",
         PyExc_RuntimeError, dict);
     Py_DECREF(dict);
     if (st->CompileError == NULL ||

@@ -3,6 +3,7 @@
  * for the host (see sim_exec.h). Numbers for limits mirror an sm_90 device. */
 #define _POSIX_C_SOURCE 200809L
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -744,48 +745,67 @@ pg_sim_interrupt_handle(void)
     return h != NULL && h->handle();
 }
 
-/* Kernels compiled at run time need a GPU: the simulator runs only the
- * prebuilt kernels, whose source it compiled in. */
+/* Kernels compiled at run time: shared objects that the host C++ compiler
+ * made from CUDA C and pygpu/sim_prelude.h (pygpu/rawkernel.py compiles
+ * them). A module is the dlopen handle; a function is the module's
+ * pg_sim_kernel, which knows its parameters from the kernel's C++ type and
+ * runs the grid on the block runner of kernels.cu (pg_sim_hosted). */
 static pg_err
 sim_module_load(void **module, const void *image)
 {
-    (void)image;
+    int (*attach)(const pg_sim_host *);
+    void *handle = dlopen((const char *)image, RTLD_NOW | RTLD_LOCAL);
     *module = NULL;
-    return PG_ERR_NOT_SUPPORTED;
+    if (handle == NULL) {
+        return PG_ERR_INVALID_KERNEL_IMAGE;
+    }
+    *(void **)&attach = dlsym(handle, "pg_sim_module_attach");
+    if (attach == NULL || attach(&pg_sim_hosted) != 0) {
+        dlclose(handle);
+        return PG_ERR_INVALID_KERNEL_IMAGE;
+    }
+    *module = handle;
+    return PG_SUCCESS;
 }
 
 static pg_err
 sim_module_unload(void *module)
 {
-    (void)module;
-    return PG_ERR_NOT_SUPPORTED;
+    return dlclose(module) == 0 ? PG_SUCCESS : PG_ERR_INVALID_RESOURCE_HANDLE;
 }
 
 static pg_err
 sim_module_function(void **function, void *module, const char *name)
 {
-    (void)module;
-    (void)name;
-    *function = NULL;
-    return PG_ERR_NOT_SUPPORTED;
+    const pg_sim_kernel *(*find)(const char *);
+    *(void **)&find = dlsym(module, "pg_sim_module_kernel");
+    *function = find != NULL ? (void *)find(name) : NULL;
+    return *function != NULL ? PG_SUCCESS : PG_ERR_NOT_FOUND;
 }
 
 static pg_err
 sim_function_param(void *function, size_t index, size_t *offset, size_t *size)
 {
-    (void)function;
-    (void)index;
+    const pg_sim_kernel *k = function;
     *offset = *size = 0;
-    return PG_ERR_NOT_SUPPORTED;
+    if (index >= (size_t)k->nparams) {
+        return PG_ERR_INVALID_VALUE;
+    }
+    for (size_t i = 0; i <= index; i++) { /* each at its size's alignment */
+        size_t align = k->sizes[i] >= 8 ? 8 : k->sizes[i] >= 4 ? 4 : 1;
+        *offset = (*offset + *size + align - 1) / align * align;
+        *size = k->sizes[i];
+    }
+    return PG_SUCCESS;
 }
 
 static pg_err
 sim_launch_function(void *function, pg_dim3 grid, pg_dim3 block,
                     unsigned int shared_bytes, pg_stream stream, void **params)
 {
-    (void)function, (void)grid, (void)block, (void)shared_bytes, (void)stream;
-    (void)params;
-    return PG_ERR_NOT_SUPPORTED;
+    const pg_sim_kernel *k = function;
+    (void)stream; /* the simulator runs each launch to its end */
+    return k->launch(k, grid, block, shared_bytes, params);
 }
 
 static const struct {
@@ -807,6 +827,11 @@ static const struct {
     {PG_ERR_LAUNCH_FAILURE, "cudaErrorLaunchFailure",
      "unspecified launch failure (simulator: barrier misuse in a kernel)"},
     {PG_ERR_NOT_SUPPORTED, "cudaErrorNotSupported", "operation not supported"},
+    {PG_ERR_NOT_FOUND, "cudaErrorSymbolNotFound", "named symbol not found"},
+    {PG_ERR_INVALID_KERNEL_IMAGE, "cudaErrorInvalidKernelImage",
+     "device kernel image is invalid"},
+    {PG_ERR_INVALID_RESOURCE_HANDLE, "cudaErrorInvalidResourceHandle",
+     "invalid resource handle"},
     {PG_ERR_PEER_ACCESS_UNSUPPORTED, "cudaErrorPeerAccessUnsupported",
      "peer access is not supported between these two devices"},
     {PG_ERR_PEER_ACCESS_ALREADY_ENABLED, "cudaErrorPeerAccessAlreadyEnabled",
@@ -855,7 +880,7 @@ sim_ensure_context(void)
 
 const pg_backend pg_sim_backend = {
     .name = "simulator",
-    .caps = PG_CAP_SIMULATED,
+    .caps = PG_CAP_SIMULATED | PG_CAP_HOST_MODULES,
     .ensure_context = sim_ensure_context,
     .device_count = sim_device_count,
     .get_props = sim_get_props,

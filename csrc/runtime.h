@@ -24,6 +24,7 @@ enum {
     PG_ERR_INVALID_CONFIGURATION = 9,
     PG_ERR_INSUFFICIENT_DRIVER = 35,
     PG_ERR_ECC_UNCORRECTABLE = 214,
+    PG_ERR_INVALID_KERNEL_IMAGE = 200,
     PG_ERR_PEER_ACCESS_UNSUPPORTED = 217,
     PG_ERR_NO_DEVICE = 100,
     PG_ERR_INVALID_DEVICE = 101,
@@ -216,6 +217,9 @@ enum {
     PG_CAP_FORK_UNSAFE = 1 << 3,
     /* the devices are simulated: for reports to the user (repr, detect) only */
     PG_CAP_SIMULATED = 1 << 4,
+    /* modules are shared objects that the host C++ compiler made from CUDA C
+     * against pygpu/sim_prelude.h; module_load takes the path of one */
+    PG_CAP_HOST_MODULES = 1 << 5,
 };
 
 /* The backend's operations that can fail, each with the CUDA call it stands
@@ -373,6 +377,35 @@ int pg_sim_interrupt_handle(void);
  * device's, memory of a device it has peer access to, or none of a device's);
  * else PG_ERR_PEER_ACCESS_NOT_ENABLED, remembered for access_fault(). */
 pg_err pg_sim_check_access(const void *ptr);
+
+/* What a module compiled for the host (pygpu/sim_prelude.h, which spells the
+ * same layout; PG_SIM_ABI is its version) gets from pygpu at load time: the
+ * block runner's index variables (each three unsigned ints) and its
+ * operations, so that there is one block runner. */
+#define PG_SIM_ABI 1
+typedef struct {
+    int abi;
+    pg_dim3 *thread_idx, *block_idx, *block_dim, *grid_dim;
+    /* runs the grid, each thread a fiber (barriers allowed) */
+    pg_err (*run)(pg_dim3 grid, pg_dim3 block, void (*body)(void *), void *arg);
+    void (*syncthreads)(void);
+    pg_err (*check_access)(const void *ptr);
+} pg_sim_host;
+
+/* A kernel of such a module (pg_sim_module_kernel(name) finds it): its
+ * parameters' count and sizes, as the kernel's C++ type has them, and its
+ * launch, with the parameters as cuLaunchKernel takes them. */
+typedef struct pg_sim_kernel {
+    const char *name;
+    int nparams;
+    const size_t *sizes;
+    pg_err (*launch)(const struct pg_sim_kernel *k, pg_dim3 grid, pg_dim3 block,
+                     unsigned int shared_bytes, void **params);
+    void (*fn)(void); /* the kernel, for launch to cast back */
+} pg_sim_kernel;
+
+/* kernels.cu (simulator build): the block runner, for pg_sim_host */
+extern const pg_sim_host pg_sim_hosted;
 #ifdef PG_HAVE_CUDA
 extern const pg_kernel_table pg_cuda_kernels;
 #endif

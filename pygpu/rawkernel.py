@@ -1,4 +1,5 @@
-"""Your own kernels in CUDA C: RawKernel and RawModule, compiled by NVRTC.
+"""Your own kernels in CUDA C: RawKernel and RawModule, compiled by NVRTC on a
+GPU and by the host C++ compiler on the simulator.
 
     kernel = pygpu.RawKernel(r'''
     extern "C" __global__ void scale(float *x, float a, long long n) {
@@ -18,14 +19,27 @@ device before the launch (In, InOut) and back after it (Out, InOut).
 NVRTC is loaded the first time a kernel is compiled, never at import. Compiled
 code is cached on disk (PYGPU_CACHE_DIR, default ~/.cache/pygpu), keyed by the
 source, the options, the GPU architecture and the NVRTC version. Kernels must
-be declared extern "C". On the simulator, compiling, loading and launching
-raise NotImplementedError: its runtime has no compiler, and it runs only
-pygpu's prebuilt kernels.
+be declared extern "C".
+
+On the simulator the source is compiled by the host C++ compiler (CXX, else
+g++ or clang++ on PATH) into a shared object, against sim_prelude.h (next to
+this file), which gives the CUDA dialect: threadIdx, blockIdx, blockDim,
+gridDim, dim3, __global__ and the other qualifiers, static and dynamic
+(`extern __shared__`) shared memory, and __syncthreads(). Compiler errors
+name the lines of your source. The shared object is cached on disk like a
+cubin, keyed by the source, the options, the compiler and the prelude. Of the
+options, -D, -U, -I and -std= are passed to the compiler; the others are
+NVRTC's and are left out. Each `__global__ void name(` of the source that is
+not a template becomes a kernel that get_function finds.
 """
 
 import glob
 import hashlib
 import os
+import re
+import shlex
+import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -95,19 +109,116 @@ def compile_cuda(source, options=(), arch=None):
     except OSError:
         pass
     image, log = _core._nvrtc_compile(source, "pygpu_kernel.cu", options)
+    _write_atomically(path, image)
+    return image, log
+
+
+_PRELUDE = Path(__file__).with_name("sim_prelude.h")
+_host_compilers = {}
+
+# `extern __shared__ [__align__(n)] T name[];`: the launch's dynamic shared
+# memory (sim_prelude.h's PG_SIM_DYNAMIC_SHARED), on the same line
+_DYNAMIC_SHARED = re.compile(
+    r"\bextern\s+__shared__\s+(?:__align__\s*\((?:[^()]|\([^()]*\))*\)\s*)?"
+    r"([^;\[\]]*?)\s*\b(\w+)\s*\[\s*\]\s*;")
+# `__global__ [__launch_bounds__(...)] [qualifiers] void name(`
+_KERNEL = re.compile(
+    r"\b__global__\s+(?:__launch_bounds__\s*\([^()]*\)\s*)?(?:\w+\s+)*?void\s+"
+    r"(?:__launch_bounds__\s*\([^()]*\)\s*)?(\w+)\s*\(")
+_TEMPLATE_BEFORE = re.compile(r'>\s*(?:extern\s+"C"\s*)?(?:static\s+)?$')
+
+
+def _write_atomically(path, data):
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
         with os.fdopen(fd, "wb") as f:
-            f.write(image)
+            f.write(data)
         os.replace(tmp, path)  # atomic: a concurrent reader sees all or nothing
     except OSError:
         pass  # an unwritable cache only costs a recompile
-    return image, log
+
+
+def host_compiler():
+    """The host C++ compiler for the simulator: (command list, version line)."""
+    cxx = os.environ.get("CXX")
+    command = shlex.split(cxx) if cxx else None
+    if not command:
+        found = shutil.which("g++") or shutil.which("clang++")
+        command = [found] if found else None
+    if command is None or shutil.which(command[0]) is None:
+        raise RuntimeError(
+            "running your own CUDA C kernels on the simulator needs a C++ compiler: "
+            "install g++ (e.g. apt install g++) or clang++, or set CXX to one"
+            + (f"; CXX={cxx!r} was not found" if cxx else ""))
+    key = tuple(command)
+    if key not in _host_compilers:
+        try:
+            r = subprocess.run([*command, "--version"], capture_output=True, text=True,
+                               timeout=60)
+            version = (r.stdout.splitlines() or [""])[0]
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise RuntimeError(f"the C++ compiler {command[0]} does not run: {exc}") from None
+        _host_compilers[key] = (command, shutil.which(command[0]), version)
+    return _host_compilers[key]
+
+
+def _host_source(source):
+    """The translation unit: the prelude, the source (its own line numbers),
+    and an export for each kernel that is not a template."""
+    names = []
+    for m in _KERNEL.finditer(source):
+        if not _TEMPLATE_BEFORE.search(source[:m.start()]) and m.group(1) not in names:
+            names.append(m.group(1))
+    body = _DYNAMIC_SHARED.sub(r"PG_SIM_DYNAMIC_SHARED(\1, \2);", source)
+    exports = "".join(f"PG_SIM_EXPORT({n})\n" for n in names)
+    return (f'#include "{_PRELUDE}"\n#line 1 "<kernel source>"\n{body}\n'
+            f'#line 1 "<pygpu exports>"\n{exports}')
+
+
+def compile_host(source, options=()):
+    """Compile CUDA C for the simulator with the host C++ compiler, through the
+    disk cache. Returns (path of the shared object, compiler log)."""
+    if not isinstance(source, str):
+        raise TypeError(f"source must be a str of CUDA C, not {type(source).__name__}")
+    if isinstance(options, str):
+        options = (options,)
+    options = tuple(options)
+    if not all(isinstance(o, str) for o in options):
+        raise TypeError("options must be strings, e.g. ('-DN=4', '--use_fast_math')")
+    flags = [o for o in options if o.startswith(("-D", "-U", "-I", "-std="))]
+    command, where, version = host_compiler()
+    prelude = _PRELUDE.read_bytes()
+    key = hashlib.sha256(repr((source, options, command, where, version,
+                               hashlib.sha256(prelude).hexdigest())).encode()).hexdigest()
+    path = _cache_dir() / f"{key}.so"
+    if path.exists():
+        return path, ""
+    with tempfile.TemporaryDirectory(prefix="pygpu-") as tmp:
+        src = Path(tmp) / "kernel.cpp"
+        out = Path(tmp) / "kernel.so"
+        src.write_text(_host_source(source))
+        cmd = [*command, "-std=c++17", "-O2", "-fPIC", "-shared", "-fno-exceptions",
+               "-fvisibility=hidden", "-w", *flags, str(src), "-o", str(out)]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            exc = CompileError(f"the host C++ compiler ({command[0]}) could not compile "
+                               "the kernel source; see .log")
+            exc.log = r.stderr
+            raise exc
+        image = out.read_bytes()
+        _write_atomically(path, image)
+        if not path.exists():  # no cache: load it from a file of its own
+            fd, name = tempfile.mkstemp(suffix=".so", prefix="pygpu-")
+            with os.fdopen(fd, "wb") as f:
+                f.write(image)
+            path = Path(name)
+    return path, r.stderr
 
 
 class RawModule:
-    """CUDA C with one or more extern "C" kernels, compiled by NVRTC.
+    """CUDA C with one or more extern "C" kernels, compiled by NVRTC (on the
+    simulator, by the host C++ compiler).
 
     `module.get_function(name)` gives a kernel to launch as
     `f[grid, block](args)`, `f[grid, block, stream]` or
@@ -117,15 +228,20 @@ class RawModule:
     def __init__(self, code, options=()):
         self.code = code
         self.options = tuple([options] if isinstance(options, str) else options)
-        image, self.log = compile_cuda(code, self.options)
-        self._module = _core.Module(image)
+        if _core._host_modules():
+            path, self.log = compile_host(code, self.options)
+            self._module = _core.Module(os.fsencode(path) + b"\0")
+        else:
+            image, self.log = compile_cuda(code, self.options)
+            self._module = _core.Module(image)
 
     def get_function(self, name):
         return self._module.get_function(name)
 
 
 class RawKernel:
-    """One extern "C" kernel `name` of CUDA C source, compiled by NVRTC."""
+    """One extern "C" kernel `name` of CUDA C source, compiled by NVRTC (on the
+    simulator, by the host C++ compiler)."""
 
     def __init__(self, code, name, options=()):
         self.code = code
@@ -164,4 +280,4 @@ class InOut(HostArg):
 
 
 __all__ = ["CompileError", "In", "InOut", "Out", "RawKernel", "RawModule", "compile_cuda",
-           "nvrtc_version"]
+           "compile_host", "nvrtc_version"]
