@@ -130,12 +130,12 @@ pg_array_untrack_if_acyclic(pg_array *a)
     }
 }
 
-pg_array *
-pg_array_over(pg_state *st, pg_buffer *buf, char *data, int nd, const npy_intp *shape,
-              const npy_intp *strides, PyArray_Descr *descr, PyObject *base)
+/* The strides of an array of nd axes: `strides`, or C order's in dense[]
+ * when NULL; NULL with ValueError for too many axes. */
+static const npy_intp *
+checked_strides(int nd, const npy_intp *shape, const npy_intp *strides,
+                PyArray_Descr *descr, npy_intp *dense)
 {
-    npy_intp dense[PG_MAXDIMS];
-    pg_array *a;
     if (nd < 0 || nd > PG_MAXDIMS) {
         PyErr_Format(PyExc_ValueError,
                      "the array has %d dimensions; pygpu arrays have at most %d", nd,
@@ -144,7 +144,19 @@ pg_array_over(pg_state *st, pg_buffer *buf, char *data, int nd, const npy_intp *
     }
     if (strides == NULL) {
         dense_strides(nd, shape, PyDataType_ELSIZE(descr), 0, dense);
-        strides = dense;
+        return dense;
+    }
+    return strides;
+}
+
+pg_array *
+pg_array_over(pg_state *st, pg_buffer *buf, char *data, int nd, const npy_intp *shape,
+              const npy_intp *strides, PyArray_Descr *descr, PyObject *base)
+{
+    npy_intp dense[PG_MAXDIMS];
+    pg_array *a;
+    if ((strides = checked_strides(nd, shape, strides, descr, dense)) == NULL) {
+        return NULL;
     }
     a = (pg_array *)st->DeviceArrayType->tp_alloc(st->DeviceArrayType, 0);
     if (a == NULL) {
@@ -218,19 +230,10 @@ pg_array_wrap(pg_state *st, char *data, int nd, const npy_intp *shape,
     npy_intp dense[PG_MAXDIMS], lo = 0, hi = 0;
     pg_buffer *buf;
     pg_array *a;
-    if (nd < 0 || nd > PG_MAXDIMS) {
-        PyErr_Format(PyExc_ValueError,
-                     "the array has %d dimensions; pygpu arrays have at most %d", nd,
-                     PG_MAXDIMS);
-        return NULL;
-    }
-    if (pg_check_dtype(descr) < 0 ||
+    if ((strides = checked_strides(nd, shape, strides, descr, dense)) == NULL ||
+        pg_check_dtype(descr) < 0 ||
         checked_nbytes(nd, shape, PyDataType_ELSIZE(descr)) < 0) {
         return NULL;
-    }
-    if (strides == NULL) {
-        dense_strides(nd, shape, PyDataType_ELSIZE(descr), 0, dense);
-        strides = dense;
     }
     /* the buffer is the extent the array spans: [lowest byte, highest byte] */
     if (checked_nbytes(nd, shape, 1) > 0) {

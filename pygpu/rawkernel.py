@@ -86,9 +86,9 @@ def _cache_dir():
     return Path(os.environ.get("PYGPU_CACHE_DIR") or Path.home() / ".cache" / "pygpu")
 
 
-def compile_cuda(source, options=(), arch=None):
-    """Compile CUDA C to a cubin for `arch` ("sm_90"; default: the current
-    device's), through the disk cache. Returns (cubin bytes, NVRTC log)."""
+def _checked(source, options):
+    """The options as a tuple of str; TypeError for a source or options of
+    another type."""
     if not isinstance(source, str):
         raise TypeError(f"source must be a str of CUDA C, not {type(source).__name__}")
     if isinstance(options, str):
@@ -96,6 +96,13 @@ def compile_cuda(source, options=(), arch=None):
     options = tuple(options)
     if not all(isinstance(o, str) for o in options):
         raise TypeError("options must be strings, e.g. ('-DN=4', '--use_fast_math')")
+    return options
+
+
+def compile_cuda(source, options=(), arch=None):
+    """Compile CUDA C to a cubin for `arch` ("sm_90"; default: the current
+    device's), through the disk cache. Returns (cubin bytes, NVRTC log)."""
+    options = _checked(source, options)
     if arch is None:
         major, minor = _core.Device().compute_capability
         arch = f"sm_{major}{minor}"
@@ -179,13 +186,7 @@ def _host_source(source):
 def compile_host(source, options=()):
     """Compile CUDA C for the simulator with the host C++ compiler, through the
     disk cache. Returns (path of the shared object, compiler log)."""
-    if not isinstance(source, str):
-        raise TypeError(f"source must be a str of CUDA C, not {type(source).__name__}")
-    if isinstance(options, str):
-        options = (options,)
-    options = tuple(options)
-    if not all(isinstance(o, str) for o in options):
-        raise TypeError("options must be strings, e.g. ('-DN=4', '--use_fast_math')")
+    options = _checked(source, options)
     flags = [o for o in options if o.startswith(("-D", "-U", "-I", "-std="))]
     command, where, version = host_compiler()
     prelude = _PRELUDE.read_bytes()
