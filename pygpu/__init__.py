@@ -18,6 +18,8 @@ from ._core import (
     Device,
     DeviceArray,
     Event,
+    KernelAssertionError,
+    KernelError,
     NoDeviceError,
     OutOfMemoryError,
     Stream,
@@ -120,7 +122,8 @@ from . import cuda, kernels  # noqa: E402  (they use the names above)
 from .rawkernel import CompileError, In, InOut, Out, RawKernel, RawModule  # noqa: E402
 
 __all__ = [
-    "CudaError", "Device", "DeviceArray", "Event", "MemoryPool", "NoDeviceError",
+    "CudaError", "Device", "DeviceArray", "Event", "KernelAssertionError", "KernelError",
+    "MemoryPool", "NoDeviceError",
     "OutOfMemoryError", "Stream", "get_memory_pool",
     "CompileError", "In", "InOut", "Out", "RawKernel", "RawModule", "from_dlpack",
     "add", "add_one", "asarray", "asnumpy", "cuda", "empty", "empty_like", "full",
