@@ -110,6 +110,29 @@ c_strings(PyObject *tuple, const char *what)
     return out;
 }
 
+/* _sim_schedule(seed) -> the previous seed: None (threads and blocks in
+ * order) or an int (shuffled by that seed) */
+static PyObject *
+mod_sim_schedule(PyObject *Py_UNUSED(m), PyObject *arg)
+{
+    int shuffle;
+    uint64_t seed;
+    unsigned long long want = 0;
+    if (arg != Py_None) {
+        want = PyLong_Check(arg) ? PyLong_AsUnsignedLongLong(arg) : (unsigned long long)-1;
+        if (!PyLong_Check(arg) || (want == (unsigned long long)-1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_TypeError,
+                            "the schedule's seed must be None (in order) or an int from 0 "
+                            "to 2**64 - 1");
+            return NULL;
+        }
+    }
+    pg_sim_get_schedule(&shuffle, &seed);
+    pg_sim_set_schedule(arg != Py_None, (uint64_t)want);
+    return shuffle ? PyLong_FromUnsignedLongLong(seed) : Py_NewRef(Py_None);
+}
+
 /* _nvrtc_compile(source, name, options, name_expressions)
  *     -> (cubin bytes, log, lowered names) */
 static PyObject *
@@ -775,6 +798,9 @@ PyType_Spec pg_hostarg_spec = {
 };
 
 PyMethodDef pg_rawkernel_functions[] = {
+    {"_sim_schedule", mod_sim_schedule, METH_O,
+     "_sim_schedule(seed)\n--\n\nThe simulator's order of threads and blocks: None "
+     "(in order) or a seed (shuffled); returns the previous one."},
     {"_host_modules", mod_host_modules, METH_NOARGS,
      "_host_modules()\n--\n\nWhether kernels are compiled by the host C++ compiler "
      "(the simulator) rather than by NVRTC."},
