@@ -119,12 +119,15 @@ mod_sim_schedule(PyObject *Py_UNUSED(m), PyObject *arg)
     uint64_t seed;
     unsigned long long want = 0;
     if (arg != Py_None) {
-        want = PyLong_Check(arg) ? PyLong_AsUnsignedLongLong(arg) : (unsigned long long)-1;
-        if (!PyLong_Check(arg) || (want == (unsigned long long)-1 && PyErr_Occurred())) {
+        want =
+            PyLong_Check(arg) ? PyLong_AsUnsignedLongLong(arg) : (unsigned long long)-1;
+        if (!PyLong_Check(arg) ||
+            (want == (unsigned long long)-1 && PyErr_Occurred())) {
             PyErr_Clear();
-            PyErr_SetString(PyExc_TypeError,
-                            "the schedule's seed must be None (in order) or an int from 0 "
-                            "to 2**64 - 1");
+            PyErr_SetString(
+                PyExc_TypeError,
+                "the schedule's seed must be None (in order) or an int from 0 "
+                "to 2**64 - 1");
             return NULL;
         }
     }

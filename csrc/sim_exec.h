@@ -768,6 +768,32 @@ make_block_order(uint64_t n)
     return o;
 }
 
+/* The threads' stacks, kept from launch to launch (under the launch lock):
+ * a fresh mapping would cost a page fault per thread and launch. Reserved,
+ * not committed: only the pages the threads touch take memory. */
+inline void *stack_pool = nullptr;
+inline size_t stack_pool_bytes = 0;
+
+inline void *
+thread_stacks(size_t bytes)
+{
+    if (bytes > stack_pool_bytes) {
+        if (stack_pool != nullptr) {
+            munmap(stack_pool, stack_pool_bytes);
+            stack_pool = nullptr;
+            stack_pool_bytes = 0;
+        }
+        void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (p == MAP_FAILED) {
+            return nullptr;
+        }
+        stack_pool = p;
+        stack_pool_bytes = bytes;
+    }
+    return stack_pool;
+}
+
 inline pg_err
 run_locked(dim3 grid, dim3 block, bool barriers, void (*body)(void *), void *arg,
            uint64_t *next)
@@ -804,9 +830,8 @@ run_locked(dim3 grid, dim3 block, bool barriers, void (*body)(void *), void *arg
     }
     block_order order = make_block_order(nblocks);
     size_t stack_bytes = (size_t)nthreads * STACK_SIZE;
-    void *stacks = mmap(nullptr, stack_bytes, PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (stacks == MAP_FAILED) {
+    void *stacks = thread_stacks(stack_bytes);
+    if (stacks == nullptr) {
         return PG_ERR_MEMORY_ALLOCATION;
     }
     block_state b;
@@ -848,7 +873,6 @@ run_locked(dim3 grid, dim3 block, bool barriers, void (*body)(void *), void *arg
     free(b.warp);
     free(b.warp_syncs);
     free(b.order);
-    munmap(stacks, stack_bytes);
     return err;
 }
 

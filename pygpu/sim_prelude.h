@@ -1017,14 +1017,15 @@ static_shared(size_t size, size_t align, const char *name)
     return arena + at;
 }
 
-/* Who touched each byte of shared memory since the block's last barrier:
- * the last writer, and one reader (or "several"). */
+/* Who touched each byte of shared memory since the block's last barrier: the
+ * last writer; the last reader, and the readers before it (the latest warp
+ * __syncwarp() count among their reads, and their warp). */
 struct shadow {
     uint32_t epoch;
-    uint16_t writer, reader; /* thread rank + 1; 0 none; reader 0xffff several */
-    uint16_t wsync, rsync;   /* their warp's __syncwarp count then */
-    uint16_t reader_warp;    /* the readers' warp, 0xffff if several warps */
-    uint16_t pad;
+    uint16_t writer, wsync; /* thread rank + 1 (0: none), its warp's syncs then */
+    uint16_t reader, rsync; /* the last reader, likewise */
+    uint16_t rest_sync;     /* the readers before it: the latest sync count */
+    uint16_t rest_warp;     /* their warp + 1; 0 none; 0xffff several warps */
 };
 inline shadow *arena_shadow;
 inline shadow *dynamic_shadow;
@@ -1096,10 +1097,16 @@ out_of_bounds(const char *a, size_t size, int kind)
 }
 
 [[noreturn]] inline void
-race(const char *space, size_t offset, int kind, size_t size, unsigned int other,
+race(const char *name, size_t offset, int kind, size_t size, unsigned int other,
      bool other_wrote, bool several)
 {
-    char what[768];
+    char what[768], space[96];
+    if (name != nullptr) {
+        snprintf(space, sizeof(space), "__shared__ '%s'", name);
+    }
+    else {
+        snprintf(space, sizeof(space), "the dynamic shared memory");
+    }
     const dim3 &d = idx.block_dim;
     if (several) {
         snprintf(
@@ -1127,11 +1134,11 @@ ordered(unsigned int t, unsigned int other, uint16_t sync_then)
 }
 
 inline void
-shared_access(shadow *sh, const char *space, size_t offset, size_t size, int kind)
+shared_access(shadow *sh, const char *name, size_t offset, size_t size, int kind)
 {
     const pg_sim_live *lv = host->live;
-    unsigned int t = lv->thread;
-    uint16_t me = (uint16_t)(t + 1), sync = lv->warp_syncs[t / 32];
+    unsigned int t = lv->thread, w = t / 32;
+    uint16_t me = (uint16_t)(t + 1), sync = lv->warp_syncs[w];
     if (kind == 2) {
         return; /* atomics do not race */
     }
@@ -1141,24 +1148,29 @@ shared_access(shadow *sh, const char *space, size_t offset, size_t size, int kin
             s = {lv->epoch, 0, 0, 0, 0, 0, 0};
         }
         if (s.writer != 0 && s.writer != me && !ordered(t, s.writer - 1u, s.wsync)) {
-            race(space, offset + i, kind, size, s.writer - 1u, true, false);
+            race(name, offset + i, kind, size, s.writer - 1u, true, false);
         }
         if (kind == 1) {
-            if (s.reader == 0xffff &&
-                !(s.reader_warp == t / 32 && lv->warp_syncs[t / 32] != s.rsync)) {
-                race(space, offset + i, kind, size, 0, false, true);
-            }
-            if (s.reader != 0 && s.reader != 0xffff && s.reader != me &&
+            if (s.reader != 0 && s.reader != me &&
                 !ordered(t, s.reader - 1u, s.rsync)) {
-                race(space, offset + i, kind, size, s.reader - 1u, false, false);
+                race(name, offset + i, kind, size, s.reader - 1u, false, false);
+            }
+            if (s.rest_warp != 0 && !(s.rest_warp == w + 1 && sync != s.rest_sync)) {
+                race(name, offset + i, kind, size, 0, false, true);
             }
             s.writer = me;
             s.wsync = sync;
         }
         else if (s.reader != me) {
-            uint16_t warp = (uint16_t)(t / 32);
-            s.reader_warp = s.reader == 0 || s.reader_warp == warp ? warp : 0xffff;
-            s.reader = s.reader == 0 ? me : 0xffff;
+            if (s.reader != 0) { /* the last reader joins the ones before it */
+                uint16_t rw = (uint16_t)((s.reader - 1u) / 32 + 1);
+                s.rest_warp = s.rest_warp == 0 || s.rest_warp == rw ? rw : 0xffff;
+                s.rest_sync = s.rsync;
+            }
+            s.reader = me;
+            s.rsync = sync;
+        }
+        else {
             s.rsync = sync;
         }
     }
@@ -1168,12 +1180,11 @@ inline void
 static_shared_access(const char *a, size_t size, int kind)
 {
     size_t off = (size_t)(a - arena);
-    char what[512], space[96];
+    char what[512];
     for (int i = 0; i < nslots; i++) {
         const slot &s = slots[i];
         if (off >= s.at && off + size <= s.at + s.size) {
-            snprintf(space, sizeof(space), "__shared__ '%s'", s.name);
-            shared_access(arena_shadow + s.at, space, off - s.at, size, kind);
+            shared_access(arena_shadow + s.at, s.name, off - s.at, size, kind);
             return;
         }
     }
@@ -1228,8 +1239,7 @@ access(const void *p, size_t size, int kind)
                 size, kinds[kind], (size_t)(a - dyn), dynamic_size);
             stop(PG_ERR_ILLEGAL_ADDRESS_, what);
         }
-        shared_access(dynamic_shadow, "the dynamic shared memory", (size_t)(a - dyn),
-                      size, kind);
+        shared_access(dynamic_shadow, nullptr, (size_t)(a - dyn), size, kind);
         return;
     }
     const pg_sim_live *lv = host->live;

@@ -168,27 +168,51 @@ OWN_KERNELS = [
         "\'\'\'\n"
         "x = np.random.default_rng(0).standard_normal(10_000).astype(np.float32)\n"
         "y = np.ones_like(x)\n"
-        "try:\n"
-        "    saxpy = pygpu.RawKernel(source, 'saxpy')\n"
-        "    print('parameter sizes:', saxpy.param_sizes)\n"
-        "    dx, dy = cuda.to_device(x), cuda.to_device(y)\n"
-        "    saxpy[40, 256](np.float32(2.0), dx, dy, x.size)\n"
-        "    assert np.allclose(dy.copy_to_host(), 2 * x + y)\n"
-        "    print('saxpy matches NumPy')\n"
-        "except NotImplementedError as e:\n"
-        "    print('On the simulator:', e)\n"
-        "except RuntimeError as e:\n"
-        "    print('No NVRTC here:', e)"),
+        "saxpy = pygpu.RawKernel(source, 'saxpy')\n"
+        "print('parameter sizes:', saxpy.param_sizes)\n"
+        "dx, dy = cuda.to_device(x), cuda.to_device(y)\n"
+        "saxpy[40, 256](np.float32(2.0), dx, dy, x.size)\n"
+        "assert np.allclose(dy.copy_to_host(), 2 * x + y)\n"
+        "print('saxpy matches NumPy', '(on the simulator)' if sim else '(on the GPU)')"),
+    new_markdown_cell(
+        "The dialect goes beyond geometry: shared memory and barriers, warp "
+        "shuffles, atomics, templates (found by a *name expression*), `printf`. "
+        "A block sum with a warp-shuffle reduction:"),
+    new_code_cell(
+        "module = pygpu.RawModule(r\'\'\'\n"
+        "template <typename T>\n"
+        "__global__ void block_sums(const T *x, T *out, int n)\n"
+        "{\n"
+        "    __shared__ T warp_totals[32];\n"
+        "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "    T v = i < n ? x[i] : T(0);\n"
+        "    for (int offset = 16; offset > 0; offset /= 2)\n"
+        "        v += __shfl_down_sync(0xffffffff, v, offset);\n"
+        "    if (threadIdx.x % 32 == 0) warp_totals[threadIdx.x / 32] = v;\n"
+        "    __syncthreads();\n"
+        "    if (threadIdx.x == 0) {\n"
+        "        T total = 0;\n"
+        "        for (int w = 0; w < blockDim.x / 32; w++) total += warp_totals[w];\n"
+        "        atomicAdd(out, total);\n"
+        "        if (blockIdx.x == 0) printf(\"block 0 adds %f\\n\", (double)total);\n"
+        "    }\n"
+        "}\n"
+        "\'\'\', name_expressions=['block_sums<float>', 'block_sums<double>'])\n"
+        "total = pygpu.zeros(1, np.float64)\n"
+        "xd = np.random.default_rng(1).standard_normal(100_000)\n"
+        "module.get_function('block_sums<double>')[(xd.size + 255) // 256, 256](\n"
+        "    cuda.to_device(xd), total, np.int32(xd.size))\n"
+        "cuda.synchronize()\n"
+        "print('sum', total.copy_to_host()[0], 'NumPy', xd.sum())"),
     new_markdown_cell(
         "A mistake in the source raises `pygpu.CompileError`, whose `.log` is "
-        "NVRTC's message:"),
+        "the compiler's message (NVRTC's on a GPU, the host compiler's on the "
+        "simulator), with the line numbers of your source:"),
     new_code_cell(
         "try:\n"
-        "    pygpu.rawkernel.compile_cuda('extern \"C\" __global__ void k() { oops; }')\n"
+        "    pygpu.RawKernel('extern \"C\" __global__ void k(int *x)\\n{\\n    oops;\\n}', 'k')\n"
         "except pygpu.CompileError as e:\n"
-        "    print(e.log)\n"
-        "except RuntimeError as e:\n"
-        "    print('No NVRTC here:', e)"),
+        "    print(e.log[-600:])"),
     new_markdown_cell(
         "## Arrays shared with other libraries, without copies\n\n"
         "pygpu arrays offer `__cuda_array_interface__` (version 3) and DLPack "
