@@ -288,6 +288,14 @@ class Table:
         return "\n".join(lines)
 
 
+def absent(values, *names):
+    """values with each peer's figure that was not measured there as None, so
+    that the row and the results say "absent"."""
+    for name in names:
+        values.setdefault(name, None)
+    return values
+
+
 def fmt(x):
     if x is None:
         return "absent"
@@ -413,6 +421,7 @@ def launch_rows(t, smoke, exe, lib, peers, raw):
     if th is not None:
         ttiny = th.zeros(32, device="cuda")
         tiny["PyTorch add_"] = launch_us(ttiny.add_, 1)
+    absent(tiny, "CuPy RawKernel", "CuPy ufunc", "Numba", "PyTorch add_")
     t.add("launch.tiny", "launch, host time per call", "tiny add_one", "us", "lower", tiny)
 
     def launch_sync():
@@ -502,6 +511,7 @@ def bandwidth_rows(t, smoke, sizes, peers, raw, rng, reps):
         tc = th.empty_like(ta)
         vals["PyTorch"] = gbs(gpu_ms(lambda: th.add(ta, tb, out=tc), reps))
         del ta, tb, tc
+    absent(vals, "CuPy", "Numba", "PyTorch")
     vals["NumPy"] = gbs(wall_ms(lambda: np.add(a, b, out=np.empty_like(a)), 3, 1))
     # every bandwidth row is judged against this one copy: raw C's, else pygpu's
     copy = {"d2d copy": vals["raw C d2d copy"] or vals["pygpu d2d copy"]}
@@ -535,6 +545,7 @@ def bandwidth_rows(t, smoke, sizes, peers, raw, rng, reps):
         tA = th.from_numpy(A).cuda()
         vals["PyTorch"] = gbs2(gpu_ms(lambda: tA.add_(1), reps))
         del tA
+    absent(vals, "CuPy", "Numba", "PyTorch")
     vals["NumPy"] = gbs2(wall_ms(lambda: np.add(A, 1, out=A), 3, 1))
     t.add("add_one", "add one in place, read + write", f"{side}^2 float32", "GB/s", "higher",
           vals, copy)
@@ -620,6 +631,8 @@ def matmul_rows(t, smoke, sizes, peers, rng):
             tZ = th.empty_like(tX)
             vals["PyTorch cuBLAS"] = tf(gpu_ms(lambda: th.matmul(tX, tY, out=tZ), mreps))
             del tX, tY, tZ
+        absent(vals, "CuPy cuBLAS", "PyTorch cuBLAS",
+               *(("Numba naive", "Numba shared") if dtype == np.float32 else ()))
         vals["NumPy"] = tf(wall_ms(lambda: X @ Y, 1, 1))
         name = np.dtype(dtype).name
         t.add(f"matmul.kernels.{name}", "matmul, pygpu.matmul(method=...)", f"{m}^3 {name}",
@@ -659,6 +672,7 @@ def matmul_rows(t, smoke, sizes, peers, rng):
             tX, tY = th.from_numpy(X).cuda(), th.from_numpy(Y).cuda()
             vals["PyTorch cuBLAS"] = tf(gpu_ms(lambda: tX @ tY, mreps))
             del tX, tY
+        absent(vals, "CuPy cuBLAS", "PyTorch cuBLAS")
         t.add(f"matmul.at.{name}", "matmul a @ b", f"{m}^3 {name}", "TFLOP/s", "higher", vals)
 
 
@@ -699,6 +713,8 @@ def transfer_rows(t, smoke, sizes, peers, raw, exe, rng):
         tbuf = th_host.cuda()
         vals_out["PyTorch .cpu()"] = gb(wall_ms(lambda: tbuf.cpu(), treps))
         del tbuf
+    absent(vals_in, "CuPy asarray", "Numba to_device", "PyTorch .cuda()")
+    absent(vals_out, "CuPy asnumpy", "Numba copy_to_host", "PyTorch .cpu()")
     size_txt = f"{nbytes / 2**30:g} GiB" if nbytes >= 2**30 else f"{nbytes} B"
     # the pinned rate each way: raw C's cudaMemcpy, else pygpu's
     pin = {"pinned in": vals_pin["raw C in"] or vals_pin["pygpu in"],
@@ -729,6 +745,7 @@ def transfer_rows(t, smoke, sizes, peers, raw, exe, rng):
                 cp.cuda.Device(0).synchronize()
             vals["CuPy"] = gb(wall_ms(cupy_peer, treps))
             del c0, c1
+        absent(vals, "CuPy")
         t.add("multi.peer_copy", "peer copy, device 1 to 0", size_txt, "GB/s", "higher", vals)
         del src1, dst0
 
@@ -755,7 +772,7 @@ def transfer_rows(t, smoke, sizes, peers, raw, exe, rng):
         two = wall_ms(both, 3)
         t.add("multi.two_threads", "two threads on two GPUs, one job each",
               f"20 x {m2}^3 matmul", "ms", "lower",
-              {"pygpu one job, one GPU": one, "pygpu two jobs, two GPUs": two})
+              {"pygpu one job on one GPU": one, "pygpu two jobs on two GPUs": two})
 
 
 def host_rows(t, smoke, sizes, peers, raw):
@@ -773,6 +790,7 @@ def host_rows(t, smoke, sizes, peers, raw):
     if th is not None:
         vals["PyTorch"] = launch_us(functools.partial(th.empty, dtype=th.uint8, device="cuda"),
                                     na)
+    absent(vals, "CuPy", "Numba", "PyTorch")
     t.add("alloc", "allocate + free", f"{na} B", "us", "lower", vals)
 
     def import_s(mod):
@@ -789,10 +807,9 @@ def host_rows(t, smoke, sizes, peers, raw):
         return best_t * 1e3
     base = import_s("numpy")
     vals = {"pygpu": import_s("numpy, pygpu"), "NumPy": base}
-    if not smoke:
-        vals["CuPy"] = import_s("numpy, cupy") if cp is not None else None
-        vals["Numba"] = import_s("numpy, numba.cuda") if peers.get("numba") else None
-        vals["PyTorch"] = import_s("numpy, torch") if th is not None else None
+    vals["CuPy"] = import_s("numpy, cupy") if cp is not None else None
+    vals["Numba"] = import_s("numpy, numba.cuda") if peers.get("numba") else None
+    vals["PyTorch"] = import_s("numpy, torch") if th is not None else None
     t.add("import", "import (with numpy)", "", "ms", "lower", vals)
 
 
@@ -804,7 +821,7 @@ def run(args):
     from pygpu import cuda
 
     if args.sim:
-        t = Table(smoke=smoke, simulator=True)
+        t = Table(smoke=smoke, simulator=True, target_list=targets.load_targets(args.targets))
         print(f"simulator rows on {cpu_name()}", flush=True)
         sim.add_rows(t, smoke)
         return t, metadata(args, "pygpu simulator (CPU)", True, ["sim"], {}, {})
@@ -824,7 +841,7 @@ def run(args):
     lib = raw_lib(lib_path)
     reps = 3 if smoke else 20
     rng = np.random.default_rng(0)
-    t = Table(smoke=smoke, simulator=simulator)
+    t = Table(smoke=smoke, simulator=simulator, target_list=targets.load_targets(args.targets))
     print(f"device: {dev.name}; peers: "
           f"{', '.join(sorted(peers)) or 'none'}; raw C: {'yes' if raw else 'absent'}, "
           f"in process: {'yes' if lib else 'absent'}", flush=True)
@@ -887,11 +904,12 @@ def save(path, t, meta):
     path.write_text(json.dumps(dict(meta, rows=t.rows), indent=1))
 
 
-def load(path):
+def load(path, target_list=None):
     """A saved run: (Table, metadata)."""
     data = json.loads(Path(path).read_text())
     rows = data.pop("rows")
-    t = Table(smoke=data.get("smoke", False), simulator=data.get("simulator", False))
+    t = Table(smoke=data.get("smoke", False), simulator=data.get("simulator", False),
+              target_list=target_list)
     for r in rows:
         r = dict(r)
         r.setdefault("id", "")
@@ -973,13 +991,15 @@ def main(argv=None):
     p.add_argument("--check", metavar="RESULTS", nargs="?", const="",
                    help="run nothing: judge a saved run (default: the latest) against "
                    "benchmarks/targets.toml; exit 1 if a target is missed")
+    p.add_argument("--targets", metavar="TOML", default=str(targets.TARGETS),
+                   help="the targets (default: benchmarks/targets.toml)")
     p.add_argument("--from", dest="source", metavar="RESULTS",
                    help="run nothing: print (and plot, write) a saved run")
     args = p.parse_args(argv)
     if args.check is not None:
-        return targets.check(args.check or None)
+        return targets.check(args.check or None, args.targets)
     if args.source:
-        t, meta = load(args.source)
+        t, meta = load(args.source, targets.load_targets(args.targets))
     else:
         t, meta = run(args)
         if not args.smoke:

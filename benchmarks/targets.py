@@ -15,6 +15,7 @@ A target names a row by its id, a metric, a comparison and a threshold:
     metric = "pygpu - NumPy"                  # their difference
     metric = "pygpu * / d2d copy"             # every figure named "pygpu ..."
     metric = "pygpu / CuPy, Numba, PyTorch"   # against each of several
+                                  # (a comma inside brackets is part of a name)
 
 A name is one of the row's figures (its `values`, the table's cells) or its
 references (`refs`: a figure that several targets divide by, such as the
@@ -77,10 +78,21 @@ def parse_metric(metric):
     parts = re.split(r"\s+([/-])\s+", metric.strip())
     if len(parts) not in (1, 3) or not all(p.strip() for p in parts[::2]):
         raise ValueError(f"metric {metric!r}: expected 'a', 'a / b' or 'a - b'")
-    names = [[n.strip() for n in side.split(",")] for side in parts[::2]]
+    names = [split_names(side) for side in parts[::2]]
     if len(parts) == 1:
         return names[0], None, []
     return names[0], parts[1], names[1]
+
+
+def split_names(side):
+    """'a, b[1, 2]' -> ['a', 'b[1, 2]']: commas inside brackets belong to a name."""
+    names, depth, start = [], 0, 0
+    for i, ch in enumerate(side):
+        depth += (ch in "([{") - (ch in ")]}")
+        if ch == "," and depth == 0:
+            names.append(side[start:i].strip())
+            start = i + 1
+    return names + [side[start:].strip()]
 
 
 def figures(row, names):
