@@ -951,6 +951,9 @@ def plot(t, path):
         ratio = v["pygpu"] / bestp if r["better"] == "higher" else bestp / v["pygpu"]
         labels.append(f"{r['measure']}\n{r['size']}")
         ratios.append(ratio)
+    if not labels:
+        print(f"no plot: no row of this run has a peer to compare with ({path})")
+        return False
     fig, ax = plt.subplots(figsize=(10, 0.5 + 0.6 * len(labels)))
     ax.barh(labels, ratios, color=["tab:green" if x >= 1 else "tab:red" for x in ratios])
     ax.axvline(1.0, color="black", lw=1)
@@ -1014,8 +1017,7 @@ def main(argv=None):
             save(args.json, t, meta)
     print(f"\n{header(meta)}\n")
     print(t.render())
-    if args.plot:
-        plot(t, args.plot)
+    if args.plot and plot(t, args.plot) is not False:
         print(f"plot written to {args.plot}")
     if args.markdown:
         Path(args.markdown).write_text(markdown(t, meta, args.plot))
