@@ -142,7 +142,6 @@ template <class F> static double wall_ms(F f, int reps = 5)
     return median(t);
 }
 
-
 #ifdef PG_RAW_LIB
 // ---- the shared library: one burst per call ------------------------------------
 // Every function synchronizes the device first, so that no burst pays for the
