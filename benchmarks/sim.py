@@ -1,8 +1,10 @@
 """The simulator rows (issue 13): CPU figures, measured on any machine.
 
 - The tutorials' kernels (benchmarks/tutorial.py) written in CUDA C, run as
-  pygpu.RawKernel on pygpu's simulator, against the same kernels written for
-  Numba and run on Numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1).
+  pygpu.RawKernel on pygpu's simulator, unchecked (PYGPU_SIM_CHECK=0, the
+  default; the checking mode's time beside it), against the same kernels
+  written for Numba and run on Numba's CUDA simulator
+  (NUMBA_ENABLE_CUDASIM=1).
 - The first compile of a small kernel (a fresh PYGPU_CACHE_DIR) and its load
   from the disk cache, each in a fresh interpreter.
 - pygpu's prebuilt kernels on the simulator at 128 x 128 (as
@@ -59,8 +61,9 @@ def inputs(n):
 
 def check(name, calls, A, B, got, errors):
     """Note in errors if `got` is not what `calls` launches of kernel `name`
-    give."""
-    want = {"vector_add": A + B, "add_one": A + np.float32(calls)}.get(name)
+    ("checked name" too) give."""
+    kernel = name.split()[-1]
+    want = {"vector_add": A + B, "add_one": A + np.float32(calls)}.get(kernel)
     if want is None:
         want = A.astype(np.float64) @ B
     if not np.allclose(got, want, rtol=1e-4, atol=1e-4):
@@ -82,8 +85,16 @@ def worker_pygpu(n, reps, budget_s):
     from .tutorial import CUDA_SOURCE
 
     assert cuda.is_simulator(), "PYGPU_SIMULATOR=1 must be set"
-    module = pygpu.RawModule(CUDA_SOURCE)
+    # unchecked (the default): the figures the target is about; the checking
+    # mode (PYGPU_SIM_CHECK, every load and store checked) beside them
+    module = pygpu.RawModule(CUDA_SOURCE, check=False)
     f = {name: module.get_function(name) for name in KERNELS}
+    try:
+        checked = pygpu.RawModule(CUDA_SOURCE, check=True)
+        fc = {name: checked.get_function(name) for name in KERNELS}
+    except Exception as exc:  # noqa: BLE001
+        print(f"pygpu checked absent: {type(exc).__name__}: {exc}", file=sys.stderr)
+        fc = None
     A, B = inputs(n)
     dA, dB, dC = cuda.to_device(A), cuda.to_device(B), pygpu.empty((n, n), np.float32)
     (vg, vb), (mg, mb) = grids(n)
@@ -91,16 +102,20 @@ def worker_pygpu(n, reps, budget_s):
     sync = cuda.synchronize
     out, errors = {}, []
     a, b, c = dA.reshape(n * n), dB.reshape(n * n), dC.reshape(n * n)
-    launches = {
-        "vector_add": lambda: f["vector_add"][vg, vb](a, b, c, NN),
-        "add_one": lambda: f["add_one"][mg, mb](dA, N, N),
-        "matmul_naive": lambda: f["matmul_naive"][mg, mb](dA, dB, dC, N),
-        "matmul_shared": lambda: f["matmul_shared"][mg, mb](dA, dB, dC, N),
-    }
-    for name, launch in launches.items():
-        dA.copy_to_device(A)
-        out[name], calls = timed_ms(launch, sync, reps, budget_s)
-        check(name, calls, A, B, (dA if name == "add_one" else dC).copy_to_host(), errors)
+    for mode, fs in (("", f), ("checked ", fc)):
+        if fs is None:
+            continue
+        launches = {
+            "vector_add": lambda fs=fs: fs["vector_add"][vg, vb](a, b, c, NN),
+            "add_one": lambda fs=fs: fs["add_one"][mg, mb](dA, N, N),
+            "matmul_naive": lambda fs=fs: fs["matmul_naive"][mg, mb](dA, dB, dC, N),
+            "matmul_shared": lambda fs=fs: fs["matmul_shared"][mg, mb](dA, dB, dC, N),
+        }
+        for name, launch in launches.items():
+            dA.copy_to_device(A)
+            out[mode + name], calls = timed_ms(launch, sync, reps, budget_s)
+            got = (dA if name == "add_one" else dC).copy_to_host()
+            check(mode + name, calls, A, B, got, errors)
     # the prebuilt kernels, at the tutorial's size and at 128 x 128
     k = pygpu.kernels
     for side in (n, PREBUILT_SIDE):
@@ -206,7 +221,7 @@ def child(args, env_extra, timeout=900):
 def add_rows(t, smoke):
     """Add the simulator rows to the Table t."""
     n = 16 if smoke else 64
-    sim_env = {"PYGPU_SIMULATOR": "1", "PYGPU_SIM_DEVICES": "1"}
+    sim_env = {"PYGPU_SIMULATOR": "1", "PYGPU_SIM_DEVICES": "1", "PYGPU_SIM_CHECK": "0"}
     with tempfile.TemporaryDirectory(prefix="pygpu-bench-cache-") as cache:
         ours = child(["pygpu", n, 3 if smoke else 20, 0.5 if smoke else 2.0],
                      dict(sim_env, PYGPU_CACHE_DIR=cache))
@@ -222,7 +237,8 @@ def add_rows(t, smoke):
               "matmul_shared": ("matmul shared, 16 x 16 tiles", f"{n}^3 float32")}
     for name in KERNELS:
         measure, size = labels[name]
-        vals = {"pygpu": ours_ms.get(name), "Numba": theirs_ms.get(name)}
+        vals = {"pygpu": ours_ms.get(name), "pygpu checked": ours_ms.get(f"checked {name}"),
+                "Numba": theirs_ms.get(name)}
         if name != "vector_add":
             vals["pygpu prebuilt"] = ours_ms.get(f"prebuilt {name} {n}")
         t.add(f"sim.tutorial.{name}", f"simulator: {measure}, CUDA C RawKernel vs Numba", size,
