@@ -221,7 +221,9 @@ def child(args, env_extra, timeout=900):
 def add_rows(t, smoke):
     """Add the simulator rows to the Table t."""
     n = 16 if smoke else 64
-    sim_env = {"PYGPU_SIMULATOR": "1", "PYGPU_SIM_DEVICES": "1", "PYGPU_SIM_CHECK": "0"}
+    # unchecked, threads in order (the defaults), whatever the caller has set
+    sim_env = {"PYGPU_SIMULATOR": "1", "PYGPU_SIM_DEVICES": "1", "PYGPU_SIM_CHECK": "0",
+               "PYGPU_SIM_SCHEDULE": "ordered"}
     with tempfile.TemporaryDirectory(prefix="pygpu-bench-cache-") as cache:
         ours = child(["pygpu", n, 3 if smoke else 20, 0.5 if smoke else 2.0],
                      dict(sim_env, PYGPU_CACHE_DIR=cache))
