@@ -289,10 +289,11 @@ def local_cluster(devices=None, *, threads_per_worker=1, memory_limit=0, dashboa
     that GPU alone (counted within this process's own `CUDA_VISIBLE_DEVICES`,
     if set), so that its device 0 is its GPU; on the simulator each worker has
     one simulated device of its own. `devices` are device ids of this process
-    (default: all). Workers start with the 'spawn' method (distributed's
-    default), so no worker inherits a CUDA context. `memory_limit=0` turns
-    off the host-memory limit: device bytes are counted by `sizeof`, and a
-    limit read from a VM's initial memory would spill them early. Use it as
+    (default: all; a device named twice gets two workers). Workers start with
+    the 'spawn' method (distributed's default), so none inherits a CUDA
+    context. `memory_limit=0` turns off the host-memory limit: device bytes
+    are counted by `sizeof`, and a limit read from a VM's initial memory would
+    spill them early. Use it as
     `with local_cluster() as cluster, distributed.Client(cluster) as client:`.
     The scheduler and the workers listen on `host` (this machine alone, by
     default).
@@ -309,7 +310,7 @@ def local_cluster(devices=None, *, threads_per_worker=1, memory_limit=0, dashboa
     simulator = pygpu.cuda.is_simulator()
     extra_env = worker_options.pop("env", {})
     workers = {}
-    for dev in devices:
+    for i, dev in enumerate(devices):
         if simulator:
             env = {"PYGPU_SIM_DEVICES": "1"}
         else:
@@ -317,7 +318,7 @@ def local_cluster(devices=None, *, threads_per_worker=1, memory_limit=0, dashboa
         options = {"nthreads": threads_per_worker, "memory_limit": memory_limit, "host": host,
                    "silence_logs": silence_logs,
                    "env": {**env, **extra_env}, **worker_options}
-        workers[f"device-{dev}"] = {"cls": Nanny, "options": options}
+        workers[f"worker-{i}-device-{dev}"] = {"cls": Nanny, "options": options}
     scheduler = {"cls": Scheduler, "options": {
         "host": host, "dashboard": dashboard,
         "dashboard_address": f"{host}:0" if dashboard else None}}

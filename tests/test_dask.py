@@ -340,16 +340,38 @@ def test_block_matmul_refuses_what_does_not_multiply(rng):
         pgd.matmul(a, a[0])
 
 
-# a distributed cluster of two worker processes
+# a distributed cluster of two worker processes: distributed's LocalCluster,
+# pygpu.dask.local_cluster (one worker per device, CUDA_VISIBLE_DEVICES set for
+# each), and dask-cuda's LocalCUDACluster on two GPUs
+
+GPUS = 0 if cuda.is_simulator() else len(cuda.gpus)
 
 
-@pytest.fixture(scope="module")
-def client():
-    from distributed import Client, LocalCluster
+def _dask_cuda_cluster():
+    if GPUS < 2:
+        pytest.skip(f"dask-cuda's LocalCUDACluster needs two GPUs; this machine has {GPUS}")
+    dask_cuda = pytest.importorskip("dask_cuda", reason="dask-cuda is not installed")
+    return dask_cuda.LocalCUDACluster(n_workers=2, CUDA_VISIBLE_DEVICES="0,1",
+                                      threads_per_worker=2, host="127.0.0.1",
+                                      dashboard_address=None, memory_limit=0,
+                                      silence_logs=logging.ERROR)
 
-    with LocalCluster(n_workers=2, threads_per_worker=2, processes=True,
-                      host="127.0.0.1", dashboard_address=None,
-                      silence_logs=logging.ERROR) as cluster, Client(cluster) as c:
+
+CLUSTERS = {
+    "LocalCluster": lambda: distributed.LocalCluster(
+        n_workers=2, threads_per_worker=2, processes=True, host="127.0.0.1",
+        dashboard_address=None, silence_logs=logging.ERROR),
+    "one worker per device": lambda: pgd.local_cluster(
+        [0, 1] if len(cuda.gpus) >= 2 else [0, 0], threads_per_worker=2,
+        silence_logs=logging.ERROR),
+    "LocalCUDACluster": _dask_cuda_cluster,
+}
+
+
+@pytest.fixture(scope="module", params=list(CLUSTERS))
+def client(request):
+    with CLUSTERS[request.param]() as cluster, distributed.Client(cluster) as c:
+        c.kind = request.param
         yield c
 
 
@@ -402,3 +424,15 @@ def test_cluster_tasks_each_start_on_device_0_of_their_thread(client):
     results = client.gather([client.submit(where, pure=False) for _ in range(16)])
     assert set(first) == {client.run(lambda: len(cuda.gpus)).popitem()[1] - 1}
     assert {(dev, made) for _, dev, made in results} == {(0, 0)}
+
+
+def test_cluster_gives_each_worker_its_own_device(client):
+    if client.kind == "LocalCluster":
+        pytest.skip("LocalCluster does not assign devices")
+    seen = client.run(lambda: (len(cuda.gpus), os.environ.get("CUDA_VISIBLE_DEVICES"),
+                               cuda.get_current_device().pci_bus_id))
+    if GPUS >= 2:
+        assert len({bus for _, _, bus in seen.values()}) == 2  # two GPUs, one each
+        assert len({env.split(",")[0] for _, env, _ in seen.values()}) == 2
+    else:
+        assert {n for n, _, _ in seen.values()} == {1}  # one (simulated) device each
