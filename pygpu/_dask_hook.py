@@ -25,8 +25,7 @@ import sys
 TABLES = {
     "dask.sizeof": ("sizeof",),
     "dask.array.dispatch": ("concatenate_lookup", "take_lookup", "einsum_lookup",
-                            "empty_lookup", "divide_lookup", "percentile_lookup",
-                            "numel_lookup", "nannumel_lookup", "to_numpy_dispatch",
+                            "empty_lookup", "percentile_lookup", "to_numpy_dispatch",
                             "to_cupy_dispatch"),
     "distributed.protocol.serialize": ("dask_serialize", "dask_deserialize"),
     "distributed.protocol.cuda": ("cuda_serialize", "cuda_deserialize"),

@@ -13,9 +13,9 @@ What this registers for `pygpu.DeviceArray` (see docs/SCALING.md):
   memory accounting count them.
 - dask.array's dispatch: `concatenate` on the device (so `compute()`,
   `rechunk` and `da.concatenate` of device chunks give DeviceArrays),
-  `empty`, and `to_backend("numpy")` / `to_backend("cupy")`. Operations that
-  need a NumPy function pygpu lacks (fancy indexing, `take`, `einsum`,
-  `percentile`, `mean`) raise TypeError naming the operation.
+  `empty`, and `to_backend("numpy")` / `to_backend("cupy")`. `take`,
+  `einsum` and `percentile`, which need NumPy functions pygpu lacks, raise
+  TypeError naming the operation (docs/SCALING.md lists what else fails).
 - distributed's serializers: the "dask" family moves an array in one host
   frame (it lands on the receiving thread's current device), the "cuda" family
   in one device frame (a flat uint8 array with `__cuda_array_interface__`),
@@ -122,10 +122,7 @@ def _register_array(dispatch):
     for table, operation, numpy_name in (
             ("take_lookup", "fancy indexing (x[[0, 2]], x[mask]) or take", "numpy.take"),
             ("einsum_lookup", "einsum", "numpy.einsum"),
-            ("percentile_lookup", "percentile", "numpy.percentile"),
-            ("divide_lookup", "mean, var or std", "numpy.divide"),
-            ("numel_lookup", "mean, var or std", "a count of elements"),
-            ("nannumel_lookup", "nanmean, nanvar or nanstd", "numpy.isnan")):
+            ("percentile_lookup", "percentile", "numpy.percentile")):
         getattr(dispatch, table).register(DeviceArray, _missing(operation, numpy_name))
 
 
