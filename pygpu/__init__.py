@@ -119,7 +119,10 @@ def get_memory_pool(device=None):
 
 
 from . import cuda, kernels  # noqa: E402  (they use the names above)
+from ._dask_hook import install as _install_dask_hook  # noqa: E402
 from .rawkernel import CompileError, In, InOut, Out, RawKernel, RawModule  # noqa: E402
+
+_install_dask_hook()  # Dask and distributed find DeviceArray by themselves (pygpu/dask.py)
 
 __all__ = [
     "CudaError", "Device", "DeviceArray", "Event", "KernelAssertionError", "KernelError",

@@ -401,6 +401,10 @@ class RawModule:
     def get_function(self, name):
         return self._module.get_function(self._lowered.get(name, name))
 
+    def __reduce__(self):
+        # Pickled as its source: a worker process compiles it (disk cache) once.
+        return _loaded_module, (self.code, self.options)
+
 
 class RawKernel:
     """One kernel `name` of CUDA C source, compiled by NVRTC (on the simulator,
@@ -426,8 +430,30 @@ class RawKernel:
         """Bytes of each parameter of the compiled kernel."""
         return self._function.param_sizes
 
+    def __reduce__(self):
+        return _loaded_kernel, (self.code, self.name, self.module.options)
+
     def __repr__(self):
         return f"<pygpu.RawKernel {self.name}>"
+
+
+# What unpickling made in this process, by source: a Dask worker unpickles a
+# task's kernel for every task, and loads its module once.
+_unpickled = {}
+
+
+def _loaded_module(code, options):
+    key = ("module", code, options)
+    if key not in _unpickled:
+        _unpickled[key] = RawModule(code, options)
+    return _unpickled[key]
+
+
+def _loaded_kernel(code, name, options):
+    key = ("kernel", code, name, options)
+    if key not in _unpickled:
+        _unpickled[key] = RawKernel(code, name, options)
+    return _unpickled[key]
 
 
 class In(HostArg):
