@@ -116,13 +116,13 @@ def get_memory_pool(device=None):
     return MemoryPool(device)
 
 
-from . import cuda, kernels  # noqa: E402  (they use the names above)
+from . import blas, cuda, kernels  # noqa: E402  (they use the names above)
 from .rawkernel import CompileError, In, InOut, Out, RawKernel, RawModule  # noqa: E402
 
 __all__ = [
     "CudaError", "Device", "DeviceArray", "Event", "MemoryPool", "NoDeviceError",
     "OutOfMemoryError", "Stream", "get_memory_pool",
     "CompileError", "In", "InOut", "Out", "RawKernel", "RawModule", "from_dlpack",
-    "add", "add_one", "asarray", "asnumpy", "cuda", "empty", "empty_like", "full",
+    "add", "add_one", "asarray", "asnumpy", "blas", "cuda", "empty", "empty_like", "full",
     "kernels", "matmul", "multiply", "ones", "subtract", "ones_like", "zeros", "zeros_like",
 ]
