@@ -977,7 +977,8 @@ template <class R> struct matmul_acc<cplx<R>> {
     typedef cplx<R> acc;
     __device__ static acc fma(acc s, cplx<R> a, cplx<R> b)
     {
-        return acc{s.re + (a.re * b.re - a.im * b.im), s.im + (a.re * b.im + a.im * b.re)};
+        return acc{s.re + (a.re * b.re - a.im * b.im),
+                   s.im + (a.re * b.im + a.im * b.re)};
     }
     __device__ static cplx<R> out(acc s)
     {

@@ -333,7 +333,8 @@ run_batch(pg_state *st, const runner *r, const plan *p, npy_intp count, npy_intp
 {
     const pg_backend *rt = pg_rt();
     const int is = p->itemsize;
-    const npy_intp sa = p->nb ? p->a.bs[p->nb - 1] : 0, sb = p->nb ? p->b.bs[p->nb - 1] : 0,
+    const npy_intp sa = p->nb ? p->a.bs[p->nb - 1] : 0,
+                   sb = p->nb ? p->b.bs[p->nb - 1] : 0,
                    sc = p->nb ? p->c.bs[p->nb - 1] : 0;
     char why[160];
     pg_err err;
@@ -355,7 +356,7 @@ run_batch(pg_state *st, const runner *r, const plan *p, npy_intp count, npy_intp
         g.ldc = p->n;
         g.stride_c = sc / is;
         Py_BEGIN_ALLOW_THREADS
-        err = rt->blas_gemm(r->device, &g, r->s->handle, why, sizeof(why));
+            err = rt->blas_gemm(r->device, &g, r->s->handle, why, sizeof(why));
         Py_END_ALLOW_THREADS
         if (err == PG_ERR_MEMORY_ALLOCATION) {
             pg_raise_oom(st, err, why, 0, -1);
@@ -370,7 +371,9 @@ run_batch(pg_state *st, const runner *r, const plan *p, npy_intp count, npy_intp
         err = rt->kernels->matmul_strided(p->type, p->a.data + oa, p->b.data + ob,
                                           p->c.data + oc, p->m, p->n, p->k, count,
                                           strides, r->s->handle);
-        return err == PG_SUCCESS ? 0 : (pg_raise(st, err, pg_kernel_names.matmul_strided), -1);
+        return err == PG_SUCCESS
+                   ? 0
+                   : (pg_raise(st, err, pg_kernel_names.matmul_strided), -1);
     }
     /* the teaching kernels, one matrix at a time */
     {
@@ -381,10 +384,10 @@ run_batch(pg_state *st, const runner *r, const plan *p, npy_intp count, npy_intp
         const pg_dim3 grid = tile_grid(p->m, p->n, tile);
         const pg_dim3 block = r->kernel == PG_K_matmul_tiled ? (pg_dim3){256, 1, 1}
                                                              : (pg_dim3){16, 16, 1};
-        pg_matmul_fn *launch = r->kernel == PG_K_matmul_tiled ? rt->kernels->matmul_tiled
-                               : r->kernel == PG_K_matmul_shared
-                                   ? rt->kernels->matmul_shared
-                                   : rt->kernels->matmul_naive;
+        pg_matmul_fn *launch =
+            r->kernel == PG_K_matmul_tiled    ? rt->kernels->matmul_tiled
+            : r->kernel == PG_K_matmul_shared ? rt->kernels->matmul_shared
+                                              : rt->kernels->matmul_naive;
         const char *name = r->kernel == PG_K_matmul_tiled ? pg_kernel_names.matmul_tiled
                            : r->kernel == PG_K_matmul_shared
                                ? pg_kernel_names.matmul_shared
@@ -564,11 +567,11 @@ pg_matmul(pg_state *st, PyObject *a, PyObject *b, const char *method, PyObject *
     }
     p.type = product_type(R);
     if (p.type < 0) {
-        PyErr_Format(PyExc_TypeError,
-                     "matmul: pygpu multiplies matrices of %s; %S @ %S gives %S (convert "
-                     "the operands with .astype(), e.g. to float64)",
-                     dtypes_taken, (PyObject *)A->descr, (PyObject *)B->descr,
-                     (PyObject *)R);
+        PyErr_Format(
+            PyExc_TypeError,
+            "matmul: pygpu multiplies matrices of %s; %S @ %S gives %S (convert "
+            "the operands with .astype(), e.g. to float64)",
+            dtypes_taken, (PyObject *)A->descr, (PyObject *)B->descr, (PyObject *)R);
         goto done;
     }
     if (want != PG_K_COUNT && p.type != PG_T_F32 && p.type != PG_T_F64) {
@@ -666,8 +669,8 @@ pg_matmul(pg_state *st, PyObject *a, PyObject *b, const char *method, PyObject *
         int64_t ld;
         int dense;
         operand_of(*X, i == 0, p.nb, p.bshape, &o);
-        dense = run.kind == RUN_KERNEL  ? dense_rows(&o, p.itemsize) &&
-                                              batch_strides_ok(&o, p.nb, p.itemsize, 0)
+        dense = run.kind == RUN_KERNEL ? dense_rows(&o, p.itemsize) &&
+                                             batch_strides_ok(&o, p.nb, p.itemsize, 0)
                 : run.kind == RUN_BLAS ? blas_layout(&o, p.itemsize, &ld) >= 0 &&
                                              batch_strides_ok(&o, p.nb, p.itemsize, 1)
                                        : batch_strides_ok(&o, p.nb, p.itemsize, 0);
@@ -802,7 +805,7 @@ mod_blas_load(PyObject *m, PyObject *arg)
         return NULL;
     }
     Py_BEGIN_ALLOW_THREADS
-    rc = rt->blas_load(PyBytes_AS_STRING(bytes), &version, errbuf, sizeof(errbuf));
+        rc = rt->blas_load(PyBytes_AS_STRING(bytes), &version, errbuf, sizeof(errbuf));
     Py_END_ALLOW_THREADS
     Py_DECREF(bytes);
     if (rc < 0) {

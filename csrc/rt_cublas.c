@@ -205,8 +205,7 @@ status_err(int status)
     } while (0)
 
 pg_err
-pg_cublas_gemm(int device, const pg_gemm *g, pg_stream stream, char *why,
-               size_t whylen)
+pg_cublas_gemm(int device, const pg_gemm *g, pg_stream stream, char *why, size_t whylen)
 {
     static const float onef[2] = {1, 0}, zerof[2] = {0, 0};
     static const double oned[2] = {1, 0}, zerod[2] = {0, 0};
@@ -220,11 +219,13 @@ pg_cublas_gemm(int device, const pg_gemm *g, pg_stream stream, char *why,
         break;
     case PG_T_F32:
         data = PG_CUDA_R_32F;
-        compute = g->allow_tf32 ? PG_CUBLAS_COMPUTE_32F_FAST_TF32 : PG_CUBLAS_COMPUTE_32F;
+        compute =
+            g->allow_tf32 ? PG_CUBLAS_COMPUTE_32F_FAST_TF32 : PG_CUBLAS_COMPUTE_32F;
         break;
     case PG_T_C64:
         data = PG_CUDA_C_32F;
-        compute = g->allow_tf32 ? PG_CUBLAS_COMPUTE_32F_FAST_TF32 : PG_CUBLAS_COMPUTE_32F;
+        compute =
+            g->allow_tf32 ? PG_CUBLAS_COMPUTE_32F_FAST_TF32 : PG_CUBLAS_COMPUTE_32F;
         break;
     case PG_T_F64:
         data = PG_CUDA_R_64F;
