@@ -133,11 +133,12 @@ result_dtype(pg_array *A, pg_array *B, pg_array *out)
     if ((r = PyObject_CallFunctionObjArgs(f, sa, sb, NULL)) == NULL) {
         goto done;
     }
-    if (!PyArray_Check(r)) {
-        PyErr_SetString(PyExc_SystemError, "pygpu: numpy.matmul gave no array");
-        goto done;
+    /* 1-D @ 1-D gives a NumPy scalar: its dtype is the answer */
+    d = (PyArray_Descr *)PyObject_GetAttrString(r, "dtype");
+    if (d != NULL && !PyArray_DescrCheck(d)) {
+        PyErr_SetString(PyExc_SystemError, "pygpu: numpy.matmul gave no dtype");
+        Py_CLEAR(d);
     }
-    d = (PyArray_Descr *)Py_NewRef(PyArray_DESCR((PyArrayObject *)r));
 done:
     Py_XDECREF(f);
     Py_XDECREF(sa);
@@ -604,8 +605,21 @@ pg_matmul(pg_state *st, PyObject *a, PyObject *b, const char *method, PyObject *
         shape[nd++] = p.n;
     }
     if (out != NULL && !pg_same_shape(nd, shape, out->nd, out->shape)) {
-        numpy_error(A, B, out, "matmul: out does not have the result's shape");
-        goto done;
+        /* as NumPy, out may have more (or longer) batch axes that the
+         * operands' broadcast to: each of its matrices gets the product */
+        int core = (A->nd > 1) + (B->nd > 1), onb = out->nd - core, nb2 = 0;
+        npy_intp b2[PG_MAXDIMS];
+        if (onb < 0 || (A->nd > 1 && out->shape[onb] != p.m) ||
+            (B->nd > 1 && out->shape[out->nd - 1] != p.n) ||
+            pg_broadcast_shape(p.nb, p.bshape, onb, out->shape, &nb2, b2) < 0 ||
+            !pg_same_shape(nb2, b2, onb, out->shape)) {
+            numpy_error(A, B, out, "matmul: out does not have the result's shape");
+            goto done;
+        }
+        p.nb = onb;
+        nd = out->nd;
+        memcpy(p.bshape, out->shape, sizeof(npy_intp) * (size_t)onb);
+        memcpy(shape, out->shape, sizeof(npy_intp) * (size_t)nd);
     }
     /* the product runs on its arrays' device */
     if (pg_stream_for_device(&cur, pg_array_device(A), pg_stream_given(stream)) < 0 ||
