@@ -313,6 +313,8 @@ typedef struct {
     pg_kernel_id kernel; /* RUN_KERNEL: matmul_naive, matmul_shared or matmul_tiled */
     int device;
     const pg_stream_ref *s;
+    /* _matmul_plan: a list that gets each BLAS call instead of the library */
+    PyObject *record;
 } runner;
 
 static pg_dim3
@@ -356,6 +358,16 @@ run_batch(pg_state *st, const runner *r, const plan *p, npy_intp count, npy_intp
         g.c = p->c.data + oc;
         g.ldc = p->n;
         g.stride_c = sc / is;
+        if (r->record != NULL) { /* offsets in elements from each operand's data */
+            PyObject *call = Py_BuildValue(
+                "(nnnLLLLLiLLiLLL)", oa / is, ob / is, oc / is, (long long)g.m,
+                (long long)g.n, (long long)g.k, (long long)g.batch, (long long)g.lda,
+                g.trans_a, (long long)g.stride_a, (long long)g.ldb, g.trans_b,
+                (long long)g.stride_b, (long long)g.ldc, (long long)g.stride_c);
+            int rc = call == NULL ? -1 : PyList_Append(r->record, call);
+            Py_XDECREF(call);
+            return rc;
+        }
         Py_BEGIN_ALLOW_THREADS
             err = rt->blas_gemm(r->device, &g, r->s->handle, why, sizeof(why));
         Py_END_ALLOW_THREADS
@@ -496,16 +508,19 @@ make_dense(pg_state *st, pg_array **X, const pg_stream_ref *s)
 static const char dtypes_taken[] =
     "float16, float32, float64, complex64 and complex128";
 
-PyObject *
-pg_matmul(pg_state *st, PyObject *a, PyObject *b, const char *method, PyObject *out_obj,
-          PyObject *stream)
+/* pg_matmul; with `record` (a list), the BLAS path is taken as if a library
+ * were loaded, its calls are appended to `record` instead of made, and the
+ * result is (record, the A and B the calls read, C). */
+static PyObject *
+matmul_impl(pg_state *st, PyObject *a, PyObject *b, const char *method,
+            PyObject *out_obj, PyObject *stream, PyObject *record)
 {
     pg_array *A = NULL, *B = NULL, *out = NULL, *target = NULL;
     PyArray_Descr *R = NULL;
     PyObject *res = NULL;
     const pg_backend *rt;
     pg_stream_ref cur;
-    runner run = {RUN_STRIDED, PG_K_COUNT, 0, &cur};
+    runner run = {RUN_STRIDED, PG_K_COUNT, 0, &cur, record};
     plan p;
     npy_intp shape[PG_MAXDIMS];
     int nd = 0, prev = -1, entered = 0, want;
@@ -658,7 +673,7 @@ pg_matmul(pg_state *st, PyObject *a, PyObject *b, const char *method, PyObject *
     }
     /* who computes it, and which operands it must have dense */
     if (want == PG_K_COUNT) {
-        int ready = blas_ready(rt);
+        int ready = record != NULL ? 1 : blas_ready(rt);
         if (ready < 0) {
             goto done;
         }
@@ -713,7 +728,10 @@ pg_matmul(pg_state *st, PyObject *a, PyObject *b, const char *method, PyObject *
         goto done;
     }
 finish:
-    if (out != NULL && target != out) { /* as if buffered, cast as NumPy does */
+    if (record != NULL) {
+        res = Py_BuildValue("(OOOO)", record, A, B, target);
+    }
+    else if (out != NULL && target != out) { /* as if buffered, cast as NumPy does */
         if (pg_array_cast_into(st, out, target, &cur) < 0) {
             goto done;
         }
@@ -731,6 +749,13 @@ done:
     Py_XDECREF(R);
     Py_XDECREF(target);
     return res;
+}
+
+PyObject *
+pg_matmul(pg_state *st, PyObject *a, PyObject *b, const char *method, PyObject *out,
+          PyObject *stream)
+{
+    return matmul_impl(st, a, b, method, out, stream, NULL);
 }
 
 PyObject *
@@ -829,6 +854,28 @@ mod_blas_load(PyObject *m, PyObject *arg)
     return Py_BuildValue("(iii)", version / 10000, version / 100 % 100, version % 100);
 }
 
+/* _matmul_plan(a, b) -> (calls, A, B, C): the BLAS calls a @ b makes, as
+ * tuples (offsets of A, B, C in elements from their data, m, n, k, batch, lda,
+ * trans_a, stride_a, ldb, trans_b, stride_b, ldc, stride_c), made nowhere;
+ * A and B are the arrays they read (a and b, or dense copies), C the result
+ * they would write. For tests: the plan is checked on any backend. */
+static PyObject *
+mod_matmul_plan(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *record, *res;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "_matmul_plan(a, b)");
+        return NULL;
+    }
+    if ((record = PyList_New(0)) == NULL) {
+        return NULL;
+    }
+    res = matmul_impl(pg_state_of_module(m), args[0], args[1], "auto", NULL, NULL,
+                      record);
+    Py_DECREF(record);
+    return res;
+}
+
 /* _set_allow_tf32(flag) -> the previous setting */
 static PyObject *
 mod_set_allow_tf32(PyObject *Py_UNUSED(m), PyObject *arg)
@@ -861,6 +908,9 @@ PyMethodDef pg_matmul_functions[] = {
     {"_blas_load", mod_blas_load, METH_O,
      "_blas_load(path)\n--\n\nLoads cuBLAS from path: (major, minor, patch), or "
      "OSError."},
+    {"_matmul_plan", (PyCFunction)(void (*)(void))mod_matmul_plan, METH_FASTCALL,
+     "_matmul_plan(a, b)\n--\n\n(calls, A, B, C): the BLAS calls a @ b would make "
+     "(for tests)."},
     {"_set_allow_tf32", mod_set_allow_tf32, METH_O,
      "_set_allow_tf32(flag)\n--\n\nWhether float32 and complex64 products may use "
      "TF32; returns the previous setting."},

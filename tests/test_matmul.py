@@ -349,6 +349,78 @@ def test_cublas_candidates_put_the_setting_first_then_the_toolkit_then_wheels(
     assert blas._soname_major("libcublas.so") is None
 
 
+# ---- the calls cuBLAS gets, checked on any backend ------------------------------------
+
+def flat(view):
+    """The memory a view with positive strides spans, from its first element."""
+    extent = 1 + sum((n - 1) * st // view.itemsize for n, st in zip(view.shape, view.strides,
+                                                                    strict=True) if n)
+    return np.lib.stride_tricks.as_strided(view, shape=(extent,), strides=(view.itemsize,))
+
+
+def emulate(calls, fa, fb, fc):
+    """Runs the recorded row-major pg_gemm calls (what rt_cublas.c turns into
+    cuBLAS's column-major ones; the harness test checks that) on flat memory."""
+    for (oa, ob, oc, m, n, k, batch, lda, ta, sa, ldb, tb, sb, ldc, sc) in calls:
+        assert lda >= (m if ta else k) or m == 1 or k == 1
+        assert ldb >= (k if tb else n) or k == 1 or n == 1
+        for i in range(batch):
+            A = np.lib.stride_tricks.as_strided(
+                fa[oa + i * sa:], shape=(m, k),
+                strides=(fa.itemsize, lda * fa.itemsize) if ta else (lda * fa.itemsize,
+                                                                     fa.itemsize))
+            B = np.lib.stride_tricks.as_strided(
+                fb[ob + i * sb:], shape=(k, n),
+                strides=(fb.itemsize, ldb * fb.itemsize) if tb else (ldb * fb.itemsize,
+                                                                     fb.itemsize))
+            fc[oc + i * sc:oc + i * sc + m * ldc].reshape(m, ldc)[:, :n] = A @ B
+
+
+# (A's view, B's view, whether each must be copied): views are read as they are
+# unless a matrix has no stride of one element (steps on both axes, reversed)
+VIEWS = [
+    (lambda x: x, lambda y: y, False, False),
+    (lambda x: x.transpose(0, 2, 1)[:, :7], lambda y: y[:, :10, :9], False, False),
+    (lambda x: x[:, :6, :10], lambda y: y.transpose(0, 2, 1)[:, :, :6], False, False),
+    (lambda x: x[1].T, lambda y: y[0].T, False, False),
+    (lambda x: x[:, ::2, ::3], lambda y: y[:, ::3, ::2][:, :4], True, True),
+    (lambda x: x[:, ::2], lambda y: y[:, :, ::2], False, True),    # rows apart; B: no unit stride
+    (lambda x: x[0, :, 0], lambda y: y[2, :10], False, False),     # a strided vector
+    (lambda x: x, lambda y: y[0, :, 1], False, False),             # batch @ strided vector
+    (lambda x: x[:1, :5, :3], lambda y: y[:, :3], False, False),   # broadcast batch
+    (lambda x: x[:, ::-1], lambda y: y[:, :12], True, False),      # reversed rows
+    (lambda x: x.reshape(3, 1, 10, 12), lambda y: y[:2, :12], False, False),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex64], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("views", range(len(VIEWS)))
+def test_the_calls_cublas_would_get_give_numpys_product(rng, dtype, views):
+    va, vb, copy_a, copy_b = VIEWS[views]
+    x, y = random_array(rng, (3, 10, 12), dtype), random_array(rng, (3, 12, 10), dtype)
+    hx, hy = va(x), vb(y)
+    dx, dy = va(pygpu.asarray(x)), vb(pygpu.asarray(y))
+    calls, A, B, C = pygpu._core._matmul_plan(dx, dy)
+    assert calls and C.shape == np.matmul(hx, hy).shape
+    assert (A is not dx) == copy_a and (B is not dy) == copy_b
+    fa = flat(hx) if A is dx else np.ascontiguousarray(hx).ravel()
+    fb = flat(hy) if B is dy else np.ascontiguousarray(hy).ravel()
+    fc = np.full(max(C.size, 1), np.nan, dtype=dtype)
+    emulate(calls, fa, fb, fc)
+    assert product_error(fc.reshape(C.shape), hx, hy) <= 1e-6
+
+
+def test_a_batch_times_one_matrix_is_one_call_with_the_rows_stacked():
+    calls, _, _, _ = pygpu._core._matmul_plan(pygpu.zeros((4, 6, 5, 7)), pygpu.zeros((7, 3)))
+    assert [c[3:7] for c in calls] == [(120, 3, 7, 1)]     # m = 4 * 6 * 5, one product
+    calls, _, _, _ = pygpu._core._matmul_plan(pygpu.zeros((4, 6, 5, 7)), pygpu.zeros((6, 7, 3)))
+    assert [c[3:7] for c in calls] == [(5, 3, 7, 6)] * 4   # B is broadcast on axis 0 only
+    calls, _, _, _ = pygpu._core._matmul_plan(pygpu.zeros((4, 6, 5, 7)), pygpu.zeros((1, 6, 7, 3)))
+    assert [c[3:7] for c in calls] == [(5, 3, 7, 6)] * 4
+    calls, _, _, _ = pygpu._core._matmul_plan(pygpu.zeros((4, 6, 5, 7)), pygpu.zeros((4, 6, 7, 3)))
+    assert [c[3:7] for c in calls] == [(5, 3, 7, 24)]      # one strided batch of 24
+
+
 # ---- rt_cublas.c against the toolkit (no GPU needed) ----------------------------------
 
 TOOLKIT = Path(os.environ.get("CUDA_HOME") or "/usr/local/cuda")
@@ -425,6 +497,124 @@ def test_cublas_loader_finds_its_entry_points_in_the_toolkits_library(tmp_path):
     if not GPU_PRESENT:
         # no GPU: the handle cannot be made, and the message names the call
         assert re.match(r"gemm \d+ cublasCreate_v2 \(CUBLAS_STATUS_\w+\)", out[3]), out[3]
+
+
+# A stand-in libcublas for the host: cuBLAS's documented column-major GEMM
+# (float64 only), so that rt_cublas.c's swap of the operands, its transposes,
+# leading dimensions and batch strides are checked without a GPU.
+FAKE_CUBLAS = r"""
+#include <stddef.h>
+static int gemm(int ta, int tb, int m, int n, int k, const double *al, const double *A,
+                int lda, const double *B, int ldb, const double *be, double *C, int ldc) {
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < m; i++) {
+            double s = 0;
+            for (int p = 0; p < k; p++)
+                s += (ta ? A[p + (size_t)i * lda] : A[i + (size_t)p * lda]) *
+                     (tb ? B[j + (size_t)p * ldb] : B[p + (size_t)j * ldb]);
+            C[i + (size_t)j * ldc] = *al * s + (*be != 0 ? *be * C[i + (size_t)j * ldc] : 0);
+        }
+    return 0;
+}
+int cublasGetProperty(int type, int *v) { *v = type == 0 ? 12 : type == 1 ? 4 : 7; return 0; }
+int cublasCreate_v2(void **h) { *h = (void *)1; return 0; }
+int cublasSetStream_v2(void *h, void *s) { (void)h; (void)s; return 0; }
+int cublasGemmEx(void *h, int ta, int tb, int m, int n, int k, const void *al,
+                 const void *A, int at, int lda, const void *B, int bt, int ldb,
+                 const void *be, void *C, int ct, int ldc, int comp, int algo) {
+    (void)h; (void)algo;
+    if (at != 1 || bt != 1 || ct != 1 || comp != 70) return 15;
+    return gemm(ta, tb, m, n, k, al, A, lda, B, ldb, be, C, ldc);
+}
+int cublasGemmStridedBatchedEx(void *h, int ta, int tb, int m, int n, int k,
+                               const void *al, const void *A, int at, int lda,
+                               long long sa, const void *B, int bt, int ldb, long long sb,
+                               const void *be, void *C, int ct, int ldc, long long sc,
+                               int batch, int comp, int algo) {
+    for (int i = 0; i < batch; i++) {
+        int r = cublasGemmEx(h, ta, tb, m, n, k, al, (const double *)A + i * sa, at, lda,
+                             (const double *)B + i * sb, bt, ldb, be,
+                             (double *)C + i * sc, ct, ldc, comp, algo);
+        if (r) return r;
+    }
+    return 0;
+}
+"""
+
+SWAP_HARNESS = r"""
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "runtime.h"
+/* element (i, j) of row-major matrix number b: as stored, or transposed */
+static double at(const double *x, int trans, long ld, long stride, int b, int i, int j) {
+    return trans ? x[b * stride + (long)j * ld + i] : x[b * stride + (long)i * ld + j];
+}
+int main(int argc, char **argv) {
+    char err[1024], why[160];
+    int version, failures = 0, cases = 0;
+    if (pg_cublas_load(argv[1], &version, err, sizeof(err)) != 0) {
+        printf("load failed: %s\n", err);
+        return 1;
+    }
+    printf("version %d\n", version);
+    int dims[][3] = {{1, 1, 1}, {3, 4, 5}, {7, 2, 9}, {1, 6, 1}, {5, 1, 3}};
+    for (int d = 0; d < 5; d++)
+    for (int ta = 0; ta < 2; ta++)
+    for (int tb = 0; tb < 2; tb++)
+    for (int batch = 1; batch <= 3; batch += 2)
+    for (int pad = 0; pad <= 2; pad += 2) {
+        int m = dims[d][0], n = dims[d][1], k = dims[d][2];
+        long lda = (ta ? m : k) + pad, ldb = (tb ? k : n) + pad, ldc = n;
+        long sa = lda * (ta ? k : m) + pad, sb = ldb * (tb ? n : k), sc = (long)m * n;
+        double *a = malloc(sizeof(double) * sa * batch), *b = malloc(sizeof(double) * sb * batch);
+        double *c = malloc(sizeof(double) * sc * batch);
+        for (long i = 0; i < sa * batch; i++) a[i] = (double)((i * 7) % 11) - 5;
+        for (long i = 0; i < sb * batch; i++) b[i] = (double)((i * 5) % 13) - 6;
+        pg_gemm g = {PG_T_F64, 0, m, n, k, batch, a, lda, sa, ta, b, ldb, sb, tb, c, ldc, sc};
+        pg_err e = pg_cublas_gemm(0, &g, NULL, why, sizeof(why));
+        cases++;
+        if (e != PG_SUCCESS) { printf("case %d: error %d %s\n", cases, e, why); failures++; }
+        for (int bi = 0; bi < batch && e == PG_SUCCESS; bi++)
+            for (int i = 0; i < m; i++)
+                for (int j = 0; j < n; j++) {
+                    double s = 0;
+                    for (int p = 0; p < k; p++)
+                        s += at(a, ta, lda, sa, bi, i, p) * at(b, tb, ldb, sb, bi, p, j);
+                    if (fabs(c[bi * sc + (long)i * ldc + j] - s) > 1e-12) {
+                        printf("case m=%d n=%d k=%d ta=%d tb=%d batch=%d pad=%d: wrong\n",
+                               m, n, k, ta, tb, batch, pad);
+                        failures++;
+                        i = m; j = n; bi = batch;
+                    }
+                }
+        free(a); free(b); free(c);
+    }
+    printf("cases %d failures %d\n", cases, failures);
+    return failures != 0;
+}
+"""
+
+
+def test_row_major_products_reach_cublas_swapped_with_the_right_leading_dimensions(tmp_path):
+    # every transpose pair, batch, padded leading dimension and degenerate size,
+    # through rt_cublas.c, against a host stand-in that computes what cuBLAS
+    # documents: column-major C = op(A) op(B)
+    cc = c_compiler()
+    (tmp_path / "fake.c").write_text(FAKE_CUBLAS)
+    (tmp_path / "h.c").write_text(SWAP_HARNESS)
+    lib = tmp_path / "libcublas.so.12"
+    r = subprocess.run([cc, "-shared", "-fPIC", str(tmp_path / "fake.c"), "-o", str(lib)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-3000:]
+    r = subprocess.run([cc, "-std=c11", f"-I{CSRC}", str(tmp_path / "h.c"),
+                        str(CSRC / "rt_cublas.c"), "-ldl", "-lpthread", "-lm", "-o",
+                        str(tmp_path / "h")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-3000:]
+    r = subprocess.run([str(tmp_path / "h"), str(lib)], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "version 120407" in r.stdout and "cases 80 failures 0" in r.stdout, r.stdout
 
 
 # ---- on a GPU: cuBLAS ---------------------------------------------------------------------
