@@ -1,8 +1,14 @@
 // The raw CUDA C baseline for pygpu's benchmarks: what a C program gets from
-// the CUDA runtime with no Python in the way. Built and run by
-// `python -m benchmarks`; prints one JSON object.
+// the CUDA runtime with no Python in the way. Built by `python -m benchmarks`
+// twice:
 //
-//   raw [vector_n] [add_one_side] [transfer_bytes] [launch]
+// - as a program, run in a child process, which prints one JSON object:
+//     raw [vector_n] [add_one_side] [transfer_bytes] [launch|peer]
+// - with -DPG_RAW_LIB as a shared library (no main) that the benchmark loads
+//   into its own process with ctypes, for the launch costs: raw C's bursts of
+//   `<<<>>>` then run interleaved with pygpu's, round after round, in the same
+//   process, on the same (primary) context. Each call of the pg_raw_* functions
+//   below is one burst; the caller takes the medians.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -37,6 +43,23 @@ __global__ void add_one4(float *a, long long n, float *b, float *c)
     }
 }
 
+// the kernels of the launch forms: 2, 3 and 4 arguments
+__global__ void add3(float *a, const float *b, long long n)
+{
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        a[i] += b[i];
+    }
+}
+
+__global__ void add4(const float *a, const float *b, float *out, long long n)
+{
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        out[i] = a[i] + b[i];
+    }
+}
+
 __global__ void vector_add(const float *a, const float *b, float *out, long long n)
 {
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
@@ -60,7 +83,7 @@ static double now_us()
         .count();
 }
 
-static double median(std::vector<double> v)
+inline double median(std::vector<double> v)
 {
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
@@ -118,6 +141,126 @@ template <class F> static double wall_ms(F f, int reps = 5)
     }
     return median(t);
 }
+
+#ifdef PG_RAW_LIB
+// ---- the shared library: one burst per call ------------------------------------
+// Every function synchronizes the device first, so that no burst pays for the
+// work queued by the one before it (pygpu's bursts are timed the same way),
+// and returns microseconds per launch, or -1 on a CUDA error (printed).
+
+#define LIB_CHECK(call)                                                                \
+    do {                                                                               \
+        cudaError_t e_ = (call);                                                       \
+        if (e_ != cudaSuccess) {                                                       \
+            fprintf(stderr, "raw C: %s failed: %s\n", #call, cudaGetErrorName(e_));    \
+            return -1.0;                                                               \
+        }                                                                              \
+    } while (0)
+
+static float *lib_a, *lib_b, *lib_c;
+static const long long lib_n = 32;
+
+static void launch_form(int nargs)
+{
+    switch (nargs) {
+    case 2:
+        add_one_tiny<<<1, 32>>>(lib_a, lib_n);
+        break;
+    case 3:
+        add3<<<1, 32>>>(lib_a, lib_b, lib_n);
+        break;
+    default:
+        add4<<<1, 32>>>(lib_a, lib_b, lib_c, lib_n);
+        break;
+    }
+}
+
+// Device 0 made current, three arrays of 32 floats.
+extern "C" double pg_raw_init(void)
+{
+    LIB_CHECK(cudaSetDevice(0));
+    LIB_CHECK(cudaMalloc(&lib_a, 3 * lib_n * sizeof(float)));
+    LIB_CHECK(cudaMemset(lib_a, 0, 3 * lib_n * sizeof(float)));
+    lib_b = lib_a + lib_n;
+    lib_c = lib_b + lib_n;
+    cudaMemPool_t pool;
+    LIB_CHECK(cudaDeviceGetDefaultMemPool(&pool, 0));
+    unsigned long long threshold = ~0ULL;
+    LIB_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
+    return 0.0;
+}
+
+// Host time per `kernel<<<1, 32>>>(...)` with `nargs` (2, 3 or 4) arguments,
+// over `count` launches; with `alloc`, each launch of 4 arguments writes into
+// memory from cudaMallocAsync, freed by cudaFreeAsync after it (what `d + e`
+// does: a new array each time, from a pool).
+extern "C" double pg_raw_burst(int nargs, int count, int alloc)
+{
+    LIB_CHECK(cudaDeviceSynchronize());
+    double t0 = now_us();
+    if (alloc) {
+        for (int i = 0; i < count; i++) {
+            float *out;
+            LIB_CHECK(cudaMallocAsync(&out, lib_n * sizeof(float), 0));
+            add4<<<1, 32>>>(lib_a, lib_b, out, lib_n);
+            LIB_CHECK(cudaFreeAsync(out, 0));
+        }
+    } else {
+        for (int i = 0; i < count; i++) {
+            launch_form(nargs);
+        }
+    }
+    double t = (now_us() - t0) / count;
+    LIB_CHECK(cudaGetLastError());
+    return t;
+}
+
+// Wall time per launch of `count` launches of 2 arguments and a
+// cudaDeviceSynchronize after them: what a CUDA graph of the same launches
+// is compared to.
+extern "C" double pg_raw_sync_burst(int count)
+{
+    LIB_CHECK(cudaDeviceSynchronize());
+    double t0 = now_us();
+    for (int i = 0; i < count; i++) {
+        launch_form(2);
+    }
+    LIB_CHECK(cudaDeviceSynchronize());
+    return (now_us() - t0) / count;
+}
+
+// The same `count` launches captured once into a CUDA graph (stream capture on
+// a stream of its own); wall time per launch of one cudaGraphLaunch and a
+// cudaDeviceSynchronize.
+extern "C" double pg_raw_graph_burst(int count)
+{
+    static cudaGraphExec_t exec;
+    static cudaStream_t stream;
+    static int captured = -1;
+    if (captured != count) {
+        if (captured > 0) {
+            LIB_CHECK(cudaGraphExecDestroy(exec));
+        } else {
+            LIB_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+        }
+        cudaGraph_t graph;
+        LIB_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+        for (int i = 0; i < count; i++) {
+            add_one_tiny<<<1, 32, 0, stream>>>(lib_a, lib_n);
+        }
+        LIB_CHECK(cudaStreamEndCapture(stream, &graph));
+        LIB_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+        LIB_CHECK(cudaGraphDestroy(graph));
+        captured = count;
+    }
+    LIB_CHECK(cudaDeviceSynchronize());
+    double t0 = now_us();
+    LIB_CHECK(cudaGraphLaunch(exec, stream));
+    LIB_CHECK(cudaDeviceSynchronize());
+    return (now_us() - t0) / count;
+}
+
+#else /* the program */
 
 int main(int argc, char **argv)
 {
@@ -262,3 +405,4 @@ int main(int argc, char **argv)
            gib / (d2h_pinned / 1e3), median(al), median(al_async));
     return 0;
 }
+#endif /* PG_RAW_LIB */

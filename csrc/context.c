@@ -37,7 +37,33 @@ interrupt_handle(void)
     return PyErr_CheckSignals() < 0;
 }
 
-static const pg_interrupt_hooks interrupt_hooks = {interrupt_pending, interrupt_handle};
+/* A simulated kernel's printf text, to sys.stdout (so that a notebook cell
+ * and pytest's capture show it); called on the launching thread, which holds
+ * the GIL. A stdout that fails to write is reported as unraisable. */
+static void
+output(const char *text, size_t size)
+{
+    PyObject *out = PySys_GetObject("stdout"), *str, *res = NULL, *type, *value, *tb;
+    if (out == NULL || out == Py_None) {
+        return;
+    }
+    Py_INCREF(out);
+    PyErr_Fetch(&type, &value, &tb); /* an exception on its way stays */
+    str = PyUnicode_DecodeUTF8(text, (Py_ssize_t)size, "replace");
+    if (str != NULL) {
+        res = PyObject_CallMethod(out, "write", "O", str);
+        Py_DECREF(str);
+    }
+    if (res == NULL) {
+        PyErr_WriteUnraisable(out);
+    }
+    Py_XDECREF(res);
+    Py_DECREF(out);
+    PyErr_Restore(type, value, tb);
+}
+
+static const pg_python_hooks python_hooks = {interrupt_pending, interrupt_handle,
+                                             output};
 
 /* 0 until a device of the chosen backend has been seen; then 1. */
 static volatile int devices_seen;
@@ -81,8 +107,8 @@ pg_get_rt(pg_state *st)
         return (const pg_backend *)pg_raise_no_device(st, err, msg);
     }
     (void)pg_rt(); /* commit to this backend for the life of the process */
-    if (rt->set_interrupt_hooks != NULL) {
-        rt->set_interrupt_hooks(&interrupt_hooks);
+    if (rt->set_python_hooks != NULL) {
+        rt->set_python_hooks(&python_hooks);
     }
     devices_seen = 1;
     return rt;

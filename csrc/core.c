@@ -118,6 +118,19 @@ extent(int nd, const npy_intp *shape, const npy_intp *strides, npy_intp *lo,
     }
 }
 
+void
+pg_array_span(const pg_array *a, char **lo, char **hi)
+{
+    npy_intp l, h;
+    if (pg_array_size(a) == 0) {
+        *lo = *hi = a->data;
+        return;
+    }
+    extent(a->nd, a->shape, a->strides, &l, &h);
+    *lo = a->data + l;
+    *hi = a->data + h + PyDataType_ELSIZE(a->descr);
+}
+
 /* ---- construction ------------------------------------------------------------ */
 
 void

@@ -59,6 +59,30 @@ pg_errors_init(PyObject *module, pg_state *st)
     if (st->NoDeviceError == NULL) {
         return -1;
     }
+    st->KernelError = new_exception(
+        module, "pygpu.KernelError",
+        "A kernel failed on the simulator, which says how: an out-of-bounds "
+        "access or a race that the checking mode saw, a barrier or warp "
+        "intrinsic that some threads cannot reach. The message names the "
+        "kernel, block and thread. The process stays usable.",
+        st->CudaError);
+    if (st->KernelError == NULL) {
+        return -1;
+    }
+    bases = PyTuple_Pack(2, st->KernelError, PyExc_AssertionError);
+    if (bases == NULL) {
+        return -1;
+    }
+    st->KernelAssertionError = new_exception(
+        module, "pygpu.KernelAssertionError",
+        "A device assert() failed in a kernel on the simulator. The message "
+        "names the kernel, block, thread, file and line. Both a KernelError "
+        "and an AssertionError.",
+        bases);
+    Py_DECREF(bases);
+    if (st->KernelAssertionError == NULL) {
+        return -1;
+    }
     return 0;
 }
 
@@ -155,6 +179,18 @@ pg_raise(pg_state *st, pg_err err, const char *call)
             rt != NULL && rt->config_error != NULL ? rt->config_error() : NULL;
         PyErr_Format(PyExc_ValueError, "%s", why != NULL ? why : pg_error_string(err));
         return NULL;
+    }
+    const char *fault = rt != NULL && rt->kernel_fault != NULL && pg_err_is_fault(err)
+                            ? rt->kernel_fault()
+                            : NULL;
+    if (fault != NULL) {
+        /* the simulator says what went wrong, and its context lives on */
+        char detail[1536];
+        snprintf(detail, sizeof(detail), "%s failed: %s: %s", call, pg_error_name(err),
+                 fault);
+        return raise_with(err == PG_ERR_ASSERT ? st->KernelAssertionError
+                                               : st->KernelError,
+                          err, detail);
     }
     if (err == PG_ERR_PEER_ACCESS_NOT_ENABLED && rt != NULL &&
         rt->access_fault != NULL && rt->access_fault(&device, &peer) == 0) {

@@ -1324,28 +1324,34 @@ extern "C" const pg_kernel_table PG_KERNEL_TABLE = {
 /* The block runner, for kernels that the host C++ compiler compiled at run
  * time (rt_sim.c loads them; pygpu/sim_prelude.h is their side). */
 static pg_err
-hosted_run(pg_dim3 grid, pg_dim3 block, void (*body)(void *), void *arg)
+hosted_run(const pg_sim_launch *l)
 {
-    return pg_sim::run(dim3(grid.x, grid.y, grid.z), dim3(block.x, block.y, block.z),
-                       true, body, arg);
+    return pg_sim::run(dim3(l->grid.x, l->grid.y, l->grid.z),
+                       dim3(l->block.x, l->block.y, l->block.z), true, l->body, l->arg,
+                       l->index, l->kernel);
 }
-
-static void
-hosted_syncthreads(void)
-{
-    pg_sim::syncthreads();
-}
-
-static_assert(sizeof(dim3) == sizeof(pg_dim3), "dim3 is three unsigned ints");
 
 extern "C" const pg_sim_host pg_sim_hosted = {
-    PG_SIM_ABI,
-    (pg_dim3 *)&pg_sim_threadIdx,
-    (pg_dim3 *)&pg_sim_blockIdx,
-    (pg_dim3 *)&pg_sim_blockDim,
-    (pg_dim3 *)&pg_sim_gridDim,
-    hosted_run,
-    hosted_syncthreads,
-    pg_sim_check_access,
+    PG_SIM_ABI,         hosted_run,          pg_sim::barrier, pg_sim::warp,
+    pg_sim::activemask, pg_sim::fail,        pg_sim::print,   pg_sim_find_range,
+    pg_sim_arg_span,    pg_sim_check_access, &pg_sim::live,
 };
+
+void
+pg_sim_set_schedule(int shuffle, uint64_t seed)
+{
+    pthread_mutex_lock(&pg_sim::launch_lock);
+    pg_sim::shuffle = shuffle != 0;
+    pg_sim::shuffle_seed = seed;
+    pthread_mutex_unlock(&pg_sim::launch_lock);
+}
+
+void
+pg_sim_get_schedule(int *shuffle, uint64_t *seed)
+{
+    pthread_mutex_lock(&pg_sim::launch_lock);
+    *shuffle = pg_sim::shuffle;
+    *seed = pg_sim::shuffle_seed;
+    pthread_mutex_unlock(&pg_sim::launch_lock);
+}
 #endif

@@ -291,6 +291,8 @@ module_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->CudaError);
     Py_VISIT(st->OutOfMemoryError);
     Py_VISIT(st->NoDeviceError);
+    Py_VISIT(st->KernelError);
+    Py_VISIT(st->KernelAssertionError);
     Py_VISIT(st->kernels);
     for (int i = 0; i < PG_OP_COUNT; i++) {
         Py_VISIT(st->ufuncs[i]);
@@ -316,6 +318,8 @@ module_clear(PyObject *module)
     Py_CLEAR(st->CudaError);
     Py_CLEAR(st->OutOfMemoryError);
     Py_CLEAR(st->NoDeviceError);
+    Py_CLEAR(st->KernelError);
+    Py_CLEAR(st->KernelAssertionError);
     Py_CLEAR(st->kernels);
     for (int i = 0; i < PG_OP_COUNT; i++) {
         Py_CLEAR(st->ufuncs[i]);

@@ -44,6 +44,8 @@ typedef struct {
     PyObject *CudaError;
     PyObject *OutOfMemoryError;
     PyObject *NoDeviceError;
+    PyObject *KernelError;
+    PyObject *KernelAssertionError;
     PyObject *kernels; /* dict name -> Kernel */
     /* numpy.add, numpy.less, ... for each PG_OP_* that NumPy has, looked up at
      * first use: NumPy answers what an operation's dtype is (ops.c) */
@@ -457,6 +459,8 @@ PyObject *pg_array_transpose(pg_state *st, pg_array *a, PyObject *axes);
 /* Same shape and same element order in memory for two dense layouts. */
 int pg_same_dense_layout(int nd, const npy_intp *shape, const npy_intp *sa, int flags_a,
                          const npy_intp *sb, int flags_b);
+/* The bytes the array's elements span: [*lo, *hi) (empty for no elements). */
+void pg_array_span(const pg_array *a, char **lo, char **hi);
 /* 1 when the two arrays may touch the same bytes (their extents overlap). */
 int pg_arrays_overlap(const pg_array *a, const pg_array *b);
 /* 1 when a and b are the very same elements, in the same order. */

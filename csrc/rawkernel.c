@@ -84,63 +84,120 @@ mod_host_modules(PyObject *m, PyObject *Py_UNUSED(arg))
     return PyBool_FromLong((rt->caps & PG_CAP_HOST_MODULES) != 0);
 }
 
-/* _nvrtc_compile(source, name, options) -> (cubin bytes, log) */
+/* The strings of a tuple as a PyMem array of C strings (borrowed from the
+ * tuple's str objects); NULL with an exception if one is not a str. */
+static const char **
+c_strings(PyObject *tuple, const char *what)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(tuple);
+    const char **out;
+    if (n > INT_MAX - 1) {
+        PyErr_Format(PyExc_ValueError, "too many %s", what);
+        return NULL;
+    }
+    if ((out = PyMem_Calloc((size_t)n + 1, sizeof(char *))) == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!PyUnicode_Check(PyTuple_GET_ITEM(tuple, i)) ||
+            (out[i] = PyUnicode_AsUTF8(PyTuple_GET_ITEM(tuple, i))) == NULL) {
+            PyErr_Format(PyExc_TypeError, "%s must be strings", what);
+            PyMem_Free(out);
+            return NULL;
+        }
+    }
+    return out;
+}
+
+/* _sim_schedule(seed) -> the previous seed: None (threads and blocks in
+ * order) or an int (shuffled by that seed) */
+static PyObject *
+mod_sim_schedule(PyObject *Py_UNUSED(m), PyObject *arg)
+{
+    int shuffle;
+    uint64_t seed;
+    unsigned long long want = 0;
+    if (arg != Py_None) {
+        want =
+            PyLong_Check(arg) ? PyLong_AsUnsignedLongLong(arg) : (unsigned long long)-1;
+        if (!PyLong_Check(arg) ||
+            (want == (unsigned long long)-1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            PyErr_SetString(
+                PyExc_TypeError,
+                "the schedule's seed must be None (in order) or an int from 0 "
+                "to 2**64 - 1");
+            return NULL;
+        }
+    }
+    pg_sim_get_schedule(&shuffle, &seed);
+    pg_sim_set_schedule(arg != Py_None, (uint64_t)want);
+    return shuffle ? PyLong_FromUnsignedLongLong(seed) : Py_NewRef(Py_None);
+}
+
+/* _nvrtc_compile(source, name, options, name_expressions)
+ *     -> (cubin bytes, log, lowered names) */
 static PyObject *
 mod_nvrtc_compile(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
 {
     pg_state *st = pg_state_of_module(m);
     const pg_backend *rt;
-    const char *source, *name, **opts = NULL;
-    Py_ssize_t nopts;
-    char *image = NULL, *log = NULL, errbuf[512];
-    size_t size = 0;
-    PyObject *res = NULL;
+    pg_compile_job job = {0};
+    char errbuf[512];
+    PyObject *res = NULL, *names = NULL;
     int rc;
-    if (nargs != 3 || !PyTuple_Check(args[2])) {
-        PyErr_SetString(PyExc_TypeError, "_nvrtc_compile(source, name, options_tuple)");
+    if (nargs != 4 || !PyTuple_Check(args[2]) || !PyTuple_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "_nvrtc_compile(source, name, options, name_expressions): "
+                        "two tuples of str");
         return NULL;
     }
     if ((rt = compiler_rt(st)) == NULL) {
         return NULL;
     }
-    source = PyUnicode_AsUTF8(args[0]);
-    name = PyUnicode_AsUTF8(args[1]);
-    if (source == NULL || name == NULL) {
+    job.source = PyUnicode_AsUTF8(args[0]);
+    job.name = PyUnicode_AsUTF8(args[1]);
+    if (job.source == NULL || job.name == NULL) {
         return NULL;
     }
-    nopts = PyTuple_GET_SIZE(args[2]);
-    if (nopts > INT_MAX - 1) {
-        PyErr_SetString(PyExc_ValueError, "too many options");
-        return NULL;
+    job.nopts = (int)PyTuple_GET_SIZE(args[2]);
+    job.nnames = (int)PyTuple_GET_SIZE(args[3]);
+    if ((job.opts = c_strings(args[2], "options")) == NULL ||
+        (job.names = c_strings(args[3], "name expressions")) == NULL) {
+        goto done;
     }
-    opts = PyMem_Calloc((size_t)nopts + 1, sizeof(char *));
-    if (opts == NULL) {
-        return PyErr_NoMemory();
-    }
-    for (Py_ssize_t i = 0; i < nopts; i++) {
-        opts[i] = PyUnicode_AsUTF8(PyTuple_GET_ITEM(args[2], i));
-        if (opts[i] == NULL) {
-            PyErr_SetString(PyExc_TypeError, "options must be strings");
-            goto done;
-        }
-    }
-    /* source, name and opts point into str objects that args keep alive */
+    /* the strings point into str objects that args keep alive */
     Py_BEGIN_ALLOW_THREADS
-        rc = rt->compile(source, name, (int)nopts, opts, &image, &size, &log, errbuf,
-                         sizeof(errbuf));
+        rc = rt->compile(&job, errbuf, sizeof(errbuf));
     Py_END_ALLOW_THREADS
     switch (rc) {
     case PG_COMPILE_OK:
-        res = Py_BuildValue("(y#s)", image, (Py_ssize_t)size, log != NULL ? log : "");
+        if ((names = PyTuple_New(job.nnames)) == NULL) {
+            break;
+        }
+        for (int i = 0, at = 0; i < job.nnames; i++) {
+            PyObject *s = PyUnicode_FromString(job.lowered + at);
+            if (s == NULL) {
+                goto done;
+            }
+            at += (int)strlen(job.lowered + at) + 1;
+            PyTuple_SET_ITEM(names, i, s);
+        }
+        res = Py_BuildValue("(y#sO)", job.image, (Py_ssize_t)job.size,
+                            job.log != NULL ? job.log : "", names);
         break;
     case PG_COMPILE_NOT_LOADED: PyErr_SetString(PyExc_RuntimeError, errbuf); break;
     case PG_COMPILE_NO_MEMORY: PyErr_NoMemory(); break;
-    default: compile_error(st, errbuf, log != NULL ? log : ""); break;
+    default: compile_error(st, errbuf, job.log != NULL ? job.log : ""); break;
     }
 done:
-    free(image);
-    free(log);
-    PyMem_Free(opts);
+    Py_XDECREF(names);
+    free(job.image);
+    free(job.log);
+    free(job.lowered);
+    PyMem_Free((void *)job.opts);
+    PyMem_Free((void *)job.names);
     return res;
 }
 
@@ -557,6 +614,34 @@ pack_arg(pg_state *st, pg_function *f, int i, PyObject *o, param_slot *slot,
     return -1;
 }
 
+/* For the simulator's checking mode: the bytes of the array each argument
+ * came from (a DeviceArray, or the device copy of an In/Out/InOut, which
+ * temps holds in the order of the arguments). */
+static void
+note_spans(pg_state *st, int nargs, PyObject *const *args, PyObject *temps)
+{
+    char *lo[64], *hi[64];
+    Py_ssize_t next_temp = 0;
+    int n = nargs < 64 ? nargs : 64;
+    for (int i = 0; i < n; i++) {
+        pg_array *a = NULL;
+        if (pg_array_check(st, args[i])) {
+            a = (pg_array *)args[i];
+        }
+        else if (PyObject_TypeCheck(args[i], st->HostArgType) && temps != NULL &&
+                 next_temp < PyList_GET_SIZE(temps)) {
+            a = (pg_array *)PyTuple_GET_ITEM(PyList_GET_ITEM(temps, next_temp++), 0);
+        }
+        if (a != NULL) {
+            pg_array_span(a, &lo[i], &hi[i]);
+        }
+        else {
+            lo[i] = hi[i] = NULL;
+        }
+    }
+    pg_sim_set_arg_spans(n, lo, hi);
+}
+
 /* The "module" kind of launch: arguments packed by the parameter sizes. */
 static int
 Function_check_and_launch(pg_state *st, pg_launchable *self,
@@ -588,6 +673,9 @@ Function_check_and_launch(pg_state *st, pg_launchable *self,
             goto done;
         }
         ptrs[i] = &slots[i];
+    }
+    if (pg_rt()->caps & PG_CAP_HOST_MODULES) {
+        note_spans(st, nargs, args, temps);
     }
     err = pg_rt()->launch_function(f->handle, cfg->grid, cfg->block, cfg->shared_bytes,
                                    s->handle, ptrs);
@@ -713,13 +801,17 @@ PyType_Spec pg_hostarg_spec = {
 };
 
 PyMethodDef pg_rawkernel_functions[] = {
+    {"_sim_schedule", mod_sim_schedule, METH_O,
+     "_sim_schedule(seed)\n--\n\nThe simulator's order of threads and blocks: None "
+     "(in order) or a seed (shuffled); returns the previous one."},
     {"_host_modules", mod_host_modules, METH_NOARGS,
      "_host_modules()\n--\n\nWhether kernels are compiled by the host C++ compiler "
      "(the simulator) rather than by NVRTC."},
     {"_nvrtc_load", mod_nvrtc_load, METH_O,
      "_nvrtc_load(path)\n--\n\nLoad NVRTC from path; returns its (major, minor)."},
     {"_nvrtc_compile", (PyCFunction)(void (*)(void))mod_nvrtc_compile, METH_FASTCALL,
-     "_nvrtc_compile(source, name, options)\n--\n\n(cubin, log), or CompileError."},
+     "_nvrtc_compile(source, name, options, name_expressions)\n--\n\n(cubin, log, "
+     "lowered names), or CompileError."},
     {NULL},
 };
 

@@ -721,28 +721,109 @@ sim_is_pinned(const void *ptr)
     return found;
 }
 
-/* ---- interrupts: the Python side's hooks, for sim_exec.h's block runner --- */
+/* The live allocation, device or page-locked memory, that holds ptr. */
+int
+pg_sim_find_range(const void *ptr, void **base, size_t *size)
+{
+    int found = -1;
+    if (sim_pointer_range(ptr, base, size) == 0) {
+        return 0;
+    }
+    pthread_mutex_lock(&pinned_lock);
+    for (size_t i = 0; i < n_pinned && found < 0; i++) {
+        if ((const char *)ptr >= pinned[i].ptr &&
+            (const char *)ptr < pinned[i].ptr + pinned[i].size) {
+            *base = pinned[i].ptr;
+            *size = pinned[i].size;
+            found = 0;
+        }
+    }
+    pthread_mutex_unlock(&pinned_lock);
+    return found;
+}
 
-static const pg_interrupt_hooks *_Atomic interrupt_hooks;
+/* The arrays that the next launch's arguments came from (this thread's). */
+#define SIM_MAX_SPANS 64
+static _Thread_local int n_spans;
+static _Thread_local const void *span_lo[SIM_MAX_SPANS], *span_hi[SIM_MAX_SPANS];
+
+void
+pg_sim_set_arg_spans(int n, char *const *lo, char *const *hi)
+{
+    n_spans = n < SIM_MAX_SPANS ? n : SIM_MAX_SPANS;
+    for (int i = 0; i < n_spans; i++) {
+        span_lo[i] = lo[i];
+        span_hi[i] = hi[i];
+    }
+}
+
+int
+pg_sim_arg_span(int i, const void **lo, const void **hi)
+{
+    if (i < 0 || i >= n_spans || span_lo[i] == NULL) {
+        return -1;
+    }
+    *lo = span_lo[i];
+    *hi = span_hi[i];
+    return 0;
+}
+
+/* ---- the Python side's hooks, for sim_exec.h's block runner ---------------- */
+
+static const pg_python_hooks *_Atomic python_hooks;
 
 static void
-sim_set_interrupt_hooks(const pg_interrupt_hooks *hooks)
+sim_set_python_hooks(const pg_python_hooks *hooks)
 {
-    atomic_store(&interrupt_hooks, hooks);
+    atomic_store(&python_hooks, hooks);
 }
 
 int
 pg_sim_interrupt_pending(void)
 {
-    const pg_interrupt_hooks *h = atomic_load(&interrupt_hooks);
+    const pg_python_hooks *h = atomic_load(&python_hooks);
     return h != NULL && h->pending();
 }
 
 int
 pg_sim_interrupt_handle(void)
 {
-    const pg_interrupt_hooks *h = atomic_load(&interrupt_hooks);
+    const pg_python_hooks *h = atomic_load(&python_hooks);
     return h != NULL && h->handle();
+}
+
+void
+pg_sim_output(const char *text, size_t size)
+{
+    const pg_python_hooks *h = atomic_load(&python_hooks);
+    if (h != NULL && h->output != NULL) {
+        h->output(text, size);
+    }
+    else {
+        fwrite(text, 1, size, stdout);
+        fflush(stdout);
+    }
+}
+
+/* A failed kernel's story, for the exception (kernel_fault) */
+static _Thread_local char fault_message[1024];
+static _Thread_local int fault_pending;
+
+void
+pg_sim_set_fault(const char *message)
+{
+    snprintf(fault_message, sizeof(fault_message), "%s", message);
+    fault_pending = 1;
+}
+
+static const char *
+sim_kernel_fault(void)
+{
+    if (!fault_pending) {
+        return NULL;
+    }
+    fault_pending = 0;
+    return fault_message;
 }
 
 /* Kernels compiled at run time: shared objects that the host C++ compiler
@@ -826,6 +907,9 @@ static const struct {
     {PG_ERR_NOT_READY, "cudaErrorNotReady", "device not ready"},
     {PG_ERR_LAUNCH_FAILURE, "cudaErrorLaunchFailure",
      "unspecified launch failure (simulator: barrier misuse in a kernel)"},
+    {PG_ERR_ASSERT, "cudaErrorAssert", "device-side assert triggered"},
+    {PG_ERR_ILLEGAL_ADDRESS, "cudaErrorIllegalAddress",
+     "an illegal memory access was encountered"},
     {PG_ERR_NOT_SUPPORTED, "cudaErrorNotSupported", "operation not supported"},
     {PG_ERR_NOT_FOUND, "cudaErrorSymbolNotFound", "named symbol not found"},
     {PG_ERR_INVALID_KERNEL_IMAGE, "cudaErrorInvalidKernelImage",
@@ -916,7 +1000,8 @@ const pg_backend pg_sim_backend = {
     .pointer_range = sim_pointer_range,
     .config_error = sim_config_error,
     .access_fault = sim_access_fault,
-    .set_interrupt_hooks = sim_set_interrupt_hooks,
+    .kernel_fault = sim_kernel_fault,
+    .set_python_hooks = sim_set_python_hooks,
     .module_load = sim_module_load,
     .module_unload = sim_module_unload,
     .module_function = sim_module_function,

@@ -314,15 +314,31 @@ enum {
        pg_stream stream, void **params))
 /* clang-format on */
 
-/* How the Python side stops long host-side work on Ctrl-C. pending() is polled
- * now and then with the backend's locks held: nonzero if a stop was asked
- * for; it runs no Python code. handle() is then called with no lock held, on
- * the same thread: it runs the signal handlers, and returns nonzero (with a
- * Python exception set) if the work must stop; zero to go on. */
+/* What the Python side gives the simulator. pending() is polled now and then
+ * with the backend's locks held: nonzero if Ctrl-C asked for a stop; it runs
+ * no Python code. handle() is then called with no lock held, on the same
+ * thread: it runs the signal handlers, and returns nonzero (with a Python
+ * exception set) if the work must stop; zero to go on. output() writes a
+ * kernel's printf text to sys.stdout, with no lock held, on the launching
+ * thread. */
 typedef struct {
     int (*pending)(void);
     int (*handle)(void);
-} pg_interrupt_hooks;
+    void (*output)(const char *text, size_t size);
+} pg_python_hooks;
+
+/* A run-time compilation: `source` (called `name` in messages) with nopts
+ * options; the template instantiations named by nnames name expressions
+ * ("scale<float>") are compiled too. Out: the image (size bytes), the log (a
+ * C string, maybe empty) and the lowered (mangled) name of each name
+ * expression, one after another, each NUL-terminated. */
+typedef struct {
+    const char *source, *name;
+    int nopts, nnames;
+    const char *const *opts, *const *names;
+    char *image, *log, *lowered;
+    size_t size;
+} pg_compile_job;
 
 typedef struct {
     const char *name;  /* "cuda" or "simulator" */
@@ -347,23 +363,25 @@ typedef struct {
      * there was none). NULL where the backend cannot tell (on a GPU such a
      * kernel faults with an illegal address). */
     int (*access_fault)(int *device, int *peer);
+    /* After a launch on this thread failed in its kernel (an assert, a finding
+     * of the checking mode, a barrier or warp intrinsic that cannot complete):
+     * what happened, naming the kernel, block and thread; then forgotten.
+     * NULL when there is none, and where the backend cannot tell. */
+    const char *(*kernel_fault)(void);
     /* Installs the hooks that long host-side work (the simulator's launches)
      * polls; NULL where the work runs on a device. */
-    void (*set_interrupt_hooks)(const pg_interrupt_hooks *hooks);
+    void (*set_python_hooks)(const pg_python_hooks *hooks);
     /* Run-time compilation of CUDA C (PG_CAP_RUNTIME_COMPILE; both NULL
      * without it). compiler_load loads the compiler from `path` (the first
      * call; later ones only report its version): 0, or -1 with why in errbuf. */
     int (*compiler_load)(const char *path, int *major, int *minor, char *errbuf,
                          size_t errlen);
-    /* Compiles `source` (called `name` in messages) with nopts options to a
-     * loadable image. PG_COMPILE_OK: *image (*size bytes) and *log (a C
-     * string, maybe empty) are malloc'ed, the caller frees them. Otherwise
-     * errbuf says what failed, and *log, if not NULL, is the compiler's log
-     * (the caller frees it too). Touches no Python object: call it with the
-     * GIL released. */
-    int (*compile)(const char *source, const char *name, int nopts,
-                   const char *const *opts, char **image, size_t *size, char **log,
-                   char *errbuf, size_t errlen);
+    /* Compiles job's source to a loadable image (see pg_compile_job).
+     * PG_COMPILE_OK: its outputs are malloc'ed, the caller frees them.
+     * Otherwise errbuf says what failed, and job->log, if not NULL, is the
+     * compiler's log (the caller frees it too). Touches no Python object:
+     * call it with the GIL released. */
+    int (*compile)(pg_compile_job *job, char *errbuf, size_t errlen);
     /* Matrix products by a BLAS library loaded at run time (cuBLAS); both
      * NULL where the backend has none (the simulator: matmul uses pygpu's
      * kernels). blas_load loads the library from `path` (the first call that
@@ -393,9 +411,7 @@ enum {
 /* rt_nvrtc.c: NVRTC, loaded with dlopen, as compiler_load and compile. */
 int pg_nvrtc_load(const char *path, int *major, int *minor, char *errbuf,
                   size_t errlen);
-int pg_nvrtc_compile(const char *source, const char *name, int nopts,
-                     const char *const *opts, char **image, size_t *size, char **log,
-                     char *errbuf, size_t errlen);
+int pg_nvrtc_compile(pg_compile_job *job, char *errbuf, size_t errlen);
 /* rt_cublas.c: cuBLAS, loaded with dlopen, as blas_load and blas_gemm. */
 int pg_cublas_load(const char *path, int *version, char *errbuf, size_t errlen);
 pg_err pg_cublas_gemm(int device, const pg_gemm *g, pg_stream stream, char *why,
@@ -424,16 +440,67 @@ pg_err pg_sim_check_access(const void *ptr);
 
 /* What a module compiled for the host (pygpu/sim_prelude.h, which spells the
  * same layout; PG_SIM_ABI is its version) gets from pygpu at load time: the
- * block runner's index variables (each three unsigned ints) and its
- * operations, so that there is one block runner. */
-#define PG_SIM_ABI 1
+ * one block runner and the operations that need the whole block (barriers,
+ * warp intrinsics), failures, printf, and what the checking mode looks at. */
+#define PG_SIM_ABI 2
+
+/* A launch's index variables: the module's own (threadIdx, ... are plain
+ * globals of the module), which the runner sets thread by thread. */
+typedef struct {
+    pg_dim3 thread, block, block_dim, grid_dim;
+} pg_sim_index;
+
+/* The runner's state that a checking module reads while a thread runs. */
+typedef struct {
+    unsigned int thread;        /* the running thread's rank in its block, x fastest */
+    uint32_t epoch;             /* +1 at each block's start and each barrier */
+    const uint16_t *warp_syncs; /* per warp of the block: __syncwarp()s done */
+    const char *stacks, *stacks_end; /* the threads' stacks (local memory) */
+} pg_sim_live;
+
+typedef struct {
+    pg_dim3 grid, block;
+    void (*body)(void *); /* one thread of the kernel */
+    void *arg;
+    pg_sim_index *index;
+    const char *kernel; /* its name, for messages */
+} pg_sim_launch;
+
+/* Warp intrinsics: a rendezvous of the lanes in the mask. */
+enum {
+    PG_WARP_SYNC,
+    PG_WARP_SHFL,
+    PG_WARP_SHFL_UP,
+    PG_WARP_SHFL_DOWN,
+    PG_WARP_SHFL_XOR,
+    PG_WARP_BALLOT,
+    PG_WARP_ANY,
+    PG_WARP_ALL,
+    PG_WARP_MATCH_ANY,
+    PG_WARP_MATCH_ALL,
+    PG_WARP_OPS
+};
+/* __syncthreads() and its _count, _and, _or forms */
+enum { PG_BARRIER_PLAIN, PG_BARRIER_COUNT, PG_BARRIER_AND, PG_BARRIER_OR };
+
 typedef struct {
     int abi;
-    pg_dim3 *thread_idx, *block_idx, *block_dim, *grid_dim;
-    /* runs the grid, each thread a fiber (barriers allowed) */
-    pg_err (*run)(pg_dim3 grid, pg_dim3 block, void (*body)(void *), void *arg);
-    void (*syncthreads)(void);
+    /* runs the grid, each thread a fiber */
+    pg_err (*run)(const pg_sim_launch *launch);
+    int (*barrier)(int op, int predicate);
+    uint64_t (*warp)(int op, unsigned int mask, uint64_t value, int arg, int width);
+    unsigned int (*activemask)(void);
+    /* stops the launch: the calling thread never returns; err (PG_ERR_ASSERT,
+     * PG_ERR_ILLEGAL_ADDRESS, ...) is the launch's, message its detail */
+    void (*fail)(pg_err err, const char *message);
+    /* printf: text for sys.stdout, put in thread order after the launch */
+    void (*print)(const char *text, size_t size);
+    /* the live allocation (device or page-locked memory) holding ptr: 0, or -1 */
+    int (*find_range)(const void *ptr, void **base, size_t *size);
+    /* the bytes of the array that pointer parameter i came from: 0, or -1 */
+    int (*arg_span)(int i, const void **lo, const void **hi);
     pg_err (*check_access)(const void *ptr);
+    const pg_sim_live *live;
 } pg_sim_host;
 
 /* A kernel of such a module (pg_sim_module_kernel(name) finds it): its
@@ -445,11 +512,28 @@ typedef struct pg_sim_kernel {
     const size_t *sizes;
     pg_err (*launch)(const struct pg_sim_kernel *k, pg_dim3 grid, pg_dim3 block,
                      unsigned int shared_bytes, void **params);
-    void (*fn)(void); /* the kernel, for launch to cast back */
+    void (*fn)(void);   /* the kernel, for launch to cast back */
+    const char *params; /* its parameters' names, comma-separated, for messages */
 } pg_sim_kernel;
 
-/* kernels.cu (simulator build): the block runner, for pg_sim_host */
+/* kernels.cu (simulator build): the block runner, for pg_sim_host; the order
+ * in which it runs blocks and threads: in order (shuffle 0), or shuffled,
+ * seeded by seed (the same seed, the same order). */
 extern const pg_sim_host pg_sim_hosted;
+void pg_sim_set_schedule(int shuffle, uint64_t seed);
+void pg_sim_get_schedule(int *shuffle, uint64_t *seed);
+/* rt_sim.c: the description of this thread's last failed simulated launch
+ * (the block runner sets it), for the error message; and the printf text of
+ * a launch, for the Python side's output hook (stdout where there is none). */
+void pg_sim_set_fault(const char *message);
+void pg_sim_output(const char *text, size_t size);
+/* rt_sim.c: the arrays (their bytes, [lo[i], hi[i]); NULL for arguments that
+ * are no arrays) that the next launch on this thread gets as its n
+ * arguments, for the checking mode's messages and bounds; and their lookup. */
+void pg_sim_set_arg_spans(int n, char *const *lo, char *const *hi);
+int pg_sim_arg_span(int i, const void **lo, const void **hi);
+/* rt_sim.c: the live allocation (device or page-locked) holding ptr: 0, or -1 */
+int pg_sim_find_range(const void *ptr, void **base, size_t *size);
 #ifdef PG_HAVE_CUDA
 extern const pg_kernel_table pg_cuda_kernels;
 #endif

@@ -1,20 +1,36 @@
 /* The simulator's stand-in for the CUDA C dialect, for kernels.cu compiled by
- * the host C++ compiler. It defines the built-in index variables, __shared__,
- * __syncthreads() and a launch that runs the grid block by block on the
- * calling thread.
+ * the host C++ compiler, and its one block runner, which also runs the
+ * kernels that users write in CUDA C (pygpu/sim_prelude.h is their side).
  *
- * Threads of a block run one after another. For a launch marked as using
- * barriers each thread is a fiber with a stack of its own:
- * __syncthreads() switches back to the block runner, which resumes the next
- * thread, and lets the block past the barrier only once all of its threads
- * have reached it. A launch without barriers runs each thread as a plain call.
+ * A launch runs the grid block by block on the calling thread. For a launch
+ * marked as using barriers (every user kernel) each thread is a fiber with a
+ * stack of its own: the runner resumes the block's threads one after another
+ * (a pass), each until it finishes or waits: at a barrier (__syncthreads and
+ * its _count, _and, _or forms) or at a warp intrinsic (__shfl*_sync,
+ * __ballot_sync, __syncwarp...). After a pass, the lanes waiting at a warp
+ * intrinsic meet once every lane their mask names is there (a rendezvous of
+ * the lanes, not a block barrier); once no thread can go on, the barrier
+ * opens if every thread of the block waits at it. Anything else would hang a
+ * GPU or give it undefined results, and fails the launch with a message that
+ * says which threads wait where: a barrier that part of the block reached
+ * while the rest exited, a mask naming a lane that exited or waits elsewhere.
+ * A launch without barriers runs each thread as a plain call.
+ *
+ * The schedule: threads of a pass, and blocks, run in order, or shuffled by a
+ * seed (pg_sim_set_schedule), so that a race between threads changes the
+ * result from seed to seed instead of hiding behind one fixed order.
  * __shared__ is `static`: one copy, reused block after block. One launch runs
  * at a time (a lock), so the index variables are plain globals.
  *
+ * A thread may stop the launch (fail(): a failed assert, a finding of the
+ * checking mode): its fiber is dropped, the launch returns the error, and
+ * pg_sim_set_fault keeps the message for the Python exception. printf text
+ * is gathered during the launch and written, in thread order, after it.
+ *
  * Ctrl-C: every POLL_THREADS threads run (between blocks, and between the
- * barrier rounds of a block), the runner asks the Python side's hook whether
- * a SIGINT is pending (rt_sim.c, runtime.h's pg_interrupt_hooks). If one is,
- * it stops, lets go of the lock, and has the signal's handler run: if that
+ * passes of a block), the runner asks the Python side's hook whether a
+ * SIGINT is pending (rt_sim.c, runtime.h's pg_python_hooks). If one is, it
+ * stops, lets go of the lock, and has the signal's handler run: if that
  * raises (KeyboardInterrupt), the launch returns PG_ERR_INTERRUPTED with the
  * blocks before it done, as a GPU kernel stopped part way; if not, the launch
  * goes on where it stopped. A block stopped at a barrier is run again from
@@ -28,8 +44,11 @@
 #endif
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <ucontext.h>
 
@@ -50,17 +69,17 @@ struct dim3 {
     }
 };
 
-/* Plain globals, not thread-locals (which cost a call per access in a shared
- * library): launches hold one lock, so one grid runs at a time. */
-inline dim3 pg_sim_threadIdx;
-inline dim3 pg_sim_blockIdx;
-inline dim3 pg_sim_blockDim;
-inline dim3 pg_sim_gridDim;
+static_assert(sizeof(dim3) == sizeof(pg_dim3), "dim3 is three unsigned ints");
 
-#define threadIdx pg_sim_threadIdx
-#define blockIdx pg_sim_blockIdx
-#define blockDim pg_sim_blockDim
-#define gridDim pg_sim_gridDim
+/* The prebuilt kernels' index variables: plain globals, not thread-locals
+ * (which cost a call per access in a shared library): launches hold one
+ * lock, so one grid runs at a time. A module's kernels have their own. */
+inline pg_sim_index pg_sim_idx;
+
+#define threadIdx pg_sim_idx.thread
+#define blockIdx pg_sim_idx.block
+#define blockDim pg_sim_idx.block_dim
+#define gridDim pg_sim_idx.grid_dim
 #define __global__
 #define __device__
 #define __host__
@@ -68,11 +87,11 @@ inline dim3 pg_sim_gridDim;
 #define __launch_bounds__(...)
 #define __restrict__ __restrict
 #define __shared__ static
-#define __syncthreads() pg_sim::syncthreads()
+#define __syncthreads() pg_sim::barrier(PG_BARRIER_PLAIN, 1)
 
 namespace pg_sim {
 
-enum : unsigned char { READY = 0, AT_BARRIER = 1, DONE = 2 };
+enum : unsigned char { READY = 0, AT_BARRIER = 1, AT_WARP = 2, DONE = 3, FAILED = 4 };
 
 /* Switching between fibers. On x86-64 a few instructions that save the
  * callee-saved registers and swap stacks; elsewhere ucontext (slower: it also
@@ -105,6 +124,13 @@ struct fiber {
 };
 #endif
 
+/* What a lane waiting at a warp intrinsic brought, and what it gets back. */
+struct warp_slot {
+    uint64_t value, result;
+    unsigned int mask;
+    int op, arg, width;
+};
+
 struct block_state {
     fiber runner;
     fiber *threads;
@@ -113,11 +139,92 @@ struct block_state {
     unsigned int current;
     void (*body)(void *);
     void *arg;
+    int *predicate;       /* each thread's at the barrier (_count, _and, _or) */
+    int barrier_result;   /* what the last barrier's _count, _and, _or give */
+    warp_slot *warp;      /* each thread's at a warp intrinsic */
+    uint16_t *warp_syncs; /* per warp */
+    unsigned int *order;  /* the threads in the order a pass runs them */
+    pg_err fail_err;      /* a thread's failure, PG_SUCCESS while none */
 };
 
 inline block_state *current_block = nullptr;
 inline bool barrier_misuse = false;
 inline pthread_mutex_t launch_lock = PTHREAD_MUTEX_INITIALIZER;
+/* the launch's index variables (pg_sim_idx, or a module's), kernel name */
+inline pg_sim_index *index_vars = &pg_sim_idx;
+inline const char *kernel_name = nullptr;
+inline pg_sim_live live;
+
+/* ---- the schedule ------------------------------------------------------- */
+
+inline bool shuffle = false;
+inline uint64_t shuffle_seed = 0, rng_state = 0;
+
+/* splitmix64: a fast, well-mixed generator, enough to order threads */
+inline uint64_t
+next_random()
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+inline void
+shuffle_order(block_state *b)
+{
+    for (unsigned int i = b->nthreads; i > 1; i--) {
+        unsigned int j = (unsigned int)(next_random() % i);
+        unsigned int t = b->order[i - 1];
+        b->order[i - 1] = b->order[j];
+        b->order[j] = t;
+    }
+}
+
+/* ---- messages ----------------------------------------------------------- */
+
+inline void
+set_thread_index(unsigned int t)
+{
+    pg_dim3 &d = index_vars->block_dim;
+    index_vars->thread.x = t % d.x;
+    index_vars->thread.y = (t / d.x) % d.y;
+    index_vars->thread.z = t / (d.x * d.y);
+}
+
+inline void
+set_block_index(uint64_t blk, dim3 grid)
+{
+    index_vars->block.x = (unsigned int)(blk % grid.x);
+    index_vars->block.y = (unsigned int)((blk / grid.x) % grid.y);
+    index_vars->block.z = (unsigned int)(blk / ((uint64_t)grid.x * grid.y));
+}
+
+/* "thread (3, 0, 0)" of thread rank t */
+inline const char *
+thread_name(char *buf, size_t n, unsigned int t)
+{
+    pg_dim3 &d = index_vars->block_dim;
+    snprintf(buf, n, "thread (%u, %u, %u)", t % d.x, (t / d.x) % d.y, t / (d.x * d.y));
+    return buf;
+}
+
+/* "kernel 'name', block (1, 0, 0)" */
+inline const char *
+where(char *buf, size_t n)
+{
+    pg_dim3 &b = index_vars->block;
+    snprintf(buf, n, "kernel '%s', block (%u, %u, %u)",
+             kernel_name != nullptr ? kernel_name : "(prebuilt)", b.x, b.y, b.z);
+    return buf;
+}
+
+inline const char *const warp_op_names[PG_WARP_OPS] = {
+    "__syncwarp",       "__shfl_sync",     "__shfl_up_sync", "__shfl_down_sync",
+    "__shfl_xor_sync",  "__ballot_sync",   "__any_sync",     "__all_sync",
+    "__match_any_sync", "__match_all_sync"};
+
+/* ---- fibers ------------------------------------------------------------- */
 
 /* `finished`: from never runs again (AddressSanitizer may drop its state). */
 inline void
@@ -140,24 +247,168 @@ switch_to(fiber *from, fiber *to, bool finished = false)
 #endif
 }
 
+/* The calling thread waits (state) until the runner resumes it. */
 inline void
-syncthreads()
+wait_in(block_state *b, unsigned char state)
+{
+    b->state[b->current] = state;
+    switch_to(&b->threads[b->current], &b->runner);
+    live.thread = b->current;
+}
+
+inline int
+barrier(int op, int predicate)
 {
     block_state *b = current_block;
     if (b == nullptr) { /* launched as barrier-free */
         barrier_misuse = true;
-        return;
+        return 0;
     }
-    b->state[b->current] = AT_BARRIER;
-    switch_to(&b->threads[b->current], &b->runner);
+    b->predicate[b->current] = predicate != 0;
+    wait_in(b, AT_BARRIER);
+    /* the count of threads whose predicate was nonzero, as each form gives it */
+    int count = b->barrier_result;
+    switch (op) {
+    case PG_BARRIER_COUNT: return count;
+    case PG_BARRIER_AND: return count == (int)b->nthreads;
+    case PG_BARRIER_OR: return count > 0;
+    default: return 0;
+    }
 }
 
+/* Stops the launch from the running thread, which never returns (outside a
+ * fiber launch: noted, and the launch fails when the thread returns). */
 inline void
-set_thread_index(unsigned int t)
+fail(pg_err err, const char *message)
 {
-    pg_sim_threadIdx.x = t % pg_sim_blockDim.x;
-    pg_sim_threadIdx.y = (t / pg_sim_blockDim.x) % pg_sim_blockDim.y;
-    pg_sim_threadIdx.z = t / (pg_sim_blockDim.x * pg_sim_blockDim.y);
+    block_state *b = current_block;
+    pg_sim_set_fault(message);
+    if (b == nullptr) {
+        barrier_misuse = true;
+        return;
+    }
+    b->fail_err = err;
+    b->state[b->current] = FAILED;
+    switch_to(&b->threads[b->current], &b->runner, true);
+    abort(); /* a failed fiber is never resumed */
+}
+
+inline uint64_t
+warp(int op, unsigned int mask, uint64_t value, int arg, int width)
+{
+    block_state *b = current_block;
+    if (b == nullptr) {
+        barrier_misuse = true;
+        return value;
+    }
+    warp_slot &s = b->warp[b->current];
+    s.op = op;
+    s.mask = mask;
+    s.value = value;
+    s.arg = arg;
+    s.width = width;
+    wait_in(b, AT_WARP);
+    return s.result;
+}
+
+/* The lanes of the caller's warp that have not exited. */
+inline unsigned int
+activemask()
+{
+    block_state *b = current_block;
+    if (b == nullptr) {
+        return 1u << (pg_sim_idx.thread.x % 32);
+    }
+    unsigned int first = b->current / 32 * 32, mask = 0;
+    for (unsigned int l = 0; l < 32 && first + l < b->nthreads; l++) {
+        if (b->state[first + l] != DONE && b->state[first + l] != FAILED) {
+            mask |= 1u << l;
+        }
+    }
+    return mask | 1u << (b->current % 32);
+}
+
+/* ---- printf ------------------------------------------------------------- */
+
+struct print_record {
+    uint64_t block;
+    unsigned int thread, seq;
+    size_t at, size;
+};
+
+inline struct {
+    print_record *records;
+    size_t n, cap;
+    char *text;
+    size_t used, text_cap;
+} printed;
+
+inline void
+print(const char *text, size_t size)
+{
+    if (printed.n == printed.cap) {
+        size_t cap = printed.cap ? 2 * printed.cap : 64;
+        void *grown = realloc(printed.records, cap * sizeof(print_record));
+        if (grown == nullptr) {
+            return;
+        }
+        printed.records = (print_record *)grown;
+        printed.cap = cap;
+    }
+    if (printed.used + size > printed.text_cap) {
+        size_t cap = printed.text_cap ? 2 * printed.text_cap : 4096;
+        while (cap < printed.used + size) {
+            cap *= 2;
+        }
+        void *grown = realloc(printed.text, cap);
+        if (grown == nullptr) {
+            return;
+        }
+        printed.text = (char *)grown;
+        printed.text_cap = cap;
+    }
+    pg_sim_index *v = index_vars;
+    uint64_t blk = ((uint64_t)v->block.z * v->grid_dim.y + v->block.y) * v->grid_dim.x +
+                   v->block.x;
+    memcpy(printed.text + printed.used, text, size);
+    printed.records[printed.n] = {blk,
+                                  current_block != nullptr ? current_block->current : 0,
+                                  (unsigned int)printed.n, printed.used, size};
+    printed.n++;
+    printed.used += size;
+}
+
+inline int
+print_order(const void *a, const void *b)
+{
+    const print_record *x = (const print_record *)a, *y = (const print_record *)b;
+    if (x->block != y->block) {
+        return x->block < y->block ? -1 : 1;
+    }
+    if (x->thread != y->thread) {
+        return x->thread < y->thread ? -1 : 1;
+    }
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Hands the launch's printf text to the Python side, in thread order: block
+ * by block, each block's threads in rank order, each thread's lines in the
+ * order it printed them. Called with the launch lock let go. */
+inline void
+flush_printed(print_record *records, size_t n, const char *text, size_t size)
+{
+    qsort(records, n, sizeof(print_record), print_order);
+    char *sorted = (char *)malloc(size + 1);
+    size_t at = 0;
+    if (sorted == nullptr) {
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        memcpy(sorted + at, text + records[i].at, records[i].size);
+        at += records[i].size;
+    }
+    pg_sim_output(sorted, at);
+    free(sorted);
 }
 
 /* Where every fiber starts; it never returns, but switches back when done. */
@@ -221,53 +472,227 @@ interrupt_pending(uint64_t threads_run)
     return pg_sim_interrupt_pending() != 0;
 }
 
-/* Runs one block's threads as fibers until all finish: PG_SUCCESS, or
- * PG_ERR_LAUNCH_FAILURE on barrier divergence (some threads exited while
- * others wait at a barrier), or PG_ERR_INTERRUPTED when a SIGINT is pending
- * at a barrier (the block's fibers are dropped where they stand). */
+/* ---- warp intrinsics ---------------------------------------------------- */
+
+/* Fails the launch (from the runner) with a message; returns err. */
+inline pg_err
+fail_block(pg_err err, const char *fmt, ...)
+{
+    char head[192], body[768], message[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(body, sizeof(body), fmt, ap);
+    va_end(ap);
+    snprintf(message, sizeof(message), "%s: %s", where(head, sizeof(head)), body);
+    pg_sim_set_fault(message);
+    return err;
+}
+
+inline const char *
+waits_where(block_state *b, unsigned int t, char *buf, size_t n)
+{
+    switch (b->state[t]) {
+    case DONE: return "has exited";
+    case AT_BARRIER: return "waits at __syncthreads()";
+    case AT_WARP:
+        snprintf(buf, n, "waits at %s(mask 0x%08x)", warp_op_names[b->warp[t].op],
+                 b->warp[t].mask);
+        return buf;
+    default: return "has not arrived";
+    }
+}
+
+/* The source lane whose value lane l gets, as CUDA's shuffles define it. */
+inline unsigned int
+shuffle_source(const warp_slot &s, unsigned int l)
+{
+    unsigned int w = (unsigned int)s.width, seg = l & ~(w - 1), a = (unsigned int)s.arg;
+    switch (s.op) {
+    case PG_WARP_SHFL: return seg + (a & (w - 1));
+    case PG_WARP_SHFL_UP: return (l & (w - 1)) >= a ? l - a : l;
+    case PG_WARP_SHFL_DOWN: return (l & (w - 1)) + a < w ? l + a : l;
+    default: { /* PG_WARP_SHFL_XOR */
+        unsigned int src = l ^ (a & 31);
+        return src >= seg + w ? l : src;
+    }
+    }
+}
+
+/* Completes the warp intrinsics whose lanes have all arrived: *released
+ * when some did. A mask naming a lane that exited or waits elsewhere can
+ * never complete: the launch fails, saying which. */
+inline pg_err
+meet_warps(block_state *b, bool *released)
+{
+    char name[64], state[96];
+    *released = false;
+    for (unsigned int first = 0; first < b->nthreads; first += 32) {
+        unsigned int n = b->nthreads - first < 32 ? b->nthreads - first : 32;
+        unsigned int present = n == 32 ? 0xffffffffu : (1u << n) - 1, met = 0;
+        for (unsigned int l = 0; l < n; l++) {
+            unsigned int t = first + l;
+            if (b->state[t] != AT_WARP || (met >> l & 1)) {
+                continue;
+            }
+            const warp_slot &s = b->warp[t];
+            unsigned int mask = s.mask & present;
+            const char *op = warp_op_names[s.op];
+            if (!(mask >> l & 1)) {
+                return fail_block(
+                    PG_ERR_LAUNCH_FAILURE,
+                    "%s: %s(mask 0x%08x) does not name the calling lane %u",
+                    thread_name(name, sizeof(name), t), op, s.mask, l);
+            }
+            if (s.op >= PG_WARP_SHFL && s.op <= PG_WARP_SHFL_XOR &&
+                (s.width < 1 || s.width > 32 || (s.width & (s.width - 1)) != 0)) {
+                return fail_block(PG_ERR_LAUNCH_FAILURE,
+                                  "%s: %s width %d is not a power of 2 from 1 to 32",
+                                  thread_name(name, sizeof(name), t), op, s.width);
+            }
+            for (unsigned int m = 0; m < n; m++) {
+                unsigned int u = first + m;
+                if (!(mask >> m & 1) ||
+                    (b->state[u] == AT_WARP && b->warp[u].op == s.op &&
+                     (b->warp[u].mask & present) == mask)) {
+                    continue;
+                }
+                return fail_block(
+                    PG_ERR_LAUNCH_FAILURE,
+                    "%s waits at %s(mask 0x%08x), which names lane %u of its warp, "
+                    "but that lane (%s) %s. On a GPU this hangs or gives undefined "
+                    "values: every lane the mask names must reach the same intrinsic",
+                    thread_name(name, sizeof(name), t), op, s.mask, m,
+                    thread_name(state, sizeof(state), u),
+                    waits_where(b, u, state + 48, 48));
+            }
+            uint32_t ballot = 0;
+            for (unsigned int m = 0; m < n; m++) {
+                if ((mask >> m & 1) && b->warp[first + m].value != 0) {
+                    ballot |= 1u << m;
+                }
+            }
+            for (unsigned int m = 0; m < n; m++) {
+                if (!(mask >> m & 1)) {
+                    continue;
+                }
+                warp_slot &r = b->warp[first + m];
+                switch (s.op) {
+                case PG_WARP_SYNC: r.result = 0; break;
+                case PG_WARP_BALLOT: r.result = ballot; break;
+                case PG_WARP_ANY: r.result = ballot != 0; break;
+                case PG_WARP_ALL: r.result = ballot == mask; break;
+                case PG_WARP_MATCH_ANY:
+                case PG_WARP_MATCH_ALL: {
+                    uint32_t same = 0;
+                    for (unsigned int k = 0; k < n; k++) {
+                        if ((mask >> k & 1) && b->warp[first + k].value == r.value) {
+                            same |= 1u << k;
+                        }
+                    }
+                    r.result = s.op == PG_WARP_MATCH_ANY ? same
+                               : same == mask            ? mask
+                                                         : 0;
+                    break;
+                }
+                default: {
+                    unsigned int src = shuffle_source(r, m);
+                    /* a source outside the mask: undefined on a GPU; own value */
+                    r.result = src < n && (mask >> src & 1) ? b->warp[first + src].value
+                                                            : r.value;
+                }
+                }
+                b->state[first + m] = READY;
+            }
+            if (s.op == PG_WARP_SYNC) {
+                b->warp_syncs[first / 32]++;
+            }
+            met |= mask;
+            *released = true;
+        }
+    }
+    return PG_SUCCESS;
+}
+
+/* ---- blocks ------------------------------------------------------------- */
+
+/* Runs one block's threads as fibers until all finish: PG_SUCCESS, or the
+ * failure of a thread, of a barrier or of a warp intrinsic (with its
+ * message), or PG_ERR_INTERRUPTED when a SIGINT is pending between passes
+ * (the block's fibers are dropped where they stand). */
 inline pg_err
 run_block_fibers(block_state *b, char *stacks)
 {
+    char name[64], other[64];
     for (unsigned int t = 0; t < b->nthreads; t++) {
         start_fiber(&b->threads[t], stacks + (size_t)t * STACK_SIZE);
         b->state[t] = READY;
+        b->order[t] = t;
     }
+    memset(b->warp_syncs, 0, (b->nthreads + 31) / 32 * sizeof(uint16_t));
+    b->fail_err = PG_SUCCESS;
+    live.epoch++;
     for (;;) {
-        unsigned int waiting = 0, done = 0;
-        for (unsigned int t = 0; t < b->nthreads; t++) {
-            if (b->state[t] == DONE) {
-                done++;
+        if (shuffle) {
+            shuffle_order(b);
+        }
+        unsigned int at_warp = 0;
+        for (unsigned int i = 0; i < b->nthreads; i++) {
+            unsigned int t = b->order[i];
+            if (b->state[t] != READY) {
                 continue;
             }
-            b->state[t] = READY;
             b->current = t;
+            live.thread = t;
             set_thread_index(t);
             switch_to(&b->runner, &b->threads[t]);
-            if (b->state[t] == AT_BARRIER) {
-                waiting++;
+            if (b->state[t] == FAILED) {
+                return b->fail_err;
             }
-            else {
-                done++;
+            at_warp += b->state[t] == AT_WARP;
+        }
+        if (at_warp > 0) {
+            bool released;
+            pg_err err = meet_warps(b, &released);
+            if (err != PG_SUCCESS) {
+                return err;
+            }
+            if (released) {
+                continue;
+            }
+        }
+        unsigned int waiting = 0, done = 0, first_waiting = 0, first_done = 0;
+        for (unsigned int t = 0; t < b->nthreads; t++) {
+            if (b->state[t] == AT_BARRIER && waiting++ == 0) {
+                first_waiting = t;
+            }
+            if (b->state[t] == DONE && done++ == 0) {
+                first_done = t;
             }
         }
         if (waiting == 0) {
             return PG_SUCCESS;
         }
         if (done > 0) {
-            return PG_ERR_LAUNCH_FAILURE;
+            return fail_block(
+                PG_ERR_LAUNCH_FAILURE,
+                "%u of its %u threads wait at __syncthreads() (the first, "
+                "%s) while %u have exited (the first, %s). A barrier must be "
+                "reached by every thread of the block: on a GPU this hangs "
+                "or gives undefined results",
+                waiting, b->nthreads, thread_name(name, sizeof(name), first_waiting),
+                done, thread_name(other, sizeof(other), first_done));
         }
+        int count = 0;
+        for (unsigned int t = 0; t < b->nthreads; t++) {
+            count += b->predicate[t];
+            b->state[t] = READY;
+        }
+        b->barrier_result = count;
+        live.epoch++;
         if (interrupt_pending(b->nthreads)) {
             return PG_ERR_INTERRUPTED;
         }
     }
-}
-
-inline void
-set_block_index(uint64_t blk, dim3 grid)
-{
-    pg_sim_blockIdx.x = (unsigned int)(blk % grid.x);
-    pg_sim_blockIdx.y = (unsigned int)((blk / grid.x) % grid.y);
-    pg_sim_blockIdx.z = (unsigned int)(blk / ((uint64_t)grid.x * grid.y));
 }
 
 /* Runs blocks *next, *next + 1, ... of the grid; on PG_ERR_INTERRUPTED,
@@ -276,18 +701,97 @@ inline pg_err run_locked(dim3 grid, dim3 block, bool barriers, void (*body)(void
                          void *arg, uint64_t *next);
 
 inline pg_err
-run(dim3 grid, dim3 block, bool barriers, void (*body)(void *), void *arg)
+run(dim3 grid, dim3 block, bool barriers, void (*body)(void *), void *arg,
+    pg_sim_index *vars = &pg_sim_idx, const char *name = nullptr)
 {
     uint64_t next = 0;
     for (;;) {
         pthread_mutex_lock(&launch_lock);
+        index_vars = vars;
+        kernel_name = name;
         pg_err err = run_locked(grid, block, barriers, body, arg, &next);
+        index_vars = &pg_sim_idx;
+        kernel_name = nullptr;
+        /* the printf text, taken out under the lock, written without it */
+        print_record *records = printed.records;
+        size_t n = printed.n;
+        char *text = printed.text;
+        size_t used = printed.used;
+        printed.records = nullptr;
+        printed.text = nullptr;
+        printed.n = printed.cap = printed.used = printed.text_cap = 0;
         pthread_mutex_unlock(&launch_lock);
+        if (n > 0) {
+            flush_printed(records, n, text, used);
+        }
+        free(records);
+        free(text);
         /* a SIGINT is pending: its handler runs with the lock let go */
         if (err != PG_ERR_INTERRUPTED || pg_sim_interrupt_handle() != 0) {
             return err;
         }
     }
+}
+
+/* The block at position i of the launch's order: in order, or (shuffled) an
+ * affine permutation i -> (a i + c) mod n with a prime to n, which needs no
+ * memory for any grid. */
+struct block_order {
+    uint64_t n, a, c;
+    uint64_t at(uint64_t i) const
+    {
+        return a == 1 && c == 0 ? i : (uint64_t)(((unsigned __int128)a * i + c) % n);
+    }
+};
+
+inline uint64_t
+gcd(uint64_t a, uint64_t b)
+{
+    while (b != 0) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+inline block_order
+make_block_order(uint64_t n)
+{
+    block_order o = {n, 1, 0};
+    if (shuffle && n > 1) {
+        do {
+            o.a = next_random() % n;
+        } while (o.a == 0 || gcd(o.a, n) != 1);
+        o.c = next_random() % n;
+    }
+    return o;
+}
+
+/* The threads' stacks, kept from launch to launch (under the launch lock):
+ * a fresh mapping would cost a page fault per thread and launch. Reserved,
+ * not committed: only the pages the threads touch take memory. */
+inline void *stack_pool = nullptr;
+inline size_t stack_pool_bytes = 0;
+
+inline void *
+thread_stacks(size_t bytes)
+{
+    if (bytes > stack_pool_bytes) {
+        if (stack_pool != nullptr) {
+            munmap(stack_pool, stack_pool_bytes);
+            stack_pool = nullptr;
+            stack_pool_bytes = 0;
+        }
+        void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (p == MAP_FAILED) {
+            return nullptr;
+        }
+        stack_pool = p;
+        stack_pool_bytes = bytes;
+    }
+    return stack_pool;
 }
 
 inline pg_err
@@ -299,8 +803,8 @@ run_locked(dim3 grid, dim3 block, bool barriers, void (*body)(void *), void *arg
     if (nblocks == 0 || nthreads == 0 || nthreads > 1024) {
         return PG_ERR_INVALID_CONFIGURATION;
     }
-    pg_sim_gridDim = grid;
-    pg_sim_blockDim = block;
+    index_vars->grid_dim = {grid.x, grid.y, grid.z};
+    index_vars->block_dim = {block.x, block.y, block.z};
     barrier_misuse = false;
     if (!barriers) {
         for (uint64_t blk = *next; blk < nblocks; blk++) {
@@ -319,37 +823,56 @@ run_locked(dim3 grid, dim3 block, bool barriers, void (*body)(void *), void *arg
         }
         return PG_SUCCESS;
     }
+    /* the same seed, the same order: the generator starts from the seed at
+     * each launch's first block */
+    if (*next == 0) {
+        rng_state = shuffle_seed;
+    }
+    block_order order = make_block_order(nblocks);
     size_t stack_bytes = (size_t)nthreads * STACK_SIZE;
-    void *stacks = mmap(nullptr, stack_bytes, PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (stacks == MAP_FAILED) {
+    void *stacks = thread_stacks(stack_bytes);
+    if (stacks == nullptr) {
         return PG_ERR_MEMORY_ALLOCATION;
     }
     block_state b;
     b.threads = (fiber *)calloc(nthreads, sizeof(fiber));
     b.state = (unsigned char *)calloc(nthreads, 1);
+    b.predicate = (int *)calloc(nthreads, sizeof(int));
+    b.warp = (warp_slot *)calloc(nthreads, sizeof(warp_slot));
+    b.warp_syncs = (uint16_t *)calloc((nthreads + 31) / 32, sizeof(uint16_t));
+    b.order = (unsigned int *)calloc(nthreads, sizeof(unsigned int));
     b.nthreads = nthreads;
     b.body = body;
     b.arg = arg;
+    b.barrier_result = 0;
+    live.stacks = (const char *)stacks;
+    live.stacks_end = (const char *)stacks + stack_bytes;
+    live.warp_syncs = b.warp_syncs;
     pg_err err = PG_SUCCESS;
-    if (b.threads == nullptr || b.state == nullptr) {
+    if (b.threads == nullptr || b.state == nullptr || b.predicate == nullptr ||
+        b.warp == nullptr || b.warp_syncs == nullptr || b.order == nullptr) {
         err = PG_ERR_MEMORY_ALLOCATION;
     }
     current_block = &b;
-    for (uint64_t blk = *next; err == PG_SUCCESS && blk < nblocks; blk++) {
+    for (uint64_t i = *next; err == PG_SUCCESS && i < nblocks; i++) {
         if (interrupt_pending(nthreads)) {
             err = PG_ERR_INTERRUPTED;
         }
         else {
-            set_block_index(blk, grid);
+            set_block_index(order.at(i), grid);
             err = run_block_fibers(&b, (char *)stacks);
         }
-        *next = blk;
+        *next = i;
     }
     current_block = nullptr;
+    live.stacks = live.stacks_end = nullptr;
+    live.warp_syncs = nullptr;
     free(b.threads);
     free(b.state);
-    munmap(stacks, stack_bytes);
+    free(b.predicate);
+    free(b.warp);
+    free(b.warp_syncs);
+    free(b.order);
     return err;
 }
 

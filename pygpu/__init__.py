@@ -18,6 +18,8 @@ from ._core import (
     Device,
     DeviceArray,
     Event,
+    KernelAssertionError,
+    KernelError,
     NoDeviceError,
     OutOfMemoryError,
     Stream,
@@ -117,10 +119,14 @@ def get_memory_pool(device=None):
 
 
 from . import blas, cuda, kernels  # noqa: E402  (they use the names above)
+from ._dask_hook import install as _install_dask_hook  # noqa: E402
 from .rawkernel import CompileError, In, InOut, Out, RawKernel, RawModule  # noqa: E402
 
+_install_dask_hook()  # Dask and distributed find DeviceArray by themselves (pygpu/dask.py)
+
 __all__ = [
-    "CudaError", "Device", "DeviceArray", "Event", "MemoryPool", "NoDeviceError",
+    "CudaError", "Device", "DeviceArray", "Event", "KernelAssertionError", "KernelError",
+    "MemoryPool", "NoDeviceError",
     "OutOfMemoryError", "Stream", "get_memory_pool",
     "CompileError", "In", "InOut", "Out", "RawKernel", "RawModule", "from_dlpack",
     "add", "add_one", "asarray", "asnumpy", "blas", "cuda", "empty", "empty_like", "full",

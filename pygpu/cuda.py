@@ -5,6 +5,8 @@ for its device count only.
 """
 
 import operator
+import os
+import random
 from collections.abc import Sequence
 
 import numpy as np
@@ -50,6 +52,42 @@ def is_available():
 def is_simulator():
     """True if pygpu runs (or will run) on its CPU simulator (PYGPU_SIMULATOR=1)."""
     return _core.is_simulator()
+
+
+def simulator_schedule(seed=None):
+    """Set the order in which the simulator runs a kernel's threads and blocks;
+    returns the previous setting.
+
+    None (the default): in order, block after block, each block's threads by
+    rank. An int: shuffled, seeded by it; each launch starts from the seed, so
+    the same seed gives the same order. A kernel whose result depends on the
+    order of its threads (a race: a missing __syncthreads(), a non-atomic
+    update) gives different results under different seeds, instead of one
+    result that hides the bug. The simulator's checking mode names such races
+    in shared memory (RawKernel(..., check=True)). PYGPU_SIM_SCHEDULE sets it
+    at import: "ordered", a seed, or "shuffle" (a random seed). Changes nothing
+    on a GPU, whose order is its own.
+    """
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise TypeError(f"seed must be None or an int, not {type(seed).__name__}")
+    return _core._sim_schedule(seed)
+
+
+def _schedule_from_environment():
+    value = os.environ.get("PYGPU_SIM_SCHEDULE", "").strip().lower()
+    if value in ("", "ordered", "none"):
+        return
+    if value == "shuffle":
+        _core._sim_schedule(random.SystemRandom().getrandbits(32))
+        return
+    try:
+        seed = int(value, 0)
+        if seed < 0:
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"PYGPU_SIM_SCHEDULE is {value!r}: give 'ordered', 'shuffle' or a "
+                         "seed (a whole number >= 0)") from None
+    _core._sim_schedule(seed)
 
 
 def _gib(n):
@@ -223,10 +261,13 @@ def launch_config(shape, threads_per_block=None):
     return blocks, threads
 
 
+_schedule_from_environment()
+
 __all__ = [
     "Device", "Event", "NoDeviceError", "Stream", "current_stream", "default_stream",
     "detect", "device_array", "device_array_like", "event", "get_current_device", "gpus",
     "is_available", "is_pinned", "is_simulator", "launch_config", "memory_allocated",
-    "pinned_array", "pinned_array_like", "select_device", "stream", "synchronize",
+    "pinned_array", "pinned_array_like", "select_device", "simulator_schedule", "stream",
+    "synchronize",
     "to_device",
 ]

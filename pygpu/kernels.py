@@ -13,9 +13,19 @@ configuration (grid-stride loops); the configuration changes only the speed.
 checked before launching, and a mistake raises TypeError or ValueError.
 """
 
+import copyreg
+
 from ._core import kernels as _table
 
 # One name per entry of csrc/kernels.def, the one list of prebuilt kernels.
 globals().update(_table)
+
+
+def _kernel(name):
+    return _table[name]
+
+
+# A kernel pickles as its name (a Dask task that launches one travels to workers).
+copyreg.pickle(type(_table["add"]), lambda k: (_kernel, (k.__name__,)))
 
 __all__ = list(_table)

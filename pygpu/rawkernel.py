@@ -23,14 +23,15 @@ be declared extern "C".
 
 On the simulator the source is compiled by the host C++ compiler (CXX, else
 g++ or clang++ on PATH) into a shared object, against sim_prelude.h (next to
-this file), which gives the CUDA dialect: threadIdx, blockIdx, blockDim,
-gridDim, dim3, __global__ and the other qualifiers, static and dynamic
-(`extern __shared__`) shared memory, and __syncthreads(). Compiler errors
-name the lines of your source. The shared object is cached on disk like a
+this file), which gives the CUDA dialect (docs/SIMULATOR.md lists it). Compiler
+errors name the lines of your source; what the simulator cannot run (inline
+PTX, textures, grid-wide sync, dynamic parallelism, CUB/CUTLASS) is refused
+with a CompileError that names it. The shared object is cached on disk like a
 cubin, keyed by the source, the options, the compiler and the prelude. Of the
 options, -D, -U, -I and -std= are passed to the compiler; the others are
 NVRTC's and are left out. Each `__global__ void name(` of the source that is
-not a template becomes a kernel that get_function finds.
+not a template becomes a kernel that get_function finds; templates are found
+by their name expressions.
 """
 
 import glob
@@ -99,28 +100,38 @@ def _checked(source, options):
     return options
 
 
-def compile_cuda(source, options=(), arch=None):
+def compile_cuda(source, options=(), arch=None, name_expressions=()):
     """Compile CUDA C to a cubin for `arch` ("sm_90"; default: the current
-    device's), through the disk cache. Returns (cubin bytes, NVRTC log)."""
+    device's), through the disk cache. Returns (cubin bytes, NVRTC log, the
+    lowered (mangled) name of each name expression)."""
     options = _checked(source, options)
+    name_expressions = tuple(name_expressions)
     if arch is None:
         major, minor = _core.Device().compute_capability
         arch = f"sm_{major}{minor}"
     if not any(o.startswith(("-arch", "--gpu-architecture")) for o in options):
         options += (f"--gpu-architecture={arch}",)
     version = nvrtc_version()
-    key = hashlib.sha256(repr((source, options, arch, version)).encode()).hexdigest()
+    key = hashlib.sha256(repr((source, options, arch, version,
+                               name_expressions)).encode()).hexdigest()
     path = _cache_dir() / f"{key}.cubin"
+    names = _cache_dir() / f"{key}.names"
     try:
-        return path.read_bytes(), ""
+        lowered = names.read_text().split("\n") if name_expressions else []
+        if len(lowered) == len(name_expressions):
+            return path.read_bytes(), "", lowered
     except OSError:
         pass
-    image, log = _core._nvrtc_compile(source, "pygpu_kernel.cu", options)
+    image, log, lowered = _core._nvrtc_compile(source, "pygpu_kernel.cu", options,
+                                               name_expressions)
+    if name_expressions:
+        _write_atomically(names, "\n".join(lowered).encode())
     _write_atomically(path, image)
-    return image, log
+    return image, log, list(lowered)
 
 
 _PRELUDE = Path(__file__).with_name("sim_prelude.h")
+_SIM_INCLUDE = Path(__file__).with_name("sim_include")
 _host_compilers = {}
 
 # `extern __shared__ [__align__(n)] T name[];`: the launch's dynamic shared
@@ -128,11 +139,34 @@ _host_compilers = {}
 _DYNAMIC_SHARED = re.compile(
     r"\bextern\s+__shared__\s+(?:__align__\s*\((?:[^()]|\([^()]*\))*\)\s*)?"
     r"([^;\[\]]*?)\s*\b(\w+)\s*\[\s*\]\s*;")
+# `[static] __shared__ T name[...]...;`: in the checking mode, a reference
+# into the prelude's arena of static shared memory (one declarator, no
+# attributes; others stay plain statics, unchecked)
+_STATIC_SHARED = re.compile(
+    r"(?:\bstatic\s+)?\b__shared__\s+([^;{}()\[\],=]+?)\s+(\w+)\s*((?:\[[^\];]*\]\s*)*);")
 # `__global__ [__launch_bounds__(...)] [qualifiers] void name(`
 _KERNEL = re.compile(
     r"\b__global__\s+(?:__launch_bounds__\s*\([^()]*\)\s*)?(?:\w+\s+)*?void\s+"
     r"(?:__launch_bounds__\s*\([^()]*\)\s*)?(\w+)\s*\(")
-_TEMPLATE_BEFORE = re.compile(r'>\s*(?:extern\s+"C"\s*)?(?:static\s+)?$')
+_TEMPLATE_BEFORE = re.compile(
+    r'\btemplate\s*<[^{};]*>\s*(?:extern\s+"C"\s*)?(?:static\s+|inline\s+)*$')
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"' r"|'(?:[^'\\\n]|\\.)*'")
+
+# What the simulator cannot run, refused before compiling: (pattern, what).
+_REFUSED = [
+    (re.compile(r"#\s*include\s*[<\"](?:cub|cutlass|cute|thrust)/"),
+     "CUB, CUTLASS and Thrust headers"),
+    (re.compile(r"\b(?:this_grid|sync_grids)\s*\(|\bgrid_group\b"),
+     "grid-wide cooperative sync (cooperative_groups::this_grid)"),
+    (re.compile(r"#\s*include\s*[<\"]cooperative_groups"), "cooperative groups"),
+    (re.compile(r"\b(?:asm|__asm__|__asm)\b(?:\s+volatile|\s+__volatile__)?\s*\("),
+     "inline PTX (asm)"),
+    (re.compile(r"\b(?:tex[123]D\w*|texCubemap\w*|tex1Dfetch|surf[123]D\w*)\s*[<(]"
+                r"|\btexture\s*<|\bcuda(?:Texture|Surface)Object_t\b"),
+     "textures and surfaces"),
+    (re.compile(r"<<<"), "dynamic parallelism (a kernel launching kernels with <<<>>>)"),
+]
 
 
 def _write_atomically(path, data):
@@ -146,11 +180,31 @@ def _write_atomically(path, data):
         pass  # an unwritable cache only costs a recompile
 
 
-def host_compiler():
-    """The host C++ compiler for the simulator: (command list, version line)."""
+def _version_of(command):
+    try:
+        r = subprocess.run([*command, "--version"], capture_output=True, text=True,
+                           timeout=60)
+        return (r.stdout.splitlines() or [""])[0]
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise RuntimeError(f"the C++ compiler {command[0]} does not run: {exc}") from None
+
+
+def host_compiler(check=False):
+    """The host C++ compiler for the simulator: (command list, path, version
+    line). CXX, else g++ or clang++ on PATH; the checking mode needs clang++
+    (CXX if it is clang, else clang++ on PATH)."""
     cxx = os.environ.get("CXX")
     command = shlex.split(cxx) if cxx else None
-    if not command:
+    if check:
+        if not (command and "clang" in os.path.basename(command[0])):
+            found = shutil.which("clang++")
+            command = [found] if found else None
+        if command is None or shutil.which(command[0]) is None:
+            raise RuntimeError(
+                "the simulator's checking mode compiles kernels with clang++, which is "
+                "not here: install clang (e.g. apt install clang), or set CXX to a "
+                "clang++, or run without checking")
+    elif not command:
         found = shutil.which("g++") or shutil.which("clang++")
         command = [found] if found else None
     if command is None or shutil.which(command[0]) is None:
@@ -160,47 +214,125 @@ def host_compiler():
             + (f"; CXX={cxx!r} was not found" if cxx else ""))
     key = tuple(command)
     if key not in _host_compilers:
-        try:
-            r = subprocess.run([*command, "--version"], capture_output=True, text=True,
-                               timeout=60)
-            version = (r.stdout.splitlines() or [""])[0]
-        except (OSError, subprocess.SubprocessError) as exc:
-            raise RuntimeError(f"the C++ compiler {command[0]} does not run: {exc}") from None
-        _host_compilers[key] = (command, shutil.which(command[0]), version)
+        _host_compilers[key] = (command, shutil.which(command[0]), _version_of(command))
     return _host_compilers[key]
 
 
-def _host_source(source):
+def _blank(match):
+    """A comment or string literal as spaces, its newlines kept."""
+    return re.sub(r"[^\n]", " ", match.group(0))
+
+
+def _refuse_unsupported(source):
+    """CompileError naming the first construct the simulator cannot run."""
+    code = _COMMENT.sub(_blank, source)
+    lines = code.splitlines()
+    for pattern, what in _REFUSED:
+        text = code if pattern.pattern.startswith("#") else _STRING.sub(_blank, code)
+        m = pattern.search(text)
+        if m:
+            line = text.count("\n", 0, m.start()) + 1
+            exc = CompileError(
+                f"pygpu's simulator cannot run {what}: line {line}: "
+                f"{lines[line - 1].strip()!r}. The same source runs on a GPU (NVRTC); "
+                "on the simulator, write it without that")
+            exc.log = f"<kernel source>:{line}: {what} is not supported on the simulator"
+            raise exc
+
+
+def _params_of(source, start):
+    """The parameter names of the function whose '(' is at source[start - 1],
+    comma-separated ('' for unnamed ones)."""
+    depth, i = 1, start
+    while i < len(source) and depth:
+        depth += {"(": 1, ")": -1}.get(source[i], 0)
+        i += 1
+    text, names, depth, part = source[start:i - 1], [], 0, ""
+    for ch in text + ",":
+        if ch == "," and depth == 0:
+            part = part.split("=")[0].strip()
+            part = re.sub(r"\[[^\]]*\]\s*$", "", part).strip()
+            m = re.search(r"(?:[\w>*&\s])\s*\b([A-Za-z_]\w*)\s*$", part)
+            names.append(m.group(1) if m and len(part.split()) > 1 or
+                         (m and re.search(r"[*&]\s*\w+\s*$", part)) else "")
+            part = ""
+            continue
+        depth += {"(": 1, "<": 1, "[": 1, ")": -1, ">": -1, "]": -1}.get(ch, 0)
+        part += ch
+    return ",".join(n for n in names) if text.strip() not in ("", "void") else ""
+
+
+def _static_shared(m):
+    kind, name, dims = m.group(1).strip(), m.group(2), m.group(3).strip()
+    t = f"__pg_shared_t_{name}"
+    return (f"using {t} = {kind} {dims}; static {t} &{name} = *({t} *)pg_sim::check::"
+            f'static_shared(sizeof({t}), alignof({t}), "{name}");')
+
+
+def _host_source(source, check=False, name_expressions=()):
     """The translation unit: the prelude, the source (its own line numbers),
-    and an export for each kernel that is not a template."""
-    names = []
-    for m in _KERNEL.finditer(source):
-        if not _TEMPLATE_BEFORE.search(source[:m.start()]) and m.group(1) not in names:
-            names.append(m.group(1))
+    and an exporter for each kernel that is not a template and for each name
+    expression."""
+    code = _COMMENT.sub(_blank, source)
+    kernels = {}
+    for m in _KERNEL.finditer(code):
+        name = m.group(1)
+        if name not in kernels:
+            kernels[name] = (_params_of(code, m.end()),
+                             bool(_TEMPLATE_BEFORE.search(code[:m.start()])))
     body = _DYNAMIC_SHARED.sub(r"PG_SIM_DYNAMIC_SHARED(\1, \2);", source)
-    exports = "".join(f"PG_SIM_EXPORT({n})\n" for n in names)
+    if check:
+        body = _STATIC_SHARED.sub(_static_shared, body)
+    exports = [(n, n, p) for n, (p, template) in kernels.items() if not template]
+    for expr in name_expressions:
+        base = expr.split("<")[0].strip()
+        exports.append((expr, expr, kernels.get(base, ("", True))[0]))
+    lines = "".join(
+        f"static pg_sim::exporter pg_sim_export_{i}(pg_sim::describe("
+        f"{_c_string(name)}, {_c_string(params)}, &{expr}));\n"
+        for i, (name, expr, params) in enumerate(exports))
     return (f'#include "{_PRELUDE}"\n#line 1 "<kernel source>"\n{body}\n'
-            f'#line 1 "<pygpu exports>"\n{exports}')
+            f'#line 1 "<pygpu exports>"\n{lines}')
 
 
-def compile_host(source, options=()):
+def _c_string(text):
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _prelude_digest():
+    h = hashlib.sha256(_PRELUDE.read_bytes())
+    for p in sorted(_SIM_INCLUDE.glob("*.h")):
+        h.update(p.name.encode() + p.read_bytes())
+    return h.hexdigest()
+
+
+def compile_host(source, options=(), check=False, name_expressions=()):
     """Compile CUDA C for the simulator with the host C++ compiler, through the
-    disk cache. Returns (path of the shared object, compiler log)."""
+    disk cache (with check, instrumented for the checking mode). Returns (path
+    of the shared object, compiler log)."""
     options = _checked(source, options)
+    name_expressions = tuple(name_expressions)
+    _refuse_unsupported(source)
     flags = [o for o in options if o.startswith(("-D", "-U", "-I", "-std="))]
-    command, where, version = host_compiler()
-    prelude = _PRELUDE.read_bytes()
-    key = hashlib.sha256(repr((source, options, command, where, version,
-                               hashlib.sha256(prelude).hexdigest())).encode()).hexdigest()
+    command, where, version = host_compiler(check)
+    unit = _host_source(source, check, name_expressions)
+    extra = (["-DPG_SIM_CHECK=1", "-fsanitize-coverage=func,trace-loads,trace-stores"]
+             if check else [])
+    flags = ["-std=c++17", "-O2", "-fPIC", "-shared", "-fno-exceptions",
+             "-fno-threadsafe-statics", "-fvisibility=hidden", "-w", f"-I{_SIM_INCLUDE}",
+             *extra, *flags]
+    # the key: what the compiler gets (the unit, its flags, the prelude and its
+    # headers) and which compiler
+    key = hashlib.sha256(repr((unit, flags, where, version,
+                               _prelude_digest())).encode()).hexdigest()
     path = _cache_dir() / f"{key}.so"
     if path.exists():
         return path, ""
     with tempfile.TemporaryDirectory(prefix="pygpu-") as tmp:
         src = Path(tmp) / "kernel.cpp"
         out = Path(tmp) / "kernel.so"
-        src.write_text(_host_source(source))
-        cmd = [*command, "-std=c++17", "-O2", "-fPIC", "-shared", "-fno-exceptions",
-               "-fvisibility=hidden", "-w", *flags, str(src), "-o", str(out)]
+        src.write_text(unit)
+        cmd = [*command, *flags, str(src), "-o", str(out)]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             exc = CompileError(f"the host C++ compiler ({command[0]}) could not compile "
@@ -217,49 +349,111 @@ def compile_host(source, options=()):
     return path, r.stderr
 
 
+def _check_setting(check):
+    """Whether kernels compile for the checking mode: the argument, else
+    PYGPU_SIM_CHECK."""
+    if check is None:
+        value = os.environ.get("PYGPU_SIM_CHECK", "0").strip().lower()
+        if value not in ("", "0", "1", "false", "true", "no", "yes", "off", "on"):
+            raise ValueError(f"PYGPU_SIM_CHECK is {value!r}; give 1 (check) or 0")
+        return value in ("1", "true", "yes", "on")
+    return bool(check)
+
+
 class RawModule:
-    """CUDA C with one or more extern "C" kernels, compiled by NVRTC (on the
-    simulator, by the host C++ compiler).
+    """CUDA C with one or more kernels, compiled by NVRTC (on the simulator, by
+    the host C++ compiler).
 
     `module.get_function(name)` gives a kernel to launch as
     `f[grid, block](args)`, `f[grid, block, stream]` or
-    `f[grid, block, stream, shared_bytes]`.
+    `f[grid, block, stream, shared_bytes]`. Kernels declared extern "C" are
+    found by their name; a template kernel by a name expression given here,
+    e.g. `RawModule(code, name_expressions=["scale<float>"])` and then
+    `get_function("scale<float>")`.
+
+    check: on the simulator, compile for the checking mode (every load and
+    store checked, shared-memory races, ...; see docs/SIMULATOR.md): True,
+    False, or None to follow PYGPU_SIM_CHECK. On a GPU it changes nothing
+    (compute-sanitizer is the GPU's tool).
     """
 
-    def __init__(self, code, options=()):
+    def __init__(self, code, options=(), name_expressions=(), check=None):
         self.code = code
         self.options = tuple([options] if isinstance(options, str) else options)
+        if isinstance(name_expressions, str):
+            name_expressions = (name_expressions,)
+        self.name_expressions = tuple(name_expressions)
+        if not all(isinstance(e, str) for e in self.name_expressions):
+            raise TypeError("name_expressions must be strings, e.g. ('scale<float>',)")
+        self._lowered = {}
         if _core._host_modules():
-            path, self.log = compile_host(code, self.options)
+            self.check = _check_setting(check)
+            path, self.log = compile_host(code, self.options, self.check,
+                                          self.name_expressions)
             self._module = _core.Module(os.fsencode(path) + b"\0")
         else:
-            image, self.log = compile_cuda(code, self.options)
+            self.check = False
+            image, self.log, lowered = compile_cuda(code, self.options,
+                                                    name_expressions=self.name_expressions)
+            self._lowered = dict(zip(self.name_expressions, lowered, strict=True))
             self._module = _core.Module(image)
 
     def get_function(self, name):
-        return self._module.get_function(name)
+        return self._module.get_function(self._lowered.get(name, name))
+
+    def __reduce__(self):
+        # Pickled as its source: a worker process compiles it (disk cache) once.
+        return _loaded_module, (self.code, self.options)
 
 
 class RawKernel:
-    """One extern "C" kernel `name` of CUDA C source, compiled by NVRTC (on the
-    simulator, by the host C++ compiler)."""
+    """One kernel `name` of CUDA C source, compiled by NVRTC (on the simulator,
+    by the host C++ compiler). A template kernel: give its name expression,
+    e.g. RawKernel(code, "scale<float>")."""
 
-    def __init__(self, code, name, options=()):
+    def __init__(self, code, name, options=(), check=None):
         self.code = code
         self.name = name
-        self.module = RawModule(code, options)
+        self.module = RawModule(code, options, (name,) if "<" in name else (), check)
         self._function = self.module.get_function(name)
 
     def __getitem__(self, config):
         return self._function[config]
 
     @property
+    def check(self):
+        """Whether the kernel runs in the simulator's checking mode."""
+        return self.module.check
+
+    @property
     def param_sizes(self):
         """Bytes of each parameter of the compiled kernel."""
         return self._function.param_sizes
 
+    def __reduce__(self):
+        return _loaded_kernel, (self.code, self.name, self.module.options)
+
     def __repr__(self):
         return f"<pygpu.RawKernel {self.name}>"
+
+
+# What unpickling made in this process, by source: a Dask worker unpickles a
+# task's kernel for every task, and loads its module once.
+_unpickled = {}
+
+
+def _loaded_module(code, options):
+    key = ("module", code, options)
+    if key not in _unpickled:
+        _unpickled[key] = RawModule(code, options)
+    return _unpickled[key]
+
+
+def _loaded_kernel(code, name, options):
+    key = ("kernel", code, name, options)
+    if key not in _unpickled:
+        _unpickled[key] = RawKernel(code, name, options)
+    return _unpickled[key]
 
 
 class In(HostArg):

@@ -19,6 +19,14 @@ if not GPU_PRESENT:
     os.environ.setdefault("PYGPU_SIM_DEVICES", "2")
 
 ON_SIMULATOR = pygpu.cuda.is_simulator()
+# The simulator runs threads and blocks in a shuffled order, so that a kernel
+# whose result hangs on the order fails here: a fresh seed each run unless
+# PYGPU_SIM_SCHEDULE gives one (the header says which, to replay a failure).
+SCHEDULE_SEED = int(os.environ.get("PYGPU_SIM_SCHEDULE", "") or
+                    np.random.SeedSequence().entropy % 2**32) \
+    if os.environ.get("PYGPU_SIM_SCHEDULE", "") not in ("ordered", "shuffle") else None
+if SCHEDULE_SEED is not None:
+    pygpu.cuda.simulator_schedule(SCHEDULE_SEED)
 POOL = os.environ.get("PYGPU_NO_POOL", "") in ("", "0")
 needs_pool = pytest.mark.skipif(not POOL, reason="PYGPU_NO_POOL=1 turns the memory pool off")
 
@@ -26,7 +34,10 @@ needs_pool = pytest.mark.skipif(not POOL, reason="PYGPU_NO_POOL=1 turns the memo
 def pytest_report_header(config):
     dev = pygpu.cuda.get_current_device()
     kind = "simulator" if ON_SIMULATOR else "GPU"
-    return f"pygpu backend: {kind}, device 0: {dev.name}, {len(pygpu.cuda.gpus)} device(s)"
+    schedule = (f", schedule: shuffled, PYGPU_SIM_SCHEDULE={SCHEDULE_SEED} replays it"
+                if ON_SIMULATOR and SCHEDULE_SEED is not None else "")
+    return (f"pygpu backend: {kind}, device 0: {dev.name}, {len(pygpu.cuda.gpus)} "
+            f"device(s){schedule}")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -54,6 +54,19 @@ extern "C" int pg_sim_interrupt_handle(void)
     return handler_raises;
 }
 
+// The rest of what rt_sim.c gives the runner: a failed launch's story, and
+// printf's text.
+static char fault[1024];
+extern "C" void pg_sim_set_fault(const char *message)
+{
+    snprintf(fault, sizeof(fault), "%s", message);
+}
+
+extern "C" void pg_sim_output(const char *text, size_t size)
+{
+    fwrite(text, 1, size, stdout);
+}
+
 __global__ void count_blocks(int *blocks_run)
 {
     if (threadIdx.x == 0) {

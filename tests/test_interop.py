@@ -166,10 +166,10 @@ def test_compile_errors_carry_the_nvrtc_log(tmp_path, monkeypatch):
         pygpu.rawkernel.compile_cuda('extern "C" __global__ void k() { undefined_thing; }')
     assert "undefined_thing" in info.value.log
     assert "error" in info.value.log
-    image, _ = pygpu.rawkernel.compile_cuda(SAXPY, ("-DUNUSED=1",))
+    image, _, _ = pygpu.rawkernel.compile_cuda(SAXPY, ("-DUNUSED=1",))
     assert len(image) > 100
     assert len(list(tmp_path.glob("*.cubin"))) == 1
-    image2, log2 = pygpu.rawkernel.compile_cuda(SAXPY, ("-DUNUSED=1",))
+    image2, log2, _ = pygpu.rawkernel.compile_cuda(SAXPY, ("-DUNUSED=1",))
     assert image2 == image and log2 == ""  # from the disk cache
     with pytest.raises(TypeError):
         pygpu.rawkernel.compile_cuda(b"bytes")
@@ -180,7 +180,7 @@ def test_compile_errors_carry_the_nvrtc_log(tmp_path, monkeypatch):
 @pytest.mark.simulator
 def test_the_simulator_compiles_with_the_host_compiler_not_nvrtc(monkeypatch):
     with pytest.raises(NotImplementedError, match="host C\\+\\+ compiler"):
-        pygpu._core._nvrtc_compile(SAXPY, "k.cu", ())
+        pygpu._core._nvrtc_compile(SAXPY, "k.cu", (), ())
     with pytest.raises(ValueError, match="path of a shared object"):
         pygpu._core.Module(b"not an image")
     with pytest.raises(pygpu.CudaError, match="cudaErrorInvalidKernelImage"):

@@ -146,8 +146,10 @@ OWN_KERNELS = [
         "kernels. Every argument is checked against the compiled kernel's "
         "parameters: a Python `float` is a C `double`, so a `float` parameter "
         "needs `np.float32(x)`.\n\n"
-        "On the simulator (no GPU), compiling works where NVRTC is installed, but "
-        "launching needs a real GPU; this notebook says so and carries on."),
+        "With no GPU, the same source runs on pygpu's simulator: the host C++ "
+        "compiler builds it against a prelude of the CUDA dialect, and the "
+        "simulator runs its threads (notebook 04 shows what else it can tell "
+        "you about a kernel)."),
     new_code_cell(
         "import os\n"
         "import numpy as np\n"
@@ -168,27 +170,51 @@ OWN_KERNELS = [
         "\'\'\'\n"
         "x = np.random.default_rng(0).standard_normal(10_000).astype(np.float32)\n"
         "y = np.ones_like(x)\n"
-        "try:\n"
-        "    saxpy = pygpu.RawKernel(source, 'saxpy')\n"
-        "    print('parameter sizes:', saxpy.param_sizes)\n"
-        "    dx, dy = cuda.to_device(x), cuda.to_device(y)\n"
-        "    saxpy[40, 256](np.float32(2.0), dx, dy, x.size)\n"
-        "    assert np.allclose(dy.copy_to_host(), 2 * x + y)\n"
-        "    print('saxpy matches NumPy')\n"
-        "except NotImplementedError as e:\n"
-        "    print('On the simulator:', e)\n"
-        "except RuntimeError as e:\n"
-        "    print('No NVRTC here:', e)"),
+        "saxpy = pygpu.RawKernel(source, 'saxpy')\n"
+        "print('parameter sizes:', saxpy.param_sizes)\n"
+        "dx, dy = cuda.to_device(x), cuda.to_device(y)\n"
+        "saxpy[40, 256](np.float32(2.0), dx, dy, x.size)\n"
+        "assert np.allclose(dy.copy_to_host(), 2 * x + y)\n"
+        "print('saxpy matches NumPy', '(on the simulator)' if sim else '(on the GPU)')"),
+    new_markdown_cell(
+        "The dialect goes beyond geometry: shared memory and barriers, warp "
+        "shuffles, atomics, templates (found by a *name expression*), `printf`. "
+        "A block sum with a warp-shuffle reduction:"),
+    new_code_cell(
+        "module = pygpu.RawModule(r\'\'\'\n"
+        "template <typename T>\n"
+        "__global__ void block_sums(const T *x, T *out, int n)\n"
+        "{\n"
+        "    __shared__ T warp_totals[32];\n"
+        "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "    T v = i < n ? x[i] : T(0);\n"
+        "    for (int offset = 16; offset > 0; offset /= 2)\n"
+        "        v += __shfl_down_sync(0xffffffff, v, offset);\n"
+        "    if (threadIdx.x % 32 == 0) warp_totals[threadIdx.x / 32] = v;\n"
+        "    __syncthreads();\n"
+        "    if (threadIdx.x == 0) {\n"
+        "        T total = 0;\n"
+        "        for (int w = 0; w < blockDim.x / 32; w++) total += warp_totals[w];\n"
+        "        atomicAdd(out, total);\n"
+        "        if (blockIdx.x == 0) printf(\"block 0 adds %f\\n\", (double)total);\n"
+        "    }\n"
+        "}\n"
+        "\'\'\', name_expressions=['block_sums<float>', 'block_sums<double>'])\n"
+        "total = pygpu.zeros(1, np.float64)\n"
+        "xd = np.random.default_rng(1).standard_normal(100_000)\n"
+        "module.get_function('block_sums<double>')[(xd.size + 255) // 256, 256](\n"
+        "    cuda.to_device(xd), total, np.int32(xd.size))\n"
+        "cuda.synchronize()\n"
+        "print('sum', total.copy_to_host()[0], 'NumPy', xd.sum())"),
     new_markdown_cell(
         "A mistake in the source raises `pygpu.CompileError`, whose `.log` is "
-        "NVRTC's message:"),
+        "the compiler's message (NVRTC's on a GPU, the host compiler's on the "
+        "simulator), with the line numbers of your source:"),
     new_code_cell(
         "try:\n"
-        "    pygpu.rawkernel.compile_cuda('extern \"C\" __global__ void k() { oops; }')\n"
+        "    pygpu.RawKernel('extern \"C\" __global__ void k(int *x)\\n{\\n    oops;\\n}', 'k')\n"
         "except pygpu.CompileError as e:\n"
-        "    print(e.log)\n"
-        "except RuntimeError as e:\n"
-        "    print('No NVRTC here:', e)"),
+        "    print(e.log[-600:])"),
     new_markdown_cell(
         "## Arrays shared with other libraries, without copies\n\n"
         "pygpu arrays offer `__cuda_array_interface__` (version 3) and DLPack "
@@ -211,6 +237,142 @@ OWN_KERNELS = [
         "    print('CuPy is not installed here')"),
 ]
 
+DEBUGGING = [
+    new_markdown_cell(
+        "# Debugging your kernels on the simulator\n\n"
+        "Three kernels with a learner's bugs: an off-by-one, a missing "
+        "`__syncthreads()`, and a race between threads. On a GPU each one gives "
+        "wrong numbers some of the time, or none of the time, and no message. "
+        "pygpu's simulator runs the same CUDA C on the CPU and, in its *checking "
+        "mode*, stops at the bug and says which kernel, block and thread, and "
+        "what it touched. Then the fixed versions.\n\n"
+        "The checking mode needs `clang++`; this notebook runs on the simulator "
+        "even on a machine with a GPU."),
+    new_code_cell(
+        "import os\n"
+        "os.environ['PYGPU_SIMULATOR'] = '1'   # before the first pygpu operation\n"
+        "import shutil\n"
+        "import numpy as np\n"
+        "import pygpu\n"
+        "from pygpu import cuda\n\n"
+        "assert cuda.is_simulator()\n"
+        "check = shutil.which('clang++') is not None\n"
+        "print('checking mode available:', check)\n\n"
+        "def run(kernel, *args, config):\n"
+        "    try:\n"
+        "        kernel[config](*args)\n"
+        "        print('ran without complaint')\n"
+        "    except pygpu.KernelError as e:\n"
+        "        print(type(e).__name__ + ':', e)"),
+    new_markdown_cell(
+        "## 1. Off by one\n\n"
+        "`if (i <= n)` lets thread `n` write one element past the end. On a GPU "
+        "the write usually lands in memory nobody looks at, so the result looks "
+        "right. The checking mode names the argument and the byte offset:"),
+    new_code_cell(
+        "source = r\'\'\'\n"
+        "extern \"C\" __global__ void scale(float *x, float a, int n)\n"
+        "{\n"
+        "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "    if (i <= n)          // bug: one too many\n"
+        "        x[i] *= a;\n"
+        "}\n"
+        "\'\'\'\n"
+        "x = cuda.to_device(np.arange(1000, dtype=np.float32))\n"
+        "if check:\n"
+        "    run(pygpu.RawKernel(source, 'scale', check=True), x, np.float32(2), np.int32(1000),\n"
+        "        config=(4, 256))\n"
+        "x = cuda.to_device(np.arange(1000, dtype=np.float32))   # afresh: the failed run wrote some\n"
+        "fixed = pygpu.RawKernel(source.replace('i <= n', 'i < n'), 'scale', check=check)\n"
+        "run(fixed, x, np.float32(2), np.int32(1000), config=(4, 256))\n"
+        "assert np.array_equal(x.copy_to_host(), 2 * np.arange(1000, dtype=np.float32))"),
+    new_markdown_cell(
+        "## 2. A missing `__syncthreads()`\n\n"
+        "Each thread stores its element in shared memory and reads its mirror "
+        "image. Without a barrier between the two, a thread can read before "
+        "the other has written. The checking mode sees two threads touch one "
+        "shared address between the same two barriers, one of them writing:"),
+    new_code_cell(
+        "source = r\'\'\'\n"
+        "extern \"C\" __global__ void reverse(float *x)\n"
+        "{\n"
+        "    __shared__ float tile[256];\n"
+        "    int t = threadIdx.x;\n"
+        "    tile[t] = x[t];\n"
+        "    // bug: __syncthreads() missing here\n"
+        "    x[t] = tile[blockDim.x - 1 - t];\n"
+        "}\n"
+        "\'\'\'\n"
+        "x = cuda.to_device(np.arange(256, dtype=np.float32))\n"
+        "if check:\n"
+        "    run(pygpu.RawKernel(source, 'reverse', check=True), x, config=(1, 256))\n"
+        "x = cuda.to_device(np.arange(256, dtype=np.float32))\n"
+        "fixed = pygpu.RawKernel(source.replace('// bug: __syncthreads() missing here',\n"
+        "                                       '__syncthreads();'), 'reverse', check=check)\n"
+        "run(fixed, x, config=(1, 256))\n"
+        "assert np.array_equal(x.copy_to_host(), np.arange(256, dtype=np.float32)[::-1])"),
+    new_markdown_cell(
+        "## 3. A race on a counter\n\n"
+        "Every thread adds one to a counter by reading it and writing it back: "
+        "another thread can come in between. Run one thread after another, the "
+        "count would come out right and hide the bug; here a barrier between "
+        "the read and the write lets every thread read first, as on a GPU they "
+        "may. (A *shuffled schedule*, `cuda.simulator_schedule(seed)`, likewise "
+        "runs threads in another order between barriers, so that a result that "
+        "hangs on the order changes from seed to seed; pygpu's test suite runs "
+        "that way.) `atomicAdd` is the fix:"),
+    new_code_cell(
+        "source = r\'\'\'\n"
+        "extern \"C\" __global__ void count(int *counter)\n"
+        "{\n"
+        "    int seen = *counter;     // bug: read, then write back, not atomic\n"
+        "    __syncthreads();\n"
+        "    *counter = seen + 1;\n"
+        "}\n"
+        "extern \"C\" __global__ void count_atomic(int *counter)\n"
+        "{\n"
+        "    atomicAdd(counter, 1);\n"
+        "}\n"
+        "\'\'\'\n"
+        "module = pygpu.RawModule(source)\n"
+        "previous = cuda.simulator_schedule(1234)\n"
+        "for name in ['count', 'count_atomic']:\n"
+        "    counter = pygpu.zeros(1, np.int32)\n"
+        "    module.get_function(name)[1, 128](counter)\n"
+        "    print(f'{name} counted {counter.copy_to_host()[0]} of 128 threads')\n"
+        "cuda.simulator_schedule(previous)"),
+    new_markdown_cell(
+        "## And what the simulator always catches\n\n"
+        "Even without the checking mode, a barrier that only part of a block "
+        "reaches, or a warp shuffle whose mask names a lane that has exited, "
+        "would hang a GPU. The simulator stops and says who waits where. "
+        "A device `assert` raises `pygpu.KernelAssertionError` (an "
+        "`AssertionError`) with the file and line, and `printf` output lands in "
+        "this cell:"),
+    new_code_cell(
+        "source = r\'\'\'\n"
+        "#include <assert.h>\n"
+        "extern \"C\" __global__ void sum_warp(const float *x, float *out, int n)\n"
+        "{\n"
+        "    int i = threadIdx.x;\n"
+        "    if (i >= n) return;                  // bug: lanes leave the warp early\n"
+        "    float v = x[i];\n"
+        "    for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffff, v, o);\n"
+        "    if (i == 0) *out = v;\n"
+        "}\n"
+        "extern \"C\" __global__ void checked(int *x, int n)\n"
+        "{\n"
+        "    printf(\"thread %d sees n = %d\\\\n\", threadIdx.x, n);\n"
+        "    assert(threadIdx.x < n);\n"
+        "}\n"
+        "\'\'\'\n"
+        "module = pygpu.RawModule(source)\n"
+        "run(module.get_function('sum_warp'), cuda.to_device(np.ones(32, np.float32)),\n"
+        "    pygpu.zeros(1, np.float32), np.int32(20), config=(1, 32))\n"
+        "cuda.simulator_schedule(None)\n"
+        "run(module.get_function('checked'), pygpu.zeros(1, np.int32), np.int32(2), config=(1, 3))"),
+]
+
 
 def write(name, cells):
     nb = new_notebook(cells=cells, metadata={
@@ -224,3 +386,4 @@ if __name__ == "__main__":
     write("01_getting_started.ipynb", GETTING_STARTED)
     write("02_matmul_naive_vs_shared.ipynb", MATMUL)
     write("03_your_own_kernels.ipynb", OWN_KERNELS)
+    write("04_debugging_kernels.ipynb", DEBUGGING)
