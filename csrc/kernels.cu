@@ -917,6 +917,113 @@ pg_launch_matmul_naive(int dtype, const void *a, const void *b, void *c, int64_t
                       stream);
 }
 
+/* Any layout, any batch, every float and complex dtype: what @ runs where
+ * there is no BLAS library (the simulator, a GPU without cuBLAS) and the
+ * shape or dtype suits none of the kernels above. One thread per element of
+ * C, consecutive threads on consecutive columns; strides are in elements
+ * (rows, columns, batch). Each element is the sum over k in order, in the
+ * accumulator type, as matmul_naive adds: for float32 and float64 the two
+ * give the same bits. float16 is added in float32 and rounded once at the
+ * end, as NumPy does. */
+template <class T> struct matmul_acc {
+    typedef T acc;
+    __device__ static acc fma(acc s, T a, T b)
+    {
+        return s + a * b;
+    }
+    __device__ static T out(acc s)
+    {
+        return s;
+    }
+};
+template <> struct matmul_acc<f16> {
+    typedef float acc;
+    __device__ static acc fma(acc s, f16 a, f16 b)
+    {
+        return s + half_to_float(a.bits) * half_to_float(b.bits);
+    }
+    __device__ static f16 out(acc s)
+    {
+        return f16{double_to_half((double)s)};
+    }
+};
+template <class R> struct matmul_acc<cplx<R>> {
+    typedef cplx<R> acc;
+    __device__ static acc fma(acc s, cplx<R> a, cplx<R> b)
+    {
+        return acc{s.re + (a.re * b.re - a.im * b.im),
+                   s.im + (a.re * b.im + a.im * b.re)};
+    }
+    __device__ static cplx<R> out(acc s)
+    {
+        return s;
+    }
+};
+
+struct matmul_strides {
+    int64_t a[3], b[3], c[3]; /* rows, columns, batch; in elements */
+};
+
+template <class T>
+__global__ void
+matmul_strided_kernel(const T *a, const T *b, T *c, int64_t m, int64_t n, int64_t k,
+                      int64_t batch, matmul_strides s)
+{
+    typedef matmul_acc<T> M;
+    const int64_t per = m * n, total = per * batch;
+    for (int64_t i = thread_rank(); i < total; i += thread_count()) {
+        const int64_t bi = i / per, rc = i - bi * per, row = rc / n, col = rc - row * n;
+        const T *pa = a + bi * s.a[2] + row * s.a[0];
+        const T *pb = b + bi * s.b[2] + col * s.b[1];
+        typename M::acc sum = typename M::acc();
+        for (int64_t p = 0; p < k; p++) {
+            sum = M::fma(sum, pa[p * s.a[1]], pb[p * s.b[0]]);
+        }
+        c[bi * s.c[2] + row * s.c[0] + col * s.c[1]] = M::out(sum);
+    }
+}
+
+template <class T>
+pg_err
+launch_matmul_strided(const void *a, const void *b, void *c, int64_t m, int64_t n,
+                      int64_t k, int64_t batch, const matmul_strides &s,
+                      pg_stream stream)
+{
+    dim3 grid, block;
+    flat_config(m * n * batch, &grid, &block);
+    PG_LAUNCH(false, matmul_strided_kernel<T>, grid, block, stream, (const T *)a,
+              (const T *)b, (T *)c, m, n, k, batch, s);
+}
+
+pg_err
+pg_launch_matmul_strided(int type, const void *a, const void *b, void *c, int64_t m,
+                         int64_t n, int64_t k, int64_t batch, const int64_t *strides,
+                         pg_stream stream)
+{
+    matmul_strides s;
+    for (int i = 0; i < 3; i++) {
+        s.a[i] = strides[i];
+        s.b[i] = strides[3 + i];
+        s.c[i] = strides[6 + i];
+    }
+    if (m * n * batch == 0) {
+        return PG_SUCCESS;
+    }
+    switch (type) {
+    case PG_T_F16:
+        return launch_matmul_strided<f16>(a, b, c, m, n, k, batch, s, stream);
+    case PG_T_F32:
+        return launch_matmul_strided<float>(a, b, c, m, n, k, batch, s, stream);
+    case PG_T_F64:
+        return launch_matmul_strided<double>(a, b, c, m, n, k, batch, s, stream);
+    case PG_T_C64:
+        return launch_matmul_strided<cplx<float>>(a, b, c, m, n, k, batch, s, stream);
+    case PG_T_C128:
+        return launch_matmul_strided<cplx<double>>(a, b, c, m, n, k, batch, s, stream);
+    default: return PG_ERR_INVALID_VALUE;
+    }
+}
+
 /* Shared-memory tiles: a block of TILE x TILE threads computes a 2 TILE x
  * 2 TILE tile of C, each thread the 2 x 2 elements (ty, tx), (ty, tx + TILE),
  * (ty + TILE, tx), (ty + TILE, tx + TILE), so that each value read from shared

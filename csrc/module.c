@@ -259,6 +259,7 @@ exec_module(PyObject *module)
     if (add_functions(module, device_functions) < 0 ||
         add_functions(module, pg_array_functions) < 0 ||
         add_functions(module, pg_ops_functions) < 0 ||
+        add_functions(module, pg_matmul_functions) < 0 ||
         add_functions(module, pg_context_functions) < 0 ||
         add_functions(module, pg_pinned_functions) < 0 ||
         add_functions(module, pg_pool_functions) < 0 ||

@@ -614,7 +614,7 @@ int pg_kernel_dtype_arg(const char *kname, const char *name, pg_array *a,
 /* A Python or NumPy number that kernels.add takes for b. */
 int pg_is_scalar(PyObject *o);
 
-/* ---- ops.c: add, add_one, matmul and the operators + and @ ---------------------- */
+/* ---- ops.c: add, add_one and the elementwise operators ------------------------ */
 
 extern PyMethodDef pg_ops_functions[];
 /* out = a <op> b (PG_OP_ADD ... PG_OP_GREATER_EQUAL) as NumPy computes it:
@@ -631,6 +631,15 @@ PyObject *pg_array_iadd(PyObject *a, PyObject *b);
 PyObject *pg_array_isubtract(PyObject *a, PyObject *b);
 PyObject *pg_array_imultiply(PyObject *a, PyObject *b);
 PyObject *pg_array_richcompare(PyObject *a, PyObject *b, int op);
+
+/* ---- matmul.c: matmul and @, by the BLAS library or pygpu's kernels ---------- */
+
+extern PyMethodDef pg_matmul_functions[];
+/* a @ b as numpy.matmul (method "auto"), or by one of the kernels of
+ * kernels.def ("naive", "shared", "tiled"); into out if not NULL; on stream
+ * (NULL or None: the current one). A new reference, or NULL. */
+PyObject *pg_matmul(pg_state *st, PyObject *a, PyObject *b, const char *method,
+                    PyObject *out, PyObject *stream);
 PyObject *pg_array_matmul(PyObject *a, PyObject *b);
 
 /* ---- rawkernel.c: Module, Function, In/Out/InOut, NVRTC's Python face ---------- */

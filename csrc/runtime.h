@@ -187,6 +187,35 @@ typedef pg_err pg_matmul_fn(int dtype, const void *a, const void *b, void *c, in
                             int64_t n, int64_t k, pg_dim3 grid, pg_dim3 block,
                             pg_stream stream);
 
+/* c[i] (m x n) = a[i] (m x k) @ b[i] (k x n) for i < batch, any layout:
+ * strides in elements, for a, then b, then c, each (rows, columns, batch).
+ * type is a PG_T_* code: F16 (added in float32, as NumPy does), F32, F64,
+ * C64 or C128. */
+typedef pg_err pg_matmul_strided_fn(int type, const void *a, const void *b, void *c,
+                                    int64_t m, int64_t n, int64_t k, int64_t batch,
+                                    const int64_t *strides, pg_stream stream);
+
+/* A matrix product for a BLAS library, said in row-major terms (as pygpu's
+ * arrays are): c[i] (m x n) = a[i] (m x k) @ b[i] (k x n) for i < batch. An
+ * operand is either as it is, rows ld elements apart and each row's elements
+ * adjacent, or (trans_*) a transposed view of such a matrix: columns ld apart,
+ * each column's elements adjacent. c is rows ldc apart, elements adjacent.
+ * Matrices of a batch are stride_* elements apart. Every size is at least 1
+ * and fits an int; ld is at least the length of what it separates. */
+typedef struct {
+    int type;       /* PG_T_F16, PG_T_F32, PG_T_F64, PG_T_C64 or PG_T_C128 */
+    int allow_tf32; /* float32 and complex64 may round inputs to TF32 */
+    int64_t m, n, k, batch;
+    const void *a;
+    int64_t lda, stride_a;
+    int trans_a;
+    const void *b;
+    int64_t ldb, stride_b;
+    int trans_b;
+    void *c;
+    int64_t ldc, stride_c;
+} pg_gemm;
+
 /* One launcher per entry of kernels.def, defined in kernels.cu as
  * pg_launch_<name>; the fields are named (and ordered) by that one list. */
 typedef struct {
@@ -353,6 +382,17 @@ typedef struct {
      * compiler's log (the caller frees it too). Touches no Python object:
      * call it with the GIL released. */
     int (*compile)(pg_compile_job *job, char *errbuf, size_t errlen);
+    /* Matrix products by a BLAS library loaded at run time (cuBLAS); both
+     * NULL where the backend has none (the simulator: matmul uses pygpu's
+     * kernels). blas_load loads the library from `path` (the first call that
+     * succeeds; later ones only report): 0 with *version = major * 10000 +
+     * minor * 100 + patch, or -1 with why in errbuf. blas_gemm queues *g on
+     * `stream` with `device` current: PG_SUCCESS, or an error with the
+     * failing call and the library's status in `why` ("cublasGemmEx
+     * (CUBLAS_STATUS_NOT_SUPPORTED)"). Both touch no Python object. */
+    int (*blas_load)(const char *path, int *version, char *errbuf, size_t errlen);
+    pg_err (*blas_gemm)(int device, const pg_gemm *g, pg_stream stream, char *why,
+                        size_t whylen);
     const char *(*error_name)(pg_err err);
     const char *(*error_string)(pg_err err);
     int (*driver_version)(void);
@@ -372,6 +412,10 @@ enum {
 int pg_nvrtc_load(const char *path, int *major, int *minor, char *errbuf,
                   size_t errlen);
 int pg_nvrtc_compile(pg_compile_job *job, char *errbuf, size_t errlen);
+/* rt_cublas.c: cuBLAS, loaded with dlopen, as blas_load and blas_gemm. */
+int pg_cublas_load(const char *path, int *version, char *errbuf, size_t errlen);
+pg_err pg_cublas_gemm(int device, const pg_gemm *g, pg_stream stream, char *why,
+                      size_t whylen);
 /* The CUDA call each operation stands for: pg_call_names.malloc is
  * "cudaMalloc". Defined in rt.c from PG_BACKEND_CALLS. */
 typedef struct {

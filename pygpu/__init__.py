@@ -118,7 +118,7 @@ def get_memory_pool(device=None):
     return MemoryPool(device)
 
 
-from . import cuda, kernels  # noqa: E402  (they use the names above)
+from . import blas, cuda, kernels  # noqa: E402  (they use the names above)
 from ._dask_hook import install as _install_dask_hook  # noqa: E402
 from .rawkernel import CompileError, In, InOut, Out, RawKernel, RawModule  # noqa: E402
 
@@ -129,6 +129,6 @@ __all__ = [
     "MemoryPool", "NoDeviceError",
     "OutOfMemoryError", "Stream", "get_memory_pool",
     "CompileError", "In", "InOut", "Out", "RawKernel", "RawModule", "from_dlpack",
-    "add", "add_one", "asarray", "asnumpy", "cuda", "empty", "empty_like", "full",
+    "add", "add_one", "asarray", "asnumpy", "blas", "cuda", "empty", "empty_like", "full",
     "kernels", "matmul", "multiply", "ones", "subtract", "ones_like", "zeros", "zeros_like",
 ]

@@ -29,9 +29,11 @@ def _parser():
     p = argparse.ArgumentParser(
         prog="python -m pygpu",
         description="Report pygpu's devices, then run a short demo: a vector add and "
-                    "two matrix products (naive and shared-memory kernels), each timed "
-                    "and checked against NumPy. Without a GPU it runs on pygpu's CPU "
-                    "simulator, with smaller sizes, and says so.",
+                    "three matrix products (naive and shared-memory kernels, and @, "
+                    "which runs in cuBLAS where it is found), each timed and checked "
+                    "against NumPy. The device report ends with what @ runs in. "
+                    "Without a GPU it runs on pygpu's CPU simulator, with smaller "
+                    "sizes, and says so.",
         epilog="Exit status: 0 if every result matches NumPy, 1 if one does not or "
                "no usable device was found. Set PYGPU_SIMULATOR=1 to use the "
                "simulator even where a GPU is present.")
@@ -89,13 +91,15 @@ def main(argv=None):
     B = rng.standard_normal((m, m), dtype=np.float32)
     dA, dB = cuda.to_device(A), cuda.to_device(B)
     ref = A.astype(np.float64) @ B.astype(np.float64)
-    for method in ("naive", "shared"):
+    backend = "cuBLAS" if pygpu.blas.cublas_version() else "own kernels"
+    for method in ("naive", "shared", "auto"):
         C = pygpu.matmul(dA, dB, method=method)
         t = _timed(lambda m=method, c=C: pygpu.matmul(dA, dB, method=m, out=c), 2 if sim else 10)
         rel = np.linalg.norm(C.copy_to_host() - ref) / np.linalg.norm(ref)
         good = rel < 1e-5
         ok &= good
-        print(f"matmul {method:6s} {m}x{m} float32: {t * 1e3:.3f} ms, "
+        what = f"{method} ({backend})" if method == "auto" else method
+        print(f"matmul {what:6s} {m}x{m} float32: {t * 1e3:.3f} ms, "
               f"{2 * m**3 / t / 1e12:.3f} TFLOP/s, relative error vs NumPy {rel:.2e} "
               f"[{'ok' if good else 'WRONG'}]")
     print("all results match NumPy" if ok else "SOME RESULTS ARE WRONG")

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from . import _core
+from . import _core, blas
 from ._core import (
     Device,
     Event,
@@ -102,7 +102,9 @@ def detect():
 
     Each line gives the index, name, compute capability, total and free memory
     and multiprocessor count; with two or more devices, a matrix says which
-    pairs can have peer access. Without a device, it prints why.
+    pairs can have peer access; the last line says what `@` runs in (cuBLAS,
+    loaded here if it was not yet, or pygpu's own kernels, and why). Without
+    a device, it prints why.
     """
     try:
         count = _core.device_count()
@@ -124,6 +126,7 @@ def detect():
               f"{'' if ok else _UNSUPPORTED}")
     if count > 1:
         _print_peer_access(count)
+    print(f"matmul: {blas.matmul_backend()}")
     return supported
 
 
