@@ -772,6 +772,49 @@ Launch_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
     Py_RETURN_NONE;
 }
 
+/* key[0] and key[1] as numbers, for the launch cache: out[0] holds how each
+ * is given (an int: 1; a tuple of k ints: k + 1, per item in 4 bits), then
+ * the ints. 0 when the key is not two ints or tuples of up to three ints. */
+static int
+key_numbers(PyObject *key, long long out[7])
+{
+    int at = 1;
+    if (!PyTuple_CheckExact(key) || PyTuple_GET_SIZE(key) != 2) {
+        return 0;
+    }
+    out[0] = 0;
+    for (Py_ssize_t i = 0; i < 2; i++) {
+        PyObject *item = PyTuple_GET_ITEM(key, i);
+        Py_ssize_t n = 1;
+        PyObject *const *items = &item;
+        if (PyTuple_CheckExact(item)) {
+            n = PyTuple_GET_SIZE(item);
+            items = &PyTuple_GET_ITEM(item, 0);
+            if (n < 1 || n > 3) {
+                return 0;
+            }
+            out[0] |= (long long)(n + 1) << (4 * i);
+        }
+        else {
+            out[0] |= 1LL << (4 * i);
+        }
+        for (Py_ssize_t j = 0; j < n; j++) {
+            int overflow = 0;
+            if (!PyLong_CheckExact(items[j])) {
+                return 0;
+            }
+            out[at++] = PyLong_AsLongLongAndOverflow(items[j], &overflow);
+            if (overflow != 0) {
+                return 0;
+            }
+        }
+    }
+    for (; at < 7; at++) {
+        out[at] = 0;
+    }
+    return 1;
+}
+
 PyObject *
 pg_launchable_getitem(PyObject *self, PyObject *key)
 {
@@ -779,16 +822,32 @@ pg_launchable_getitem(PyObject *self, PyObject *key)
     pg_state *st = pg_state_of_type(Py_TYPE(self));
     pg_launch_config cfg;
     pg_launch *l;
-    if (st == NULL || pg_parse_launch_config(
-                          st, key, f->usage != NULL ? f->usage : f->name, &cfg) < 0) {
+    long long numbers[7];
+    int plain;
+    if (st == NULL) {
         return NULL;
     }
-    if (cfg.shared_bytes != 0 && !f->kind->dynamic_shared) {
-        PyErr_Format(PyExc_ValueError,
-                     "%s kernels use no dynamic shared memory; the fourth launch "
-                     "setting must be 0",
-                     f->kind->name);
-        return NULL;
+    plain = key_numbers(key, numbers);
+    if (plain && f->last_key[0] != 0 &&
+        memcmp(numbers, f->last_key, sizeof(numbers)) == 0) {
+        cfg = f->last_cfg; /* the same launch as last time: parsed and checked */
+    }
+    else {
+        if (pg_parse_launch_config(st, key, f->usage != NULL ? f->usage : f->name,
+                                   &cfg) < 0) {
+            return NULL;
+        }
+        if (cfg.shared_bytes != 0 && !f->kind->dynamic_shared) {
+            PyErr_Format(PyExc_ValueError,
+                         "%s kernels use no dynamic shared memory; the fourth launch "
+                         "setting must be 0",
+                         f->kind->name);
+            return NULL;
+        }
+        if (plain) {
+            memcpy(f->last_key, numbers, sizeof(numbers));
+            f->last_cfg = cfg;
+        }
     }
     l = PyObject_GC_New(pg_launch, st->LaunchType);
     if (l == NULL) {
@@ -992,6 +1051,7 @@ pg_kernels_init(PyObject *module, pg_state *st)
         k->head.usage = kernel_info[i].signature;
         k->head.nargs = kernel_info[i].nargs;
         k->head.device = -1;
+        k->head.last_key[0] = 0;
         k->id = (pg_kernel_id)i;
         if (PyDict_SetItemString(st->kernels, kernel_info[i].name, (PyObject *)k) < 0) {
             Py_DECREF(k);

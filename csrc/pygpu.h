@@ -574,6 +574,11 @@ typedef struct {
     /* the device it runs on: a module's, where it was loaded; -1 for the
      * device of its array arguments (the current device if it has none) */
     int device;
+    /* the last f[grid, block] of ints and tuples of ints, as its numbers
+     * (last_key[0] is 0 when there is none), and its checked config: the
+     * same launch in a loop parses and checks once */
+    long long last_key[7];
+    pg_launch_config last_cfg;
 } pg_launchable;
 
 struct pg_launch_kind {

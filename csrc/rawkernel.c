@@ -322,6 +322,7 @@ Module_get_function(PyObject *self, PyObject *name)
     f->handle = NULL;
     f->sizes = NULL;
     f->head.kind = &module_kind;
+    f->head.last_key[0] = 0;
     f->head.name = f->cname;
     f->head.usage = NULL;
     f->head.nargs = 0;
