@@ -7,7 +7,12 @@
  * next buffer. Page-locked memory (cuda.pinned_array) is copied directly, and
  * asynchronously when the caller allows. Small copies, and every copy on a
  * backend that does not gain from staging (no PG_CAP_STAGES_PAGEABLE), go
- * straight to the backend. */
+ * straight to the backend.
+ *
+ * A copy into a new host array (pg_copy_d2h_new) is the same copy, into
+ * memory that hostcopy.c mapped for it; its pages are faulted in by other
+ * threads while the copy runs, so that the copy's own threads find them
+ * present instead of taking a fault (and the zeroing of a page) on each. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <pthread.h>
@@ -178,4 +183,16 @@ pg_err
 pg_copy_d2h(void *dst, const void *src, size_t n, pg_stream stream, int sync)
 {
     return copy(dst, src, n, PG_MEMCPY_D2H, stream, sync);
+}
+
+pg_err
+pg_copy_d2h_new(void *dst, const void *src, size_t n, pg_stream stream, int sync)
+{
+    int prefaulting = pg_host_prefault_begin(dst, n);
+    pg_err err = copy(dst, src, n, PG_MEMCPY_D2H, stream, 1);
+    (void)sync;
+    if (prefaulting) {
+        pg_host_prefault_end();
+    }
+    return err;
 }
