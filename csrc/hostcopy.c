@@ -291,12 +291,24 @@ pg_host_unmap(void *p, size_t n)
 /* One job at a time: the memory [pf_base, pf_base + pf_n), handed out in
  * blocks from the front (pf_next) to the workers taking part, until it is
  * all done or pf_stop is set. A second copy while one runs faults its own
- * pages, as before. */
+ * pages, as before.
+ *
+ * The copy says how far it is about to write (pg_host_prefault_reached):
+ * blocks below that which no worker has taken are left to the copy (the
+ * front jumps past them, so the workers keep ahead of the copy instead of
+ * working where it is), and blocks a worker is still faulting in are waited
+ * for (the copy would otherwise fault the same huge page in again: the
+ * kernel zeroes a page for each thread that faults it and keeps one). Each
+ * worker publishes the block it works on in pf_at; PF_CLAIMING while it
+ * takes one, so that a block is never taken unseen. */
 #define PREFAULT_BLOCK ((size_t)2 << 20)
+#define PF_IDLE SIZE_MAX
+#define PF_CLAIMING ((size_t)0)
 
 static pthread_mutex_t pf_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t pf_start = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t pf_done = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t pf_progress = PTHREAD_COND_INITIALIZER;
 static pthread_mutex_t pf_busy = PTHREAD_MUTEX_INITIALIZER;
 static int pf_started;   /* workers running */
 static int pf_want = -1; /* workers asked for; -1: the default */
@@ -307,6 +319,8 @@ static char *pf_base;
 static size_t pf_n;
 static atomic_size_t pf_next;
 static atomic_int pf_stop;
+static atomic_int pf_waiting; /* the copy waits for pf_progress */
+static atomic_size_t pf_at[MAX_WORKERS];
 static atomic_int populate_works = 1;
 
 static int
@@ -345,6 +359,18 @@ populate(char *p, size_t len)
     }
 }
 
+/* Worker id now works on `at` (a block's offset, PF_CLAIMING or PF_IDLE). */
+static void
+publish(int id, size_t at)
+{
+    atomic_store(&pf_at[id], at);
+    if (atomic_load(&pf_waiting) > 0) {
+        pthread_mutex_lock(&pf_lock);
+        pthread_cond_broadcast(&pf_progress);
+        pthread_mutex_unlock(&pf_lock);
+    }
+}
+
 static void *
 prefault_main(void *arg)
 {
@@ -362,10 +388,16 @@ prefault_main(void *arg)
         base = pf_base;
         n = pf_n;
         pthread_mutex_unlock(&pf_lock);
-        while (!atomic_load_explicit(&pf_stop, memory_order_relaxed) &&
-               (k = atomic_fetch_add(&pf_next, PREFAULT_BLOCK)) < n) {
+        while (!atomic_load_explicit(&pf_stop, memory_order_relaxed)) {
+            publish(id, PF_CLAIMING);
+            k = atomic_fetch_add(&pf_next, PREFAULT_BLOCK);
+            if (k >= n) {
+                break;
+            }
+            publish(id, k);
             populate(base + k, n - k < PREFAULT_BLOCK ? n - k : PREFAULT_BLOCK);
         }
+        publish(id, PF_IDLE);
         pthread_mutex_lock(&pf_lock);
         if (--pf_pending == 0) {
             pthread_cond_signal(&pf_done);
@@ -403,8 +435,11 @@ pg_host_prefault_begin(void *p, size_t n)
     pthread_once(&sizes_once, init_sizes);
     want = pf_want < 0 ? default_prefault_threads() : pf_want;
     pthread_mutex_lock(&pf_lock);
-    while (pf_started < want &&
-           spawn(prefault_main, (void *)(intptr_t)pf_started) == 0) {
+    while (pf_started < want) {
+        atomic_store(&pf_at[pf_started], PF_IDLE);
+        if (spawn(prefault_main, (void *)(intptr_t)pf_started) != 0) {
+            break;
+        }
         pf_started++;
     }
     pf_taking = want < pf_started ? want : pf_started;
@@ -422,6 +457,33 @@ pg_host_prefault_begin(void *p, size_t n)
     pthread_cond_broadcast(&pf_start);
     pthread_mutex_unlock(&pf_lock);
     return 1;
+}
+
+static int
+in_flight_below(size_t upto)
+{
+    for (int i = 0; i < pf_taking; i++) {
+        if (atomic_load(&pf_at[i]) < upto) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void
+pg_host_prefault_reached(size_t upto)
+{
+    size_t front = atomic_load(&pf_next);
+    upto = (upto + PREFAULT_BLOCK - 1) / PREFAULT_BLOCK * PREFAULT_BLOCK;
+    while (front < upto && !atomic_compare_exchange_weak(&pf_next, &front, upto)) {
+    }
+    pthread_mutex_lock(&pf_lock);
+    atomic_fetch_add(&pf_waiting, 1);
+    while (in_flight_below(upto)) {
+        pthread_cond_wait(&pf_progress, &pf_lock);
+    }
+    atomic_fetch_sub(&pf_waiting, 1);
+    pthread_mutex_unlock(&pf_lock);
 }
 
 void
@@ -453,6 +515,8 @@ pg_host_memcpy_after_fork(void)
     pthread_mutex_init(&pf_busy, NULL);
     pthread_cond_init(&pf_start, NULL);
     pthread_cond_init(&pf_done, NULL);
+    pthread_cond_init(&pf_progress, NULL);
+    atomic_store(&pf_waiting, 0);
     pf_started = 0;
     pf_taking = 0;
     pf_generation = 0;

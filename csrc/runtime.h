@@ -440,11 +440,15 @@ size_t pg_host_huge_page_size(void);
 /* Between begin and end, worker threads fault in the pages of [p, p + n)
  * (memory from pg_host_map), from the front, without changing a byte, while
  * the caller copies into it. begin returns 1 if they started; 0 where no
- * worker is free (another copy's, or none wanted), and then end must not be
- * called. end returns once no worker touches the memory any more. The
- * number of workers: half the cores, at most 8, none on one core, unless
- * set (-1: the default again). */
+ * worker is free (another copy's, or none wanted), and then neither reached
+ * nor end may be called. The caller calls reached(upto) before it writes
+ * below p + upto: the workers leave what they have not begun there to the
+ * caller, and it returns once none of them is still at work there. end
+ * returns once no worker touches the memory any more. The number of
+ * workers: half the cores, at most 8, none on one core, unless set (-1: the
+ * default again). */
 int pg_host_prefault_begin(void *p, size_t n);
+void pg_host_prefault_reached(size_t upto);
 void pg_host_prefault_end(void);
 int pg_host_prefault_threads(void);
 void pg_host_set_prefault_threads(int n);
