@@ -300,7 +300,13 @@ pg_host_unmap(void *p, size_t n)
  * for (the copy would otherwise fault the same huge page in again: the
  * kernel zeroes a page for each thread that faults it and keeps one). Each
  * worker publishes the block it works on in pf_at; PF_CLAIMING while it
- * takes one, so that a block is never taken unseen. */
+ * takes one, so that a block is never taken unseen.
+ *
+ * The workers stay at most pf_ahead bytes ahead of the copy's front (the
+ * last reached), where it is set: memory zeroed just before the copy writes
+ * it may still be in the cache, where the copy's stores find it; zeroed far
+ * ahead, it goes to DRAM and comes back for each store (a device-to-host
+ * copy also streams the DMA and the staging ring through the same DRAM). */
 #define PREFAULT_BLOCK ((size_t)2 << 20)
 #define PF_IDLE SIZE_MAX
 #define PF_CLAIMING ((size_t)0)
@@ -309,17 +315,22 @@ static pthread_mutex_t pf_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t pf_start = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t pf_done = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t pf_progress = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t pf_advance = PTHREAD_COND_INITIALIZER;
 static pthread_mutex_t pf_busy = PTHREAD_MUTEX_INITIALIZER;
 static int pf_started;   /* workers running */
 static int pf_want = -1; /* workers asked for; -1: the default */
 static int pf_taking;    /* of them, those taking part in the current job */
+static size_t pf_ahead_setting = PG_HOST_PREFAULT_AHEAD;
+static size_t pf_ahead; /* the current job's; 0: no bound */
 static unsigned long pf_generation;
 static int pf_pending;
 static char *pf_base;
 static size_t pf_n;
 static atomic_size_t pf_next;
 static atomic_int pf_stop;
-static atomic_int pf_waiting; /* the copy waits for pf_progress */
+static atomic_int pf_waiting;  /* the copy waits for pf_progress */
+static atomic_int pf_sleeping; /* workers wait for pf_advance */
+static atomic_size_t pf_front; /* the copy's: it writes below this */
 static atomic_size_t pf_at[MAX_WORKERS];
 static atomic_int populate_works = 1;
 
@@ -371,6 +382,26 @@ publish(int id, size_t at)
     }
 }
 
+/* Too far ahead of the copy to take another block now. */
+static int
+too_far_ahead(size_t ahead)
+{
+    return ahead > 0 && atomic_load(&pf_next) >= atomic_load(&pf_front) + ahead &&
+           !atomic_load(&pf_stop);
+}
+
+static void
+wait_for_the_copy(size_t ahead)
+{
+    pthread_mutex_lock(&pf_lock);
+    atomic_fetch_add(&pf_sleeping, 1);
+    while (too_far_ahead(ahead)) {
+        pthread_cond_wait(&pf_advance, &pf_lock);
+    }
+    atomic_fetch_sub(&pf_sleeping, 1);
+    pthread_mutex_unlock(&pf_lock);
+}
+
 static void *
 prefault_main(void *arg)
 {
@@ -378,7 +409,7 @@ prefault_main(void *arg)
     unsigned long seen = 0;
     for (;;) {
         char *base;
-        size_t n, k;
+        size_t n, k, ahead;
         pthread_mutex_lock(&pf_lock);
         while (pf_generation == seen || id >= pf_taking) {
             seen = pf_generation; /* a job without us */
@@ -387,8 +418,13 @@ prefault_main(void *arg)
         seen = pf_generation;
         base = pf_base;
         n = pf_n;
+        ahead = pf_ahead;
         pthread_mutex_unlock(&pf_lock);
         while (!atomic_load_explicit(&pf_stop, memory_order_relaxed)) {
+            if (too_far_ahead(ahead)) {
+                wait_for_the_copy(ahead);
+                continue;
+            }
             publish(id, PF_CLAIMING);
             k = atomic_fetch_add(&pf_next, PREFAULT_BLOCK);
             if (k >= n) {
@@ -396,6 +432,7 @@ prefault_main(void *arg)
             }
             publish(id, k);
             populate(base + k, n - k < PREFAULT_BLOCK ? n - k : PREFAULT_BLOCK);
+            publish(id, PF_IDLE);
         }
         publish(id, PF_IDLE);
         pthread_mutex_lock(&pf_lock);
@@ -425,6 +462,24 @@ pg_host_set_prefault_threads(int n)
     pthread_mutex_unlock(&pf_busy);
 }
 
+size_t
+pg_host_prefault_ahead(void)
+{
+    size_t n;
+    pthread_mutex_lock(&pf_busy);
+    n = pf_ahead_setting;
+    pthread_mutex_unlock(&pf_busy);
+    return n;
+}
+
+void
+pg_host_set_prefault_ahead(size_t n)
+{
+    pthread_mutex_lock(&pf_busy);
+    pf_ahead_setting = n;
+    pthread_mutex_unlock(&pf_busy);
+}
+
 int
 pg_host_prefault_begin(void *p, size_t n)
 {
@@ -450,7 +505,9 @@ pg_host_prefault_begin(void *p, size_t n)
     }
     pf_base = p;
     pf_n = mapped_length(n);
+    pf_ahead = pf_ahead_setting;
     atomic_store(&pf_next, 0);
+    atomic_store(&pf_front, 0);
     atomic_store(&pf_stop, 0);
     pf_pending = pf_taking;
     pf_generation++;
@@ -477,7 +534,11 @@ pg_host_prefault_reached(size_t upto)
     upto = (upto + PREFAULT_BLOCK - 1) / PREFAULT_BLOCK * PREFAULT_BLOCK;
     while (front < upto && !atomic_compare_exchange_weak(&pf_next, &front, upto)) {
     }
+    atomic_store(&pf_front, upto);
     pthread_mutex_lock(&pf_lock);
+    if (atomic_load(&pf_sleeping) > 0) {
+        pthread_cond_broadcast(&pf_advance); /* the workers may go on */
+    }
     atomic_fetch_add(&pf_waiting, 1);
     while (in_flight_below(upto)) {
         pthread_cond_wait(&pf_progress, &pf_lock);
@@ -491,6 +552,7 @@ pg_host_prefault_end(void)
 {
     atomic_store(&pf_stop, 1);
     pthread_mutex_lock(&pf_lock);
+    pthread_cond_broadcast(&pf_advance);
     while (pf_pending > 0) {
         pthread_cond_wait(&pf_done, &pf_lock);
     }
@@ -516,7 +578,9 @@ pg_host_memcpy_after_fork(void)
     pthread_cond_init(&pf_start, NULL);
     pthread_cond_init(&pf_done, NULL);
     pthread_cond_init(&pf_progress, NULL);
+    pthread_cond_init(&pf_advance, NULL);
     atomic_store(&pf_waiting, 0);
+    atomic_store(&pf_sleeping, 0);
     pf_started = 0;
     pf_taking = 0;
     pf_generation = 0;

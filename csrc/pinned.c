@@ -93,16 +93,18 @@ mod_host_arrays(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *
 {
     static const pg_signature sig = {"_host_arrays",
                                      0,
-                                     2,
+                                     3,
                                      {{"min_bytes", pg_conv_object_or_none},
-                                      {"prefault_threads", pg_conv_object_or_none}}};
+                                      {"prefault_threads", pg_conv_object_or_none},
+                                      {"prefault_ahead", pg_conv_object_or_none}}};
     pg_state *st = pg_state_of_module(m);
-    PyObject *min_bytes = NULL, *threads = NULL;
-    Py_ssize_t mb = 0, nt = 0;
+    PyObject *min_bytes = NULL, *threads = NULL, *ahead = NULL;
+    Py_ssize_t mb = 0, nt = 0, na = 0;
     size_t count, bytes;
-    if (pg_parse(st, &sig, args, nargs, kwnames, &min_bytes, &threads) < 0 ||
+    if (pg_parse(st, &sig, args, nargs, kwnames, &min_bytes, &threads, &ahead) < 0 ||
         setting(min_bytes, "min_bytes", 1, &mb) < 0 ||
-        setting(threads, "prefault_threads", -1, &nt) < 0) {
+        setting(threads, "prefault_threads", -1, &nt) < 0 ||
+        setting(ahead, "prefault_ahead", 0, &na) < 0) {
         return NULL;
     }
     if (min_bytes != NULL) {
@@ -111,11 +113,15 @@ mod_host_arrays(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *
     if (threads != NULL) {
         pg_host_set_prefault_threads(nt > 1024 ? 1024 : (int)nt);
     }
+    if (ahead != NULL) {
+        pg_host_set_prefault_ahead((size_t)na);
+    }
     pg_host_mapped(&count, &bytes);
-    return Py_BuildValue("{snsnsnsisn}", "mapped", (Py_ssize_t)count, "mapped_bytes",
+    return Py_BuildValue("{snsnsnsisnsn}", "mapped", (Py_ssize_t)count, "mapped_bytes",
                          (Py_ssize_t)bytes, "min_bytes", (Py_ssize_t)pg_host_map_min(),
-                         "prefault_threads", pg_host_prefault_threads(), "huge_page",
-                         (Py_ssize_t)pg_host_huge_page_size());
+                         "prefault_threads", pg_host_prefault_threads(),
+                         "prefault_ahead", (Py_ssize_t)pg_host_prefault_ahead(),
+                         "huge_page", (Py_ssize_t)pg_host_huge_page_size());
 }
 
 PyMethodDef pg_pinned_functions[] = {
@@ -128,11 +134,12 @@ PyMethodDef pg_pinned_functions[] = {
      "is_pinned(arr)\n--\n\nTrue if the array's memory is page-locked."},
     {"_host_arrays", (PyCFunction)(void (*)(void))mod_host_arrays,
      METH_FASTCALL | METH_KEYWORDS,
-     "_host_arrays(min_bytes=None, prefault_threads=None)\n--\n\n"
+     "_host_arrays(min_bytes=None, prefault_threads=None, prefault_ahead=None)\n--\n\n"
      "For tests and tuning: the memory pygpu maps for large new host arrays "
      "(copy_to_host() without out=). Sets what is given (min_bytes: arrays of at "
      "least this many bytes take it; prefault_threads: workers that fault its pages "
-     "in during the copy, -1 for the default) and returns the settings and the live "
-     "mappings (mapped, mapped_bytes)."},
+     "in during the copy, -1 for the default; prefault_ahead: how many bytes ahead "
+     "of the copy they may go, 0 for no bound) and returns the settings and the "
+     "live mappings (mapped, mapped_bytes)."},
     {NULL},
 };

@@ -452,6 +452,12 @@ void pg_host_prefault_reached(size_t upto);
 void pg_host_prefault_end(void);
 int pg_host_prefault_threads(void);
 void pg_host_set_prefault_threads(int n);
+/* The workers keep at most this many bytes ahead of the copy's last reached
+ * (0: no bound), so that memory zeroed for the copy can still be in the
+ * cache when the copy writes it. */
+#define PG_HOST_PREFAULT_AHEAD ((size_t)32 << 20)
+size_t pg_host_prefault_ahead(void);
+void pg_host_set_prefault_ahead(size_t n);
 
 /* pool.c: the caching allocator all device arrays use. A block freed on a
  * stream is handed out again at once on that stream (stream order makes that

@@ -30,10 +30,11 @@ def mapped():
 
 
 @pytest.fixture
-def prefault_threads():
-    """Restores the default number of prefault workers after the test."""
+def prefault_settings():
+    """Restores the prefault settings after the test."""
+    ahead = _core._host_arrays()["prefault_ahead"]
     yield
-    _core._host_arrays(prefault_threads=-1)
+    _core._host_arrays(prefault_threads=-1, prefault_ahead=ahead)
 
 
 def is_ours(h):
@@ -127,10 +128,13 @@ def test_the_new_array_is_aligned_and_writeable(rng):
     np.testing.assert_array_equal(h, expected)
 
 
+@pytest.mark.parametrize("ahead", [0, 1, 3 * HUGE, 32 << 20])
 @pytest.mark.parametrize("threads", [0, 1, 3])
-def test_with_any_number_of_prefault_workers(rng, prefault_threads, threads):
-    assert _core._host_arrays(prefault_threads=threads)["prefault_threads"] == threads
-    x = random_array(rng, (3, MIN // 8 + 5), np.float64)
+def test_with_any_number_of_prefault_workers_any_way_ahead(rng, prefault_settings, threads,
+                                                          ahead):
+    s = _core._host_arrays(prefault_threads=threads, prefault_ahead=ahead)
+    assert s["prefault_threads"] == threads and s["prefault_ahead"] == ahead
+    x = random_array(rng, (3, MIN // 8 + 5 + (5 << 20) // 24), np.float64)  # 3 pieces
     d = cuda.to_device(x)
     for _ in range(3):
         np.testing.assert_array_equal(d.copy_to_host(), x)
@@ -141,6 +145,8 @@ def test_bad_settings_are_refused():
         _core._host_arrays(min_bytes=0)
     with pytest.raises(ValueError, match="prefault_threads must be >= -1"):
         _core._host_arrays(prefault_threads=-2)
+    with pytest.raises(ValueError, match="prefault_ahead must be >= 0"):
+        _core._host_arrays(prefault_ahead=-1)
     with pytest.raises(TypeError):
         _core._host_arrays(min_bytes="big")
 

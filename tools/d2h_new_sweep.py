@@ -67,12 +67,17 @@ def main():
         ("h2d pageable (to_device)", gbs(wall(lambda: cuda.to_device(host), reps))),
         ("h2d pinned", gbs(wall(lambda: d.copy_to_device(pinned), reps))),
     ]
-    for threads in (-1, 0, 1, 2, 4, 8, 12, 16):
-        _core._host_arrays(prefault_threads=threads)
-        used = _core._host_arrays()["prefault_threads"]
-        label = f"d2h new array, {used} prefault threads" + (" (default)" if threads < 0 else "")
+    mib = 1 << 20
+    for threads, ahead in ((-1, settings["prefault_ahead"]), (0, 0), (1, 32 * mib),
+                           (2, 32 * mib), (4, 32 * mib), (8, 32 * mib), (12, 32 * mib),
+                           (16, 32 * mib), (4, 0), (8, 0), (8, 16 * mib), (8, 64 * mib),
+                           (8, 128 * mib)):
+        s = _core._host_arrays(prefault_threads=threads, prefault_ahead=ahead)
+        label = (f"d2h new array, {s['prefault_threads']} prefault threads, ahead "
+                 + (f"{ahead // mib} MiB" if ahead else "unbounded")
+                 + (" (default)" if threads < 0 else ""))
         rows.append((label, gbs(wall(lambda: d.copy_to_host(), reps))))
-    _core._host_arrays(prefault_threads=-1)
+    _core._host_arrays(prefault_threads=-1, prefault_ahead=settings["prefault_ahead"])
     before = anon_huge_kib()
     h = d.copy_to_host()
     ok = np.array_equal(h[:: 4093], host[:: 4093]) and h[-1] == host[-1]
