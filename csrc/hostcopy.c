@@ -174,7 +174,14 @@ pg_host_memcpy(void *dst, const void *src, size_t n)
 
 static pthread_once_t sizes_once = PTHREAD_ONCE_INIT;
 static size_t page_size = 4096;
-static size_t huge_size = (size_t)2 << 20; /* the kernel's PMD size where it says */
+/* The kernel's huge page (its PMD size, where it says), which new arrays are
+ * aligned to and asked to be made of; 2 MiB on x86-64 and on arm64 with 4 KiB
+ * pages. Where it is larger (512 MiB on arm64 with 64 KiB pages), a fault
+ * would zero that much at once: no huge pages are asked for, and arrays are
+ * aligned to 2 MiB. */
+#define HUGE_MAX ((size_t)32 << 20)
+static size_t huge_size = (size_t)2 << 20;
+static int huge_advise = 1;
 static atomic_size_t map_min = PG_HOST_MAP_MIN;
 static atomic_size_t mapped_count, mapped_bytes;
 
@@ -195,12 +202,15 @@ init_sizes(void)
     }
     if (f != NULL) {
         if (fscanf(f, "%llu", &hs) == 1 && power_of_two((size_t)hs) &&
-            (size_t)hs > page_size && hs <= ((unsigned long long)1 << 30)) {
+            (size_t)hs > page_size && hs <= HUGE_MAX) {
             huge_size = (size_t)hs;
+        }
+        else if (hs > HUGE_MAX) {
+            huge_advise = 0;
         }
         fclose(f);
     }
-    if (huge_size <= page_size) {
+    if (huge_size < page_size) {
         huge_size = page_size;
     }
 }
@@ -264,7 +274,7 @@ pg_host_map(size_t n)
         (void)munmap(a + len, (size_t)(p + span - (a + len)));
     }
 #ifdef MADV_HUGEPAGE
-    if (align == huge_size) {
+    if (align == huge_size && huge_advise) {
         (void)madvise(a, len, MADV_HUGEPAGE); /* where THP is not "never" */
     }
 #endif
@@ -307,7 +317,7 @@ pg_host_unmap(void *p, size_t n)
  * it may still be in the cache, where the copy's stores find it; zeroed far
  * ahead, it goes to DRAM and comes back for each store (a device-to-host
  * copy also streams the DMA and the staging ring through the same DRAM). */
-#define PREFAULT_BLOCK ((size_t)2 << 20)
+#define PREFAULT_BLOCK ((size_t)2 << 20) /* or a huge page, where larger */
 #define PF_IDLE SIZE_MAX
 #define PF_CLAIMING ((size_t)0)
 
@@ -333,6 +343,12 @@ static atomic_int pf_sleeping; /* workers wait for pf_advance */
 static atomic_size_t pf_front; /* the copy's: it writes below this */
 static atomic_size_t pf_at[MAX_WORKERS];
 static atomic_int populate_works = 1;
+
+static size_t
+pf_block(void)
+{
+    return huge_size > PREFAULT_BLOCK ? huge_size : PREFAULT_BLOCK;
+}
 
 static int
 default_prefault_threads(void)
@@ -409,7 +425,7 @@ prefault_main(void *arg)
     unsigned long seen = 0;
     for (;;) {
         char *base;
-        size_t n, k, ahead;
+        size_t n, k, ahead, block = pf_block();
         pthread_mutex_lock(&pf_lock);
         while (pf_generation == seen || id >= pf_taking) {
             seen = pf_generation; /* a job without us */
@@ -426,12 +442,12 @@ prefault_main(void *arg)
                 continue;
             }
             publish(id, PF_CLAIMING);
-            k = atomic_fetch_add(&pf_next, PREFAULT_BLOCK);
+            k = atomic_fetch_add(&pf_next, block);
             if (k >= n) {
                 break;
             }
             publish(id, k);
-            populate(base + k, n - k < PREFAULT_BLOCK ? n - k : PREFAULT_BLOCK);
+            populate(base + k, n - k < block ? n - k : block);
             publish(id, PF_IDLE);
         }
         publish(id, PF_IDLE);
@@ -530,8 +546,8 @@ in_flight_below(size_t upto)
 void
 pg_host_prefault_reached(size_t upto)
 {
-    size_t front = atomic_load(&pf_next);
-    upto = (upto + PREFAULT_BLOCK - 1) / PREFAULT_BLOCK * PREFAULT_BLOCK;
+    size_t front = atomic_load(&pf_next), block = pf_block();
+    upto = (upto + block - 1) / block * block; /* the front stays on a block */
     while (front < upto && !atomic_compare_exchange_weak(&pf_next, &front, upto)) {
     }
     atomic_store(&pf_front, upto);
