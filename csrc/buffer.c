@@ -1,7 +1,8 @@
 /* pygpu._core.Buffer: the one owner of a piece of memory, as CuPy's
  * Memory/UnownedMemory and cuda.core's Buffer. An array and each of its views
  * hold one reference to the buffer; the memory goes back (to the pool, to
- * its foreign owner, or to the pinned allocator) when the last one goes.
+ * its foreign owner, to the pinned allocator, or to the system: the memory
+ * of a large new host array) when the last one goes.
  *
  * It is a Python object, not a bare C struct, so that the garbage collector
  * can follow array -> buffer -> foreign owner: an object that exports
@@ -92,6 +93,27 @@ pg_buffer_pinned(pg_state *st, size_t size)
 }
 
 pg_buffer *
+pg_buffer_host(pg_state *st, size_t size)
+{
+    void *ptr;
+    pg_buffer *b;
+    Py_BEGIN_ALLOW_THREADS
+        ptr = pg_host_map(size);
+    Py_END_ALLOW_THREADS
+    if (ptr == NULL) {
+        char text[32];
+        pg_format_bytes(text, sizeof(text), size);
+        PyErr_Format(PyExc_MemoryError, "Unable to allocate %s for a host array", text);
+        return NULL;
+    }
+    b = buffer_new(st, ptr, size, -1, PG_BUFFER_HOST);
+    if (b == NULL) {
+        pg_host_unmap(ptr, size);
+    }
+    return b;
+}
+
+pg_buffer *
 pg_buffer_foreign(pg_state *st, void *ptr, size_t size, int device, PyObject *owner)
 {
     pg_buffer *b = buffer_new(st, ptr, size, device, PG_BUFFER_FOREIGN);
@@ -125,6 +147,17 @@ release(pg_buffer *b)
     pg_stream stream = b->stream;
     uint64_t serial = b->serial;
     b->ptr = NULL;
+    if (ptr != NULL && b->kind == PG_BUFFER_HOST) {
+        /* plain host memory: freed whatever became of the device */
+        if (pg_is_finalizing()) {
+            pg_host_unmap(ptr, size);
+            return;
+        }
+        Py_BEGIN_ALLOW_THREADS
+            pg_host_unmap(ptr, size);
+        Py_END_ALLOW_THREADS
+        return;
+    }
     if (ptr == NULL || pg_is_finalizing() || pg_context_unusable()) {
         return;
     }
@@ -140,7 +173,8 @@ release(pg_buffer *b)
             s = PG_CALL(rt, host_free, (ptr));
         Py_END_ALLOW_THREADS
         break;
-    case PG_BUFFER_FOREIGN: break; /* its owner frees it */
+    case PG_BUFFER_FOREIGN: /* its owner frees it */
+    case PG_BUFFER_HOST: break;
     }
     pg_report_failed_free(Py_TYPE(b), s);
 }
@@ -180,7 +214,7 @@ Buffer_dealloc(PyObject *self)
 static PyObject *
 Buffer_repr(PyObject *self)
 {
-    static const char *const kinds[] = {"pooled", "foreign", "pinned"};
+    static const char *const kinds[] = {"pooled", "foreign", "pinned", "host"};
     pg_buffer *b = BUF(self);
     return PyUnicode_FromFormat("<pygpu buffer of %zu bytes at %p, %s, device %d>",
                                 b->size, (void *)b->ptr, kinds[b->kind], b->device);
@@ -221,7 +255,8 @@ static PyType_Slot Buffer_slots[] = {
     {Py_tp_getset, Buffer_getset},
     {Py_tp_members, Buffer_members},
     {Py_tp_doc, "Memory owned by pygpu (pooled device memory, pinned host "
-                "memory) or by another library; arrays and views share it."},
+                "memory, the memory of a large array copied to the host) or by "
+                "another library; arrays and views share it."},
     {0, NULL},
 };
 

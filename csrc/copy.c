@@ -277,10 +277,12 @@ copy_from_host(pg_state *st, pg_array *dst, PyArrayObject *src, const pg_stream_
 }
 
 /* src into the host array out (same shape and dtype, writeable), on stream
- * s. Without sync, a copy into page-locked memory may still run on return. */
+ * s. Without sync, a copy into page-locked memory may still run on return.
+ * fresh: out's memory is new from pg_host_map, to be faulted in ahead of the
+ * copy (pg_copy_d2h_new). */
 static int
 copy_to_host(pg_state *st, pg_array *src, PyArrayObject *out, const pg_stream_ref *s,
-             int sync)
+             int sync, int fresh)
 {
     pg_array *dense = NULL;
     PyArrayObject *tmp = NULL;
@@ -301,8 +303,8 @@ copy_to_host(pg_state *st, pg_array *src, PyArrayObject *out, const pg_stream_re
     }
     if (pg_same_dense_layout(src->nd, src->shape, src->strides, src->flags,
                              PyArray_STRIDES(out), PyArray_FLAGS(out) & PG_CONTIG)) {
-        rc = d2h(st, pg_array_device(src), PyArray_DATA(out), src->data, nbytes, s,
-                 sync);
+        rc = host_copy(st, fresh ? pg_copy_d2h_new : pg_copy_d2h, pg_array_device(src),
+                       PyArray_DATA(out), src->data, nbytes, s, sync);
         goto done;
     }
     Py_INCREF(src->descr);
@@ -325,7 +327,7 @@ int
 pg_array_to_host(pg_state *st, pg_array *src, PyArrayObject *out,
                  const pg_stream_ref *s, int sync)
 {
-    return copy_to_host(st, src, out, s, sync);
+    return copy_to_host(st, src, out, s, sync, 0);
 }
 
 /* A host ndarray from obj in the native byte order, checked for dtype. */
@@ -467,18 +469,48 @@ pg_array_copy_on(pg_state *st, pg_array *a, int device, int fortran,
     return (PyObject *)c;
 }
 
+/* A new host array with a's contents, in a's order (C for a strided a). A
+ * large one is in memory pygpu maps for it (hostcopy.c), owned by a Buffer
+ * of kind PG_BUFFER_HOST, the array's base, and its pages are faulted in by
+ * worker threads while the copy fills it; a small one is NumPy's. */
 PyObject *
 pg_array_to_new_host(pg_state *st, pg_array *a, const pg_stream_ref *s)
 {
     PyArrayObject *out = NULL;
+    pg_buffer *mem;
     int fortran =
         (a->flags & NPY_ARRAY_F_CONTIGUOUS) && !(a->flags & NPY_ARRAY_C_CONTIGUOUS);
-    Py_INCREF(a->descr);
-    out = (PyArrayObject *)PyArray_Empty(a->nd, a->shape, a->descr, fortran);
-    if (out == NULL) {
-        return NULL;
+    size_t nbytes = (size_t)pg_array_size(a) * PyDataType_ELSIZE(a->descr);
+    int fresh = nbytes > 0 && nbytes >= pg_host_map_min();
+    if (fresh) {
+        mem = pg_buffer_host(st, nbytes);
+        if (mem == NULL) {
+            return NULL;
+        }
+        Py_INCREF(a->descr);
+        out = (PyArrayObject *)PyArray_NewFromDescr(
+            &PyArray_Type, a->descr, a->nd, a->shape, NULL, mem->ptr,
+            NPY_ARRAY_WRITEABLE |
+                (fortran ? NPY_ARRAY_F_CONTIGUOUS : NPY_ARRAY_C_CONTIGUOUS),
+            NULL);
+        if (out == NULL) {
+            Py_DECREF(mem);
+            return NULL;
+        }
+        /* the array owns the buffer now, or it was released */
+        if (PyArray_SetBaseObject(out, (PyObject *)mem) < 0) {
+            Py_DECREF(out);
+            return NULL;
+        }
     }
-    if (copy_to_host(st, a, out, s, 1) < 0) { /* a new, pageable array */
+    else {
+        Py_INCREF(a->descr);
+        out = (PyArrayObject *)PyArray_Empty(a->nd, a->shape, a->descr, fortran);
+        if (out == NULL) {
+            return NULL;
+        }
+    }
+    if (copy_to_host(st, a, out, s, 1, fresh) < 0) { /* a new, pageable array */
         Py_DECREF(out);
         return NULL;
     }

@@ -1,5 +1,7 @@
-/* Page-locked host memory: cuda.pinned_array() and cuda.is_pinned(). The
- * memory's owner is a Buffer of kind PG_BUFFER_PINNED, the numpy array's base. */
+/* Host memory: cuda.pinned_array() and cuda.is_pinned(), and the settings
+ * and counts of the memory of large new host arrays (hostcopy.c), for tests
+ * and tuning. A pinned array's memory is owned by a Buffer of kind
+ * PG_BUFFER_PINNED, the numpy array's base. */
 #include "pygpu.h"
 
 static PyObject *
@@ -40,8 +42,10 @@ mod_pinned_array(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
                              NPY_ARRAY_WRITEABLE | (fortran ? NPY_ARRAY_F_CONTIGUOUS
                                                             : NPY_ARRAY_C_CONTIGUOUS),
                              NULL);
-    if (res != NULL &&
-        PyArray_SetBaseObject((PyArrayObject *)res, (PyObject *)mem) < 0) {
+    if (res == NULL) {
+        goto done;
+    }
+    if (PyArray_SetBaseObject((PyArrayObject *)res, (PyObject *)mem) < 0) {
         Py_CLEAR(res);
     }
     mem = NULL; /* the array owns it now, or it was released */
@@ -64,6 +68,62 @@ mod_is_pinned(PyObject *Py_UNUSED(m), PyObject *arr)
                            rt->is_pinned(PyArray_DATA((PyArrayObject *)arr)));
 }
 
+/* *out: a whole number >= lo from obj (unchanged when obj is NULL); 0 or -1. */
+static int
+setting(PyObject *obj, const char *name, Py_ssize_t lo, Py_ssize_t *out)
+{
+    Py_ssize_t v;
+    if (obj == NULL) {
+        return 0;
+    }
+    v = PyNumber_AsSsize_t(obj, PyExc_OverflowError);
+    if (v == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    if (v < lo) {
+        PyErr_Format(PyExc_ValueError, "%s must be >= %zd, not %zd", name, lo, v);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static PyObject *
+mod_host_arrays(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const pg_signature sig = {"_host_arrays",
+                                     0,
+                                     3,
+                                     {{"min_bytes", pg_conv_object_or_none},
+                                      {"prefault_threads", pg_conv_object_or_none},
+                                      {"prefault_ahead", pg_conv_object_or_none}}};
+    pg_state *st = pg_state_of_module(m);
+    PyObject *min_bytes = NULL, *threads = NULL, *ahead = NULL;
+    Py_ssize_t mb = 0, nt = 0, na = 0;
+    size_t count, bytes;
+    if (pg_parse(st, &sig, args, nargs, kwnames, &min_bytes, &threads, &ahead) < 0 ||
+        setting(min_bytes, "min_bytes", 1, &mb) < 0 ||
+        setting(threads, "prefault_threads", -1, &nt) < 0 ||
+        setting(ahead, "prefault_ahead", 0, &na) < 0) {
+        return NULL;
+    }
+    if (min_bytes != NULL) {
+        pg_host_set_map_min((size_t)mb);
+    }
+    if (threads != NULL) {
+        pg_host_set_prefault_threads(nt > 1024 ? 1024 : (int)nt);
+    }
+    if (ahead != NULL) {
+        pg_host_set_prefault_ahead((size_t)na);
+    }
+    pg_host_mapped(&count, &bytes);
+    return Py_BuildValue("{snsnsnsisnsn}", "mapped", (Py_ssize_t)count, "mapped_bytes",
+                         (Py_ssize_t)bytes, "min_bytes", (Py_ssize_t)pg_host_map_min(),
+                         "prefault_threads", pg_host_prefault_threads(),
+                         "prefault_ahead", (Py_ssize_t)pg_host_prefault_ahead(),
+                         "huge_page", (Py_ssize_t)pg_host_huge_page_size());
+}
+
 PyMethodDef pg_pinned_functions[] = {
     {"pinned_array", (PyCFunction)(void (*)(void))mod_pinned_array,
      METH_FASTCALL | METH_KEYWORDS,
@@ -72,5 +132,14 @@ PyMethodDef pg_pinned_functions[] = {
      "Copies to and from it can run asynchronously on a stream."},
     {"is_pinned", mod_is_pinned, METH_O,
      "is_pinned(arr)\n--\n\nTrue if the array's memory is page-locked."},
+    {"_host_arrays", (PyCFunction)(void (*)(void))mod_host_arrays,
+     METH_FASTCALL | METH_KEYWORDS,
+     "_host_arrays(min_bytes=None, prefault_threads=None, prefault_ahead=None)\n--\n\n"
+     "For tests and tuning: the memory pygpu maps for large new host arrays "
+     "(copy_to_host() without out=). Sets what is given (min_bytes: arrays of at "
+     "least this many bytes take it; prefault_threads: workers that fault its pages "
+     "in during the copy, -1 for the default; prefault_ahead: how many bytes ahead "
+     "of the copy they may go, 0 for no bound) and returns the settings and the "
+     "live mappings (mapped, mapped_bytes)."},
     {NULL},
 };

@@ -319,6 +319,7 @@ typedef enum {
     PG_BUFFER_POOLED,  /* device memory from pygpu's pool; back to it on release */
     PG_BUFFER_FOREIGN, /* device memory another library owns, through `owner` */
     PG_BUFFER_PINNED,  /* page-locked host memory (cuda.pinned_array) */
+    PG_BUFFER_HOST,    /* pageable host memory pygpu mapped for a new host array */
 } pg_buffer_kind;
 
 /* A reference-counted piece of memory (a small GC'd Python object, so that
@@ -347,6 +348,9 @@ pg_buffer *pg_buffer_alloc(pg_state *st, size_t size, int device, int device_is_
                            const pg_stream_ref *s);
 /* size bytes of page-locked host memory (at least 1 byte is allocated). */
 pg_buffer *pg_buffer_pinned(pg_state *st, size_t size);
+/* size (> 0) bytes of pageable host memory for a new host array, from
+ * hostcopy.c's pg_host_map (unmapped on release); raises MemoryError. */
+pg_buffer *pg_buffer_host(pg_state *st, size_t size);
 /* Device memory at ptr that `owner` keeps alive. */
 pg_buffer *pg_buffer_foreign(pg_state *st, void *ptr, size_t size, int device,
                              PyObject *owner);

@@ -550,7 +550,42 @@ const char *pg_error_string(pg_err err);
 /* hostcopy.c: memcpy for large host-side copies, spread over worker threads.
  * The workers do not survive fork(): the child calls _after_fork. */
 void pg_host_memcpy(void *dst, const void *src, size_t n);
-void pg_host_memcpy_after_fork(void);
+void pg_host_memcpy_after_fork(void); /* both pools of workers */
+
+/* hostcopy.c: memory for large new host arrays (copy_to_host() without out=):
+ * mapped by pygpu, aligned for huge pages, freed by pg_host_unmap (a Buffer
+ * of kind PG_BUFFER_HOST does it). pg_host_map gives NULL, with errno, when
+ * the system has no memory for it. Arrays of at least pg_host_map_min()
+ * bytes take it; smaller ones come from NumPy. pg_host_mapped counts the
+ * live mappings (for tests). */
+#define PG_HOST_MAP_MIN ((size_t)4 << 20)
+void *pg_host_map(size_t n);
+void pg_host_unmap(void *p, size_t n);
+size_t pg_host_map_min(void);
+void pg_host_set_map_min(size_t n);
+void pg_host_mapped(size_t *count, size_t *bytes);
+size_t pg_host_huge_page_size(void);
+/* Between begin and end, worker threads fault in the pages of [p, p + n)
+ * (memory from pg_host_map), from the front, without changing a byte, while
+ * the caller copies into it. begin returns 1 if they started; 0 where no
+ * worker is free (another copy's, or none wanted), and then neither reached
+ * nor end may be called. The caller calls reached(upto) before it writes
+ * below p + upto: the workers leave what they have not begun there to the
+ * caller, and it returns once none of them is still at work there. end
+ * returns once no worker touches the memory any more. The number of
+ * workers: half the cores, at most 8, none on one core, unless set (-1: the
+ * default again). */
+int pg_host_prefault_begin(void *p, size_t n);
+void pg_host_prefault_reached(size_t upto);
+void pg_host_prefault_end(void);
+int pg_host_prefault_threads(void);
+void pg_host_set_prefault_threads(int n);
+/* The workers keep at most this many bytes ahead of the copy's last reached
+ * (0: no bound), so that memory zeroed for the copy can still be in the
+ * cache when the copy writes it. */
+#define PG_HOST_PREFAULT_AHEAD ((size_t)32 << 20)
+size_t pg_host_prefault_ahead(void);
+void pg_host_set_prefault_ahead(size_t n);
 
 /* pool.c: the caching allocator all device arrays use. A block freed on a
  * stream is handed out again at once on that stream (stream order makes that
@@ -592,6 +627,11 @@ int pg_peer_enabled(int a, int b);
  * `stream`. Call with the GIL released. */
 pg_err pg_copy_h2d(void *dst, const void *src, size_t n, pg_stream stream, int sync);
 pg_err pg_copy_d2h(void *dst, const void *src, size_t n, pg_stream stream, int sync);
+/* pg_copy_d2h into memory fresh from pg_host_map, whose pages worker threads
+ * fault in ahead of the copy; returns once the copy is complete (sync is
+ * ignored: the memory is pageable). */
+pg_err pg_copy_d2h_new(void *dst, const void *src, size_t n, pg_stream stream,
+                       int sync);
 
 #ifdef __cplusplus
 }

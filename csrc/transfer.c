@@ -7,7 +7,12 @@
  * next buffer. Page-locked memory (cuda.pinned_array) is copied directly, and
  * asynchronously when the caller allows. Small copies, and every copy on a
  * backend that does not gain from staging (no PG_CAP_STAGES_PAGEABLE), go
- * straight to the backend. */
+ * straight to the backend.
+ *
+ * A copy into a new host array (pg_copy_d2h_new) is the same copy, into
+ * memory that hostcopy.c mapped for it; its pages are faulted in by other
+ * threads while the copy runs, so that the copy's own threads find them
+ * present instead of taking a fault (and the zeroing of a page) on each. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <pthread.h>
@@ -107,9 +112,11 @@ staged_h2d(const pg_backend *rt, stage_ring *r, char *dst, const char *src, size
     return err != PG_SUCCESS ? err : sync;
 }
 
+/* prefaulting: dst is memory whose pages hostcopy.c's workers fault in (see
+ * pg_copy_d2h_new); each piece of it is written once they are done there. */
 static pg_err
 staged_d2h(const pg_backend *rt, stage_ring *r, char *dst, const char *src, size_t n,
-           pg_stream stream)
+           pg_stream stream, int prefaulting)
 {
     pg_err err = PG_SUCCESS;
     size_t chunks = (n + STAGE_CHUNK - 1) / STAGE_CHUNK, queued = 0;
@@ -131,6 +138,9 @@ staged_d2h(const pg_backend *rt, stage_ring *r, char *dst, const char *src, size
             err = rt->event_synchronize(r->done[k]);
         }
         if (err == PG_SUCCESS) {
+            if (prefaulting) {
+                pg_host_prefault_reached(off + len);
+            }
             pg_host_memcpy(dst + off, r->buf[k], len);
         }
     }
@@ -140,8 +150,30 @@ staged_d2h(const pg_backend *rt, stage_ring *r, char *dst, const char *src, size
     return err;
 }
 
+/* Straight to the backend: one call, or, into memory being prefaulted, one
+ * per STAGE_CHUNK piece, each once the workers are done there. */
 static pg_err
-copy(void *dst, const void *src, size_t n, int kind, pg_stream stream, int sync)
+direct(const pg_backend *rt, char *dst, const char *src, size_t n, int kind,
+       pg_stream stream, int sync, int prefaulting)
+{
+    pg_err err = PG_SUCCESS;
+    size_t piece = prefaulting ? STAGE_CHUNK : n;
+    for (size_t off = 0; off < n && err == PG_SUCCESS; off += piece) {
+        size_t len = min_size(piece, n - off);
+        if (prefaulting) {
+            pg_host_prefault_reached(off + len);
+        }
+        err = rt->memcpy_async(dst + off, src + off, len, kind, stream);
+    }
+    if (err == PG_SUCCESS && sync) {
+        err = rt->stream_synchronize(stream);
+    }
+    return err;
+}
+
+static pg_err
+copy(void *dst, const void *src, size_t n, int kind, pg_stream stream, int sync,
+     int prefaulting)
 {
     const pg_backend *rt = pg_rt();
     const void *host = kind == PG_MEMCPY_H2D ? src : dst;
@@ -151,19 +183,14 @@ copy(void *dst, const void *src, size_t n, int kind, pg_stream stream, int sync)
         return PG_SUCCESS;
     }
     if (n < STAGE_MIN || !(rt->caps & PG_CAP_STAGES_PAGEABLE) || rt->is_pinned(host)) {
-        err = rt->memcpy_async(dst, src, n, kind, stream);
-        if (err == PG_SUCCESS && sync) {
-            err = rt->stream_synchronize(stream);
-        }
-        return err;
+        return direct(rt, dst, src, n, kind, stream, sync, prefaulting);
     }
     r = ring_acquire(rt);
     if (r == NULL) {
-        err = rt->memcpy_async(dst, src, n, kind, stream);
-        return err == PG_SUCCESS ? rt->stream_synchronize(stream) : err;
+        return direct(rt, dst, src, n, kind, stream, 1, prefaulting);
     }
     err = kind == PG_MEMCPY_H2D ? staged_h2d(rt, r, dst, src, n, stream)
-                                : staged_d2h(rt, r, dst, src, n, stream);
+                                : staged_d2h(rt, r, dst, src, n, stream, prefaulting);
     ring_release(r);
     return err;
 }
@@ -171,11 +198,23 @@ copy(void *dst, const void *src, size_t n, int kind, pg_stream stream, int sync)
 pg_err
 pg_copy_h2d(void *dst, const void *src, size_t n, pg_stream stream, int sync)
 {
-    return copy(dst, src, n, PG_MEMCPY_H2D, stream, sync);
+    return copy(dst, src, n, PG_MEMCPY_H2D, stream, sync, 0);
 }
 
 pg_err
 pg_copy_d2h(void *dst, const void *src, size_t n, pg_stream stream, int sync)
 {
-    return copy(dst, src, n, PG_MEMCPY_D2H, stream, sync);
+    return copy(dst, src, n, PG_MEMCPY_D2H, stream, sync, 0);
+}
+
+pg_err
+pg_copy_d2h_new(void *dst, const void *src, size_t n, pg_stream stream, int sync)
+{
+    int prefaulting = pg_host_prefault_begin(dst, n);
+    pg_err err = copy(dst, src, n, PG_MEMCPY_D2H, stream, 1, prefaulting);
+    (void)sync;
+    if (prefaulting) {
+        pg_host_prefault_end();
+    }
+    return err;
 }

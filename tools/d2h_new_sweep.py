@@ -1,0 +1,108 @@
+"""Device to host into a new array (issue 14, item 4), on a GPU: pygpu's own
+memory (huge-page aligned, prefaulted by worker threads during the copy) at
+several worker counts, against NumPy's memory (the path before), copies into
+already-touched and into pinned memory, and host to device pageable (which
+must stay >= 0.85x pinned). Every figure is a wall-clock median, as in
+benchmarks/.
+
+    python tools/d2h_new_sweep.py [GiB, default 1] [repeats, default 7]
+"""
+
+import os
+import platform
+import statistics
+import sys
+import time
+
+import numpy as np
+
+from pygpu import _core, cuda
+
+
+def wall(fn, reps):
+    fn()
+    cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        cuda.synchronize()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def read(path):
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return "absent"
+
+
+def anon_huge_kib():
+    for line in read("/proc/self/smaps_rollup").splitlines():
+        if line.startswith("AnonHugePages:"):
+            return int(line.split()[1])
+    return -1
+
+
+def main():
+    n = int(float(sys.argv[1]) * 2**30) if len(sys.argv) > 1 else 2**30
+    reps = int(sys.argv[2]) if len(sys.argv) > 2 else 7
+    thp = "/sys/kernel/mm/transparent_hugepage/"
+    print(f"{platform.release()}, {os.cpu_count()} cpus, {cuda.get_current_device().name}")
+    print(f"THP enabled: {read(thp + 'enabled')}; defrag: {read(thp + 'defrag')}")
+    settings = _core._host_arrays()
+    print(f"settings: {settings}")
+    host = np.random.default_rng(0).integers(0, 255, n, dtype=np.uint8)
+    d = cuda.to_device(host)
+    gbs = lambda s: n / s / 1e9  # noqa: E731
+    pinned = cuda.pinned_array(n, np.uint8)
+    touched = np.ones(n, np.uint8)
+    into_touched = gbs(wall(lambda: d.copy_to_host(out=touched), reps))
+    touched = None
+    rows = [
+        ("d2h pinned (out=pinned)", gbs(wall(lambda: d.copy_to_host(out=pinned), reps))),
+        ("d2h into touched pageable (out=)", into_touched),
+        ("h2d pageable (to_device)", gbs(wall(lambda: cuda.to_device(host), reps))),
+        ("h2d pinned", gbs(wall(lambda: d.copy_to_device(pinned), reps))),
+    ]
+    mib = 1 << 20
+    for threads, ahead in ((-1, settings["prefault_ahead"]), (0, 0), (1, 32 * mib),
+                           (2, 32 * mib), (4, 32 * mib), (8, 32 * mib), (12, 32 * mib),
+                           (16, 32 * mib), (4, 0), (8, 0), (8, 16 * mib), (8, 64 * mib),
+                           (8, 128 * mib)):
+        s = _core._host_arrays(prefault_threads=threads, prefault_ahead=ahead)
+        label = (f"d2h new array, {s['prefault_threads']} prefault threads, ahead "
+                 + (f"{ahead // mib} MiB" if ahead else "unbounded")
+                 + (" (default)" if threads < 0 else ""))
+        rows.append((label, gbs(wall(lambda: d.copy_to_host(), reps))))
+    _core._host_arrays(prefault_threads=-1, prefault_ahead=settings["prefault_ahead"])
+    before = anon_huge_kib()
+    h = d.copy_to_host()
+    ok = np.array_equal(h[:: 4093], host[:: 4093]) and h[-1] == host[-1]
+    huge = anon_huge_kib() - before
+    t0 = time.perf_counter()
+    del h
+    freed_ms = (time.perf_counter() - t0) * 1e3
+    _core._host_arrays(min_bytes=1 << 62)  # NumPy's memory: the path before
+    before_gbs = gbs(wall(lambda: d.copy_to_host(), reps))
+    rows.append(("d2h new array, NumPy's memory (before)", before_gbs))
+    h = d.copy_to_host()
+    t0 = time.perf_counter()
+    del h
+    numpy_freed_ms = (time.perf_counter() - t0) * 1e3
+    _core._host_arrays(min_bytes=settings["min_bytes"])
+    width = max(len(r[0]) for r in rows)
+    for name, v in rows:
+        print(f"{name:<{width}}  {v:8.2f} GB/s")
+    pin_out, pin_in = rows[0][1], rows[3][1]
+    new = rows[4][1]
+    print(f"new array (default) / pinned: {new / pin_out:.2f}x (target >= 0.5x)")
+    print(f"h2d pageable / pinned: {rows[2][1] / pin_in:.2f}x (target >= 0.85x)")
+    print(f"result correct: {ok}; AnonHugePages of the new array: {huge // 1024} MiB; "
+          f"freeing it: {freed_ms:.1f} ms (NumPy's: {numpy_freed_ms:.1f} ms)")
+
+
+if __name__ == "__main__":
+    main()
