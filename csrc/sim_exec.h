@@ -44,6 +44,8 @@
 #endif
 
 #include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -145,6 +147,7 @@ struct block_state {
     uint16_t *warp_syncs; /* per warp */
     unsigned int *order;  /* the threads in the order a pass runs them */
     pg_err fail_err;      /* a thread's failure, PG_SUCCESS while none */
+    int escapable;        /* a user's kernel: Ctrl-C may stop a thread (escape) */
 };
 
 inline block_state *current_block = nullptr;
@@ -613,6 +616,67 @@ meet_warps(block_state *b, bool *released)
     return PG_SUCCESS;
 }
 
+/* ---- Ctrl-C inside a thread of a user's kernel ---------------------------- */
+
+/* A user's kernel thread may loop for ever (on a GPU too); the runner only
+ * looks for Ctrl-C between threads. So while a user kernel runs, SIGINT has a
+ * handler of pygpu's: if it arrives while one of the kernel's threads runs
+ * on the launching thread, it jumps back to the runner (siglongjmp), which
+ * drops the block's fibers and returns PG_ERR_INTERRUPTED, as between
+ * threads; Python's handler then runs (KeyboardInterrupt). Arriving on
+ * another thread, it is passed to the launching one; arriving between
+ * threads, it goes to the handler it replaced (Python's), which the runner
+ * polls. The dropped thread may have held a lock of the C library (a printf
+ * in progress); that is the price of stopping a kernel that never returns. */
+inline sigjmp_buf escape;
+inline volatile sig_atomic_t in_user_thread = 0;
+inline pthread_t launch_thread;
+inline struct sigaction replaced;
+
+extern "C" inline void
+pg_sim_on_sigint(int sig, siginfo_t *info, void *context)
+{
+    if (in_user_thread) {
+        if (pthread_equal(pthread_self(), launch_thread)) {
+            in_user_thread = 0;
+            siglongjmp(escape, 1);
+        }
+        pthread_kill(launch_thread, sig);
+        return;
+    }
+    if (replaced.sa_flags & SA_SIGINFO) {
+        replaced.sa_sigaction(sig, info, context);
+    }
+    else if (replaced.sa_handler != SIG_IGN && replaced.sa_handler != SIG_DFL) {
+        replaced.sa_handler(sig);
+    }
+    else if (replaced.sa_handler == SIG_DFL) {
+        sigaction(SIGINT, &replaced, nullptr);
+        raise(SIGINT);
+    }
+}
+
+/* Puts pygpu's SIGINT handler in place for a user kernel's launch: 1 if it
+ * did (then release_sigint puts the replaced one back). */
+inline bool
+take_sigint()
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = pg_sim_on_sigint;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    launch_thread = pthread_self();
+    return sigaction(SIGINT, &sa, &replaced) == 0;
+}
+
+inline void
+release_sigint()
+{
+    in_user_thread = 0;
+    sigaction(SIGINT, &replaced, nullptr);
+}
+
 /* ---- blocks ------------------------------------------------------------- */
 
 /* Runs one block's threads as fibers until all finish: PG_SUCCESS, or the
@@ -644,7 +708,9 @@ run_block_fibers(block_state *b, char *stacks)
             b->current = t;
             live.thread = t;
             set_thread_index(t);
+            in_user_thread = b->escapable;
             switch_to(&b->runner, &b->threads[t]);
+            in_user_thread = 0;
             if (b->state[t] == FAILED) {
                 return b->fail_err;
             }
@@ -854,15 +920,28 @@ run_locked(dim3 grid, dim3 block, bool barriers, void (*body)(void *), void *arg
         err = PG_ERR_MEMORY_ALLOCATION;
     }
     current_block = &b;
-    for (uint64_t i = *next; err == PG_SUCCESS && i < nblocks; i++) {
-        if (interrupt_pending(nthreads)) {
-            err = PG_ERR_INTERRUPTED;
+    /* a user's kernel (it has a name): Ctrl-C may stop one of its threads */
+    b.escapable = err == PG_SUCCESS && kernel_name != nullptr && take_sigint();
+    volatile uint64_t at = *next;
+    if (b.escapable && sigsetjmp(escape, 1) != 0) {
+        err = PG_ERR_INTERRUPTED; /* from pg_sim_on_sigint: block `at` stopped */
+        *next = at;
+    }
+    else {
+        for (uint64_t i = *next; err == PG_SUCCESS && i < nblocks; i++) {
+            at = i;
+            if (interrupt_pending(nthreads)) {
+                err = PG_ERR_INTERRUPTED;
+            }
+            else {
+                set_block_index(order.at(i), grid);
+                err = run_block_fibers(&b, (char *)stacks);
+            }
+            *next = i;
         }
-        else {
-            set_block_index(order.at(i), grid);
-            err = run_block_fibers(&b, (char *)stacks);
-        }
-        *next = i;
+    }
+    if (b.escapable) {
+        release_sigint();
     }
     current_block = nullptr;
     live.stacks = live.stacks_end = nullptr;

@@ -456,3 +456,46 @@ def test_compile_errors_keep_the_users_line_numbers_in_both_modes():
         with pytest.raises(pygpu.CompileError) as info:
             pygpu.RawKernel(src, "k", check=check)
         assert "<kernel source>:4" in info.value.log, info.value.log
+
+
+def test_ctrl_c_stops_a_kernel_thread_that_never_returns(tmp_path):
+    """A thread of a user's kernel that loops for ever (as on a GPU) is
+    stopped by Ctrl-C: KeyboardInterrupt, and the process goes on."""
+    import signal
+    import subprocess
+    import sys
+    import textwrap
+    script = tmp_path / "spin.py"
+    script.write_text(textwrap.dedent('''
+        import sys, numpy as np, pygpu
+        k = pygpu.RawKernel(r"""
+        extern "C" __global__ void spin(volatile int *flag, int *out) {
+            if (threadIdx.x == 3) { while (*flag == 0) { } }
+            out[threadIdx.x] = 1;
+        }""", "spin")
+        flag, out = pygpu.zeros(1, np.int32), pygpu.zeros(32, np.int32)
+        print("ready", flush=True)
+        try:
+            k[1, 32](flag, out)
+        except KeyboardInterrupt:
+            print("interrupted", flush=True)
+        flag[0] = 1
+        k[1, 32](flag, out)
+        print("after", int(out.copy_to_host().sum()), flush=True)
+    '''))
+    import os
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYGPU_SIMULATOR="1",
+               PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
+    p = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True,
+                         env=env)
+    try:
+        assert p.stdout.readline().strip() == "ready"
+        import time
+        time.sleep(1.0)
+        p.send_signal(signal.SIGINT)
+        out, _ = p.communicate(timeout=60)
+    finally:
+        p.kill()
+    assert "interrupted" in out and "after 32" in out, out
+    assert p.returncode == 0
