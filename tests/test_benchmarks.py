@@ -213,6 +213,8 @@ def test_the_targets_file_holds_the_issues_targets():
         (t,) = by_row[f"matmul.at.{dtype}"]
         assert t["threshold"] == 0.98
     for kernel in ("vector_add", "add_one", "matmul_naive", "matmul_shared"):
-        (t,) = by_row[f"sim.tutorial.{kernel}"]
-        assert (t["metric"], t["op"], t["threshold"]) == ("Numba / pygpu", ">=", 1000)
+        speed, checked = by_row[f"sim.tutorial.{kernel}"]
+        assert (speed["metric"], speed["op"], speed["threshold"]) == ("Numba / pygpu", ">=", 1000)
+        assert (checked["metric"], checked["op"], checked["threshold"]) == \
+            ("pygpu checked / pygpu", "<=", 10)
     assert by_row["graph.replay"][0]["op"] == "<" and by_row["graph.replay"][0]["threshold"] == 1
