@@ -21,9 +21,10 @@ HERE = Path(__file__).resolve().parent
 CSRC = HERE / "csrc"
 C_SOURCES = ["module.c", "errors.c", "format.c", "context.c", "device.c", "args.c",
              "buffer.c", "core.c", "elementwise.c", "copy.c", "array.c", "ops.c",
-             "launch.c", "matmul.c", "rt.c", "rt_cuda.c", "rt_sim.c", "rt_nvrtc.c",
-             "rt_cublas.c", "hostcopy.c", "pool.c", "stream.c", "event.c", "pinned.c",
-             "poolmod.c", "transfer.c", "interop.c", "rawkernel.c", "peer.c"]
+             "launch.c", "matmul.c", "rt.c", "capture.c", "rt_cuda.c", "rt_sim.c",
+             "rt_nvrtc.c", "rt_cublas.c", "hostcopy.c", "pool.c", "stream.c", "event.c",
+             "pinned.c", "poolmod.c", "transfer.c", "interop.c", "rawkernel.c", "peer.c",
+             "graph.c"]
 DEFAULT_ARCHS = "80;86;89;90"
 
 

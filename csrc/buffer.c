@@ -69,6 +69,7 @@ pg_buffer_alloc(pg_state *st, size_t size, int device, int device_is_current,
     b->stream = s->handle;
     b->serial = s->serial;
     b->stream_obj = Py_XNewRef(s->obj);
+    pg_capture_hold((PyObject *)b, s->serial); /* a graph's memory */
     return b;
 }
 
@@ -132,6 +133,7 @@ pg_buffer_note_stream_slow(pg_buffer *b, const pg_stream_ref *s)
     b->stream = s->handle;
     b->serial = s->serial;
     Py_XSETREF(b->stream_obj, Py_XNewRef(s->obj));
+    pg_capture_hold((PyObject *)b, s->serial); /* used by a graph's work */
 }
 
 /* Gives the memory back. A failed free cannot raise from a dealloc: it is

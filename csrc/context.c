@@ -2,9 +2,12 @@
  * fork handling, and this thread's current device and current stream.
  *
  * Each thread has a current stream: the default stream, or the innermost
- * `with stream:`. Operations given no stream use it. Argument converters
- * resolve stream arguments here, without the Stream type's file. */
+ * `with stream:` (or `with cuda.graph():`, whose stream is captured).
+ * Operations given no stream use it. Argument converters resolve stream
+ * arguments here, without the Stream type's file. The captures under way
+ * keep here the buffers that their recorded work touches. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 
 #include "pygpu.h"
@@ -323,6 +326,14 @@ pg_stream_for_device(pg_stream_ref *s, int device, int explicit)
     return 0;
 }
 
+static _Atomic uint64_t next_serial = 1;
+
+uint64_t
+pg_stream_new_serial(void)
+{
+    return atomic_fetch_add(&next_serial, 1);
+}
+
 PyObject *
 pg_stream_obj_new(pg_state *st, pg_stream handle, uint64_t serial, int device,
                   int owned)
@@ -382,6 +393,78 @@ pg_stream_pop(PyObject *stream)
     }
     set_current(n >= 2 ? PyList_GET_ITEM(stack, n - 2) : NULL);
     return PyList_SetSlice(stack, n - 1, n, NULL);
+}
+
+/* ---- the captures under way (CUDA graphs) ---------------------------------------- */
+
+/* Each capture (graph.c registers it) by the serial of its stream, with the
+ * list of Buffers that its recorded work touches (borrowed: the Graph owns
+ * it) and the thread that captures. The list is short, and asked only while
+ * a capture is under way: pg_captures_under_way is 0 otherwise, one load on
+ * the allocation path. All of it under the GIL. */
+#define MAX_CAPTURES 256
+
+static struct {
+    uint64_t serial;
+    PyObject *held;
+    unsigned long thread;
+    int failed; /* a buffer could not be held (no memory) */
+} captures[MAX_CAPTURES];
+int pg_captures_under_way;
+
+int
+pg_capture_register(uint64_t serial, PyObject *held)
+{
+    if (pg_captures_under_way == MAX_CAPTURES) {
+        PyErr_Format(PyExc_RuntimeError, "more than %d CUDA graph captures at once",
+                     MAX_CAPTURES);
+        return -1;
+    }
+    captures[pg_captures_under_way].serial = serial;
+    captures[pg_captures_under_way].held = held;
+    captures[pg_captures_under_way].thread = PyThread_get_thread_ident();
+    captures[pg_captures_under_way].failed = 0;
+    pg_captures_under_way++;
+    return 0;
+}
+
+int
+pg_capture_unregister(uint64_t serial)
+{
+    for (int i = 0; i < pg_captures_under_way; i++) {
+        if (captures[i].serial == serial) {
+            int failed = captures[i].failed;
+            captures[i] = captures[--pg_captures_under_way];
+            return failed;
+        }
+    }
+    return 0;
+}
+
+int
+pg_capture_on_this_thread(void)
+{
+    unsigned long me = PyThread_get_thread_ident();
+    for (int i = 0; i < pg_captures_under_way; i++) {
+        if (captures[i].thread == me) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void
+pg_capture_hold_slow(PyObject *buffer, uint64_t serial)
+{
+    for (int i = 0; serial != 0 && i < pg_captures_under_way; i++) {
+        if (captures[i].serial == serial) {
+            if (PyList_Append(captures[i].held, buffer) < 0) {
+                PyErr_Clear(); /* the capture's end raises MemoryError */
+                captures[i].failed = 1;
+            }
+            return;
+        }
+    }
 }
 
 static PyObject *

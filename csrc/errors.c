@@ -158,7 +158,7 @@ pg_raise_unusable(pg_state *st, const char *call)
 PyObject *
 pg_raise(pg_state *st, pg_err err, const char *call)
 {
-    char msg[512];
+    char msg[1024];
     const pg_backend *rt = pg_rt_peek();
     int device = -1, peer = -1;
     if (pg_context_unusable()) {
@@ -198,6 +198,22 @@ pg_raise(pg_state *st, pg_err err, const char *call)
                  "%s failed: %s: a kernel on device %d touched memory of device %d, "
                  "and peer access between them is not enabled",
                  call, pg_error_name(err), device, peer);
+    }
+    else if (err == PG_ERR_STREAM_CAPTURE_INVALIDATED) {
+        snprintf(msg, sizeof(msg),
+                 "%s failed: %s: %s. An earlier operation in the `with cuda.graph():` "
+                 "block could not be captured and invalidated the capture; the graph "
+                 "is discarded",
+                 call, pg_error_name(err), pg_error_string(err));
+    }
+    else if (pg_err_is_capture(err)) {
+        /* inside `with cuda.graph()`: say what cannot be captured, and why */
+        snprintf(msg, sizeof(msg),
+                 "%s failed: %s: %s. %s cannot run while a CUDA graph is being "
+                 "captured (inside `with cuda.graph():`): copies between host and "
+                 "device or between devices, and synchronizing or waiting, are not "
+                 "recorded into a graph; do them before or after the `with` block",
+                 call, pg_error_name(err), pg_error_string(err), call);
     }
     else if (rt != NULL && (rt->caps & PG_CAP_STICKY_FAULTS) && pg_err_is_fault(err)) {
         dead_err = err;

@@ -26,13 +26,25 @@
 #else
 #include "sim_exec.h"
 #define PG_KERNEL_TABLE pg_sim_kernels
-/* the simulator refuses a kernel given memory its device may not touch */
+#if defined(__GNUC__) && !defined(__clang__)
+/* GCC sees add_elems_kernel's x[u] as maybe unset where it is written and
+ * read under the same test, once the kernel has two callers (a launch and a
+ * graph's recorded launch) and is no longer inlined */
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+/* the simulator refuses a kernel given memory its device may not touch; on a
+ * stream under capture (a CUDA graph's), the launch is recorded, its
+ * arguments copied, and runs at each launch of the graph */
 #define PG_LAUNCH(barriers, kernel, grid, block, stream, ...)                          \
     do {                                                                               \
-        (void)(stream);                                                                \
         pg_err access_ = pg_sim::check_access(__VA_ARGS__);                            \
         if (access_ != PG_SUCCESS) {                                                   \
             return access_;                                                            \
+        }                                                                              \
+        if (pg_sim_graph *capture_ = pg_sim_capture_of(stream)) {                      \
+            return pg_sim::record(                                                     \
+                capture_, (grid), (block), (barriers),                                 \
+                [](const auto &...args_) { kernel(args_...); }, __VA_ARGS__);          \
         }                                                                              \
         return pg_sim::launch((grid), (block), (barriers),                             \
                               [&] { kernel(__VA_ARGS__); });                           \

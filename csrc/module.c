@@ -236,10 +236,12 @@ exec_module(PyObject *module)
         (PyTypeObject *)PyType_FromModuleAndSpec(module, &pg_function_spec, NULL);
     st->HostArgType =
         (PyTypeObject *)PyType_FromModuleAndSpec(module, &pg_hostarg_spec, NULL);
+    st->GraphType =
+        (PyTypeObject *)PyType_FromModuleAndSpec(module, &pg_graph_spec, NULL);
     PyTypeObject *types[] = {st->DeviceType, st->DeviceArrayType, st->KernelType,
                              st->LaunchType, st->StreamType,      st->EventType,
                              st->ModuleType, st->FunctionType,    st->HostArgType,
-                             st->BufferType};
+                             st->BufferType, st->GraphType};
     for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
         if (types[i] == NULL || PyModule_AddType(module, types[i]) < 0) {
             return -1;
@@ -286,6 +288,7 @@ module_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->EventType);
     Py_VISIT(st->CompileError);
     Py_VISIT(st->HostArgType);
+    Py_VISIT(st->GraphType);
     Py_VISIT(st->FunctionType);
     Py_VISIT(st->ModuleType);
     Py_VISIT(st->CudaError);
@@ -313,6 +316,7 @@ module_clear(PyObject *module)
     Py_CLEAR(st->EventType);
     Py_CLEAR(st->CompileError);
     Py_CLEAR(st->HostArgType);
+    Py_CLEAR(st->GraphType);
     Py_CLEAR(st->FunctionType);
     Py_CLEAR(st->ModuleType);
     Py_CLEAR(st->CudaError);

@@ -40,6 +40,7 @@ typedef struct {
     PyTypeObject *ModuleType;
     PyTypeObject *FunctionType;
     PyTypeObject *HostArgType;
+    PyTypeObject *GraphType;
     PyObject *CompileError;
     PyObject *CudaError;
     PyObject *OutOfMemoryError;
@@ -202,9 +203,31 @@ pg_stream_given(PyObject *obj)
 /* A new Stream object over `handle` (which it destroys on dealloc if owned). */
 PyObject *pg_stream_obj_new(pg_state *st, pg_stream handle, uint64_t serial, int device,
                             int owned);
+/* A serial for a new stream: never 0, never given twice. */
+uint64_t pg_stream_new_serial(void);
 /* `with stream:`: make stream this thread's current one, and back. */
 int pg_stream_push(PyObject *stream);
 int pg_stream_pop(PyObject *stream);
+
+/* The captures under way (CUDA graphs, graph.c). While a stream is captured,
+ * every Buffer that work recorded on it touches (allocated on it, or used by
+ * a launch or copy on it: pg_buffer_note_stream) goes to the capture's list
+ * `held`, which the Graph keeps: memory baked into a graph never goes back
+ * to the pool while the graph can run. pg_capture_register: -1 with an
+ * exception; pg_capture_unregister: 1 if a buffer could not be held (no
+ * memory); pg_capture_on_this_thread: 1 while this thread captures. */
+extern int pg_captures_under_way;
+int pg_capture_register(uint64_t serial, PyObject *held);
+int pg_capture_unregister(uint64_t serial);
+int pg_capture_on_this_thread(void);
+void pg_capture_hold_slow(PyObject *buffer, uint64_t serial);
+static inline void
+pg_capture_hold(PyObject *buffer, uint64_t serial)
+{
+    if (pg_captures_under_way != 0) {
+        pg_capture_hold_slow(buffer, serial);
+    }
+}
 /* current_stream(), default_stream() */
 extern PyMethodDef pg_context_functions[];
 
@@ -650,6 +673,10 @@ extern PyMethodDef pg_matmul_functions[];
 PyObject *pg_matmul(pg_state *st, PyObject *a, PyObject *b, const char *method,
                     PyObject *out, PyObject *stream);
 PyObject *pg_array_matmul(PyObject *a, PyObject *b);
+
+/* ---- graph.c: CUDA graphs by stream capture ------------------------------------ */
+
+extern PyType_Spec pg_graph_spec;
 
 /* ---- rawkernel.c: Module, Function, In/Out/InOut, NVRTC's Python face ---------- */
 

@@ -122,9 +122,17 @@ cuda_free(void *ptr)
     return ret(cudaFree(ptr));
 }
 
+/* What a capture cannot record is refused before the runtime sees it (an
+ * illegal call would invalidate the capture): capture.c keeps the streams
+ * under capture, for both backends alike. Synchronous copies and memsets
+ * are refused on a capturing thread: they would run at once, on the legacy
+ * stream, among work that is only recorded. */
 static pg_err
 cuda_memcpy(void *dst, const void *src, size_t size, int kind)
 {
+    if (pg_capture_thread()) {
+        return PG_ERR_STREAM_CAPTURE_UNSUPPORTED;
+    }
     enum cudaMemcpyKind k = kind == PG_MEMCPY_H2D   ? cudaMemcpyHostToDevice
                             : kind == PG_MEMCPY_D2H ? cudaMemcpyDeviceToHost
                                                     : cudaMemcpyDeviceToDevice;
@@ -134,12 +142,21 @@ cuda_memcpy(void *dst, const void *src, size_t size, int kind)
 static pg_err
 cuda_memset(void *ptr, int value, size_t size)
 {
+    if (pg_capture_thread()) {
+        return PG_ERR_STREAM_CAPTURE_UNSUPPORTED;
+    }
     return ret(cudaMemset(ptr, value, size));
 }
 
+/* the device, with a stream of it under capture, cannot be waited for */
 static pg_err
 cuda_synchronize(void)
 {
+    int device = 0;
+    if (pg_capture_thread() ||
+        (cudaGetDevice(&device) == cudaSuccess && pg_capture_device(device))) {
+        return PG_ERR_STREAM_CAPTURE_UNSUPPORTED;
+    }
     return ret(cudaDeviceSynchronize());
 }
 
@@ -158,12 +175,18 @@ cuda_stream_destroy(pg_stream stream)
 static pg_err
 cuda_stream_synchronize(pg_stream stream)
 {
+    if (pg_capture_thread() || pg_capture_stream(stream)) {
+        return PG_ERR_STREAM_CAPTURE_UNSUPPORTED;
+    }
     return ret(cudaStreamSynchronize((cudaStream_t)stream));
 }
 
 static pg_err
 cuda_stream_query(pg_stream stream)
 {
+    if (pg_capture_stream(stream)) {
+        return PG_ERR_STREAM_CAPTURE_UNSUPPORTED;
+    }
     return ret(cudaStreamQuery((cudaStream_t)stream));
 }
 
@@ -195,6 +218,9 @@ cuda_event_record(pg_event event, pg_stream stream)
 static pg_err
 cuda_event_synchronize(pg_event event)
 {
+    if (pg_capture_thread()) {
+        return PG_ERR_STREAM_CAPTURE_UNSUPPORTED;
+    }
     return ret(cudaEventSynchronize((cudaEvent_t)event));
 }
 
@@ -210,9 +236,14 @@ cuda_event_elapsed_ms(float *ms, pg_event start, pg_event end)
     return ret(cudaEventElapsedTime(ms, (cudaEvent_t)start, (cudaEvent_t)end));
 }
 
+/* On a stream under capture, only device-to-device copies are recorded: a
+ * copy between host and device is refused, pageable or pinned. */
 static pg_err
 cuda_memcpy_async(void *dst, const void *src, size_t size, int kind, pg_stream stream)
 {
+    if (kind != PG_MEMCPY_D2D && pg_capture_stream(stream)) {
+        return PG_ERR_STREAM_CAPTURE_UNSUPPORTED;
+    }
     enum cudaMemcpyKind k = kind == PG_MEMCPY_H2D   ? cudaMemcpyHostToDevice
                             : kind == PG_MEMCPY_D2H ? cudaMemcpyDeviceToHost
                                                     : cudaMemcpyDeviceToDevice;
@@ -256,10 +287,15 @@ cuda_enable_peer_access(int device, int peer)
     return err;
 }
 
+/* Not captured: a copy between devices orders the streams of both (copy.c),
+ * which would join a stream of another device to the capture. */
 static pg_err
 cuda_memcpy_peer_async(void *dst, int dst_device, const void *src, int src_device,
                        size_t size, pg_stream stream)
 {
+    if (pg_capture_stream(stream)) {
+        return PG_ERR_STREAM_CAPTURE_UNSUPPORTED;
+    }
     return ret(cudaMemcpyPeerAsync(dst, dst_device, src, src_device, size,
                                    (cudaStream_t)stream));
 }
@@ -384,6 +420,87 @@ cuda_launch_function(void *function, pg_dim3 grid, pg_dim3 block,
                 block.y, block.z, shared_bytes, stream, params, NULL);
 }
 
+/* ---- CUDA graphs by stream capture ------------------------------------------ */
+
+static pg_err
+cuda_stream_create_nonblocking(pg_stream *stream)
+{
+    return ret(
+        cudaStreamCreateWithFlags((cudaStream_t *)stream, cudaStreamNonBlocking));
+}
+
+/* Relaxed: pygpu's pool may call cudaMalloc while the thread captures (a
+ * result allocated in the block), which the other modes forbid; what must
+ * not happen during a capture is refused by the operations above. */
+static pg_err
+cuda_stream_begin_capture(pg_stream stream)
+{
+    int device = 0;
+    pg_err err = ret(cudaGetDevice(&device));
+    if (err != PG_SUCCESS || (err = pg_capture_begin(stream, device)) != PG_SUCCESS) {
+        return err;
+    }
+    err =
+        ret(cudaStreamBeginCapture((cudaStream_t)stream, cudaStreamCaptureModeRelaxed));
+    if (err != PG_SUCCESS) {
+        pg_capture_end(stream);
+    }
+    return err;
+}
+
+/* Ends the capture whatever happened; *graph is NULL if it was invalidated. */
+static pg_err
+cuda_stream_end_capture(pg_stream stream, pg_graph *graph)
+{
+    cudaGraph_t g = NULL;
+    pg_err err = ret(cudaStreamEndCapture((cudaStream_t)stream, &g));
+    pg_capture_end(stream);
+    if (err != PG_SUCCESS && g != NULL) {
+        (void)cudaGraphDestroy(g);
+        g = NULL;
+    }
+    *graph = g;
+    return err;
+}
+
+static pg_err
+cuda_graph_node_count(pg_graph graph, size_t *count)
+{
+    *count = 0;
+    return ret(cudaGraphGetNodes((cudaGraph_t)graph, NULL, count));
+}
+
+static pg_err
+cuda_graph_instantiate(pg_graph_exec *exec, pg_graph graph)
+{
+    return ret(
+        cudaGraphInstantiateWithFlags((cudaGraphExec_t *)exec, (cudaGraph_t)graph, 0));
+}
+
+static pg_err
+cuda_graph_destroy(pg_graph graph)
+{
+    return ret(cudaGraphDestroy((cudaGraph_t)graph));
+}
+
+/* A graph launched into a stream under capture would be a child graph of
+ * that capture: refused, as on the simulator. */
+static pg_err
+cuda_graph_launch(pg_graph_exec exec, pg_stream stream)
+{
+    if (pg_capture_stream(stream)) {
+        return PG_ERR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    return ret(cudaGraphLaunch((cudaGraphExec_t)exec, (cudaStream_t)stream));
+}
+
+/* Launches still running finish first; the runtime frees it after them. */
+static pg_err
+cuda_graph_exec_destroy(pg_graph_exec exec)
+{
+    return ret(cudaGraphExecDestroy((cudaGraphExec_t)exec));
+}
+
 static pg_err
 cuda_get_last_error(void)
 {
@@ -475,6 +592,14 @@ static const pg_backend cuda_backend = {
     .module_function = cuda_module_function,
     .function_param = cuda_function_param,
     .launch_function = cuda_launch_function,
+    .stream_create_nonblocking = cuda_stream_create_nonblocking,
+    .stream_begin_capture = cuda_stream_begin_capture,
+    .stream_end_capture = cuda_stream_end_capture,
+    .graph_node_count = cuda_graph_node_count,
+    .graph_instantiate = cuda_graph_instantiate,
+    .graph_destroy = cuda_graph_destroy,
+    .graph_launch = cuda_graph_launch,
+    .graph_exec_destroy = cuda_graph_exec_destroy,
     .compiler_load = pg_nvrtc_load,
     .compile = pg_nvrtc_compile,
     .blas_load = pg_cublas_load,

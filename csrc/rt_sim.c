@@ -496,10 +496,9 @@ sim_access_fault(int *device, int *peer)
 }
 
 static pg_err
-sim_memcpy(void *dst, const void *src, size_t size, int kind)
+copy_bytes(void *dst, const void *src, size_t size)
 {
     uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
-    (void)kind;
     if (size == 0) {
         return PG_SUCCESS;
     }
@@ -513,7 +512,7 @@ sim_memcpy(void *dst, const void *src, size_t size, int kind)
 }
 
 static pg_err
-sim_memset(void *ptr, int value, size_t size)
+set_bytes(void *ptr, int value, size_t size)
 {
     if (size > 0) {
         memset(ptr, value, size);
@@ -521,9 +520,36 @@ sim_memset(void *ptr, int value, size_t size)
     return PG_SUCCESS;
 }
 
+/* Synchronous copies and memsets are refused on a thread that captures a
+ * stream, as every wait is (capture.c): inside `with cuda.graph()` they would
+ * run at once among work that is only recorded. */
+static pg_err
+sim_memcpy(void *dst, const void *src, size_t size, int kind)
+{
+    (void)kind;
+    if (pg_capture_thread()) {
+        return PG_ERR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    return copy_bytes(dst, src, size);
+}
+
+static pg_err
+sim_memset(void *ptr, int value, size_t size)
+{
+    if (pg_capture_thread()) {
+        return PG_ERR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    return set_bytes(ptr, value, size);
+}
+
 static pg_err
 sim_synchronize(void)
 {
+    /* a device with a stream under capture cannot be waited for (on CUDA the
+     * wait would invalidate the capture) */
+    if (pg_capture_thread() || pg_capture_device(sim_current)) {
+        return PG_ERR_STREAM_CAPTURE_UNSUPPORTED;
+    }
     return PG_SUCCESS; /* every launch and copy has finished when it returns */
 }
 
@@ -533,19 +559,62 @@ sim_get_last_error(void)
     return PG_SUCCESS; /* launches report their errors when they return */
 }
 
-/* Streams: work runs in order, at once, so a stream is only a handle. */
-typedef struct {
-    int tag;
-} sim_stream;
+/* ---- streams and CUDA graphs -------------------------------------------------- */
+
+/* Streams: work runs in order, at once, so a stream is only a handle, and
+ * the graph its work goes to while it is captured (pg_sim_stream). A graph
+ * is a list of nodes, run in order by each launch of it on the device it was
+ * captured on; the graph and its one instance (the same object here) share
+ * it. */
+struct pg_sim_graph {
+    pthread_mutex_t lock; /* for appends from several threads */
+    pg_sim_node *first, *last;
+    size_t count;
+    int device;
+    int refs; /* the captured graph and its instance */
+};
+
+static void
+graph_release(pg_sim_graph *g)
+{
+    int last;
+    pthread_mutex_lock(&g->lock);
+    last = --g->refs == 0;
+    pthread_mutex_unlock(&g->lock);
+    if (!last) {
+        return;
+    }
+    for (pg_sim_node *n = g->first, *next; n != NULL; n = next) {
+        next = n->next;
+        n->destroy(n);
+    }
+    pthread_mutex_destroy(&g->lock);
+    free(g);
+}
+
+void
+pg_sim_capture_add(pg_sim_graph *g, pg_sim_node *node)
+{
+    node->next = NULL;
+    pthread_mutex_lock(&g->lock);
+    if (g->last != NULL) {
+        g->last->next = node;
+    }
+    else {
+        g->first = node;
+    }
+    g->last = node;
+    g->count++;
+    pthread_mutex_unlock(&g->lock);
+}
 
 static pg_err
 sim_stream_create(pg_stream *stream)
 {
-    sim_stream *s = malloc(sizeof(sim_stream));
+    pg_sim_stream *s = calloc(1, sizeof(pg_sim_stream));
     if (s == NULL) {
         return PG_ERR_MEMORY_ALLOCATION;
     }
-    s->tag = 1;
     *stream = s;
     return PG_SUCCESS;
 }
@@ -553,15 +622,29 @@ sim_stream_create(pg_stream *stream)
 static pg_err
 sim_stream_destroy(pg_stream stream)
 {
+    pg_sim_stream *s = stream;
+    if (s->capture != NULL) { /* a capture never ended: dropped */
+        pg_capture_end(stream);
+        graph_release(s->capture);
+    }
     free(stream);
     return PG_SUCCESS;
 }
 
 static pg_err
-sim_stream_op(pg_stream stream)
+sim_stream_synchronize(pg_stream stream)
 {
-    (void)stream; /* everything queued has already run */
-    return PG_SUCCESS;
+    if (pg_sim_capture_of(stream) != NULL || pg_capture_thread()) {
+        return PG_ERR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    return PG_SUCCESS; /* everything queued has already run */
+}
+
+static pg_err
+sim_stream_query(pg_stream stream)
+{
+    return pg_sim_capture_of(stream) != NULL ? PG_ERR_STREAM_CAPTURE_UNSUPPORTED
+                                             : PG_SUCCESS;
 }
 
 static pg_err
@@ -572,12 +655,136 @@ sim_stream_wait_event(pg_stream stream, pg_event event)
     return PG_SUCCESS;
 }
 
+/* Every stream the simulator makes runs its work at once; none waits for
+ * another, so a non-blocking stream is any stream. */
+static pg_err
+sim_stream_begin_capture(pg_stream stream)
+{
+    pg_sim_stream *s = stream;
+    pg_sim_graph *g;
+    pg_err err;
+    if (s == NULL || s->capture != NULL) {
+        return PG_ERR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    if ((g = calloc(1, sizeof(pg_sim_graph))) == NULL) {
+        return PG_ERR_MEMORY_ALLOCATION;
+    }
+    if ((err = pg_capture_begin(stream, sim_current)) != PG_SUCCESS) {
+        free(g);
+        return err;
+    }
+    pthread_mutex_init(&g->lock, NULL);
+    g->device = sim_current;
+    g->refs = 1;
+    s->capture = g;
+    return PG_SUCCESS;
+}
+
+static pg_err
+sim_stream_end_capture(pg_stream stream, pg_graph *graph)
+{
+    pg_sim_stream *s = stream;
+    *graph = NULL;
+    if (s == NULL || s->capture == NULL) {
+        return PG_ERR_INVALID_VALUE;
+    }
+    pg_capture_end(stream);
+    *graph = s->capture;
+    s->capture = NULL;
+    return PG_SUCCESS;
+}
+
+static pg_err
+sim_graph_node_count(pg_graph graph, size_t *count)
+{
+    *count = ((pg_sim_graph *)graph)->count;
+    return PG_SUCCESS;
+}
+
+static pg_err
+sim_graph_instantiate(pg_graph_exec *exec, pg_graph graph)
+{
+    pg_sim_graph *g = graph;
+    pthread_mutex_lock(&g->lock);
+    g->refs++;
+    pthread_mutex_unlock(&g->lock);
+    *exec = g;
+    return PG_SUCCESS;
+}
+
+static pg_err
+sim_graph_destroy(pg_graph graph)
+{
+    graph_release(graph);
+    return PG_SUCCESS;
+}
+
+/* The nodes in order, on the graph's device; the first failure stops it (a
+ * kernel's, with its message kept as for any launch). */
+static pg_err
+sim_graph_launch(pg_graph_exec exec, pg_stream stream)
+{
+    pg_sim_graph *g = exec;
+    pg_err err = PG_SUCCESS;
+    int prev = sim_current;
+    if (pg_sim_capture_of(stream) != NULL) {
+        return PG_ERR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    sim_current = g->device;
+    for (pg_sim_node *n = g->first; n != NULL && err == PG_SUCCESS; n = n->next) {
+        err = n->run(n);
+    }
+    sim_current = prev;
+    return err;
+}
+
+/* A copy or memset recorded by a capture. */
+typedef struct {
+    pg_sim_node head;
+    void *dst;
+    const void *src; /* NULL: a memset of `value` */
+    size_t size;
+    int value;
+} bytes_node;
+
+static pg_err
+bytes_node_run(pg_sim_node *node)
+{
+    bytes_node *b = (bytes_node *)node;
+    return b->src != NULL ? copy_bytes(b->dst, b->src, b->size)
+                          : set_bytes(b->dst, b->value, b->size);
+}
+
+static void
+node_free(pg_sim_node *node)
+{
+    free(node);
+}
+
+static pg_err
+record_bytes(pg_sim_graph *g, void *dst, const void *src, size_t size, int value)
+{
+    bytes_node *b = malloc(sizeof(bytes_node));
+    if (b == NULL) {
+        return PG_ERR_MEMORY_ALLOCATION;
+    }
+    b->head.run = bytes_node_run;
+    b->head.destroy = node_free;
+    b->dst = dst;
+    b->src = src;
+    b->size = size;
+    b->value = value;
+    pg_sim_capture_add(g, &b->head);
+    return PG_SUCCESS;
+}
+
 /* Events: the host time at which they were recorded, so that elapsed times
  * measure the (synchronous) simulated work honestly. */
 typedef struct {
     double seconds;
     int recorded;
     int timing;
+    int captured; /* last recorded on a stream under capture: no time */
 } sim_event;
 
 static pg_err
@@ -604,7 +811,11 @@ sim_event_record(pg_event event, pg_stream stream)
 {
     struct timespec ts;
     sim_event *e = event;
-    (void)stream;
+    e->captured = pg_sim_capture_of(stream) != NULL;
+    if (e->captured) { /* it marks a place in the graph, never a time */
+        e->recorded = 0;
+        return PG_SUCCESS;
+    }
     clock_gettime(CLOCK_MONOTONIC, &ts);
     e->seconds = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
     e->recorded = 1;
@@ -612,16 +823,27 @@ sim_event_record(pg_event event, pg_stream stream)
 }
 
 static pg_err
-sim_event_op(pg_event event)
+sim_event_query(pg_event event)
 {
-    (void)event;
-    return PG_SUCCESS;
+    return ((sim_event *)event)->captured ? PG_ERR_CAPTURED_EVENT : PG_SUCCESS;
+}
+
+static pg_err
+sim_event_synchronize(pg_event event)
+{
+    if (pg_capture_thread()) {
+        return PG_ERR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    return sim_event_query(event);
 }
 
 static pg_err
 sim_event_elapsed_ms(float *ms, pg_event start, pg_event end)
 {
     sim_event *a = start, *b = end;
+    if (a->captured || b->captured) {
+        return PG_ERR_CAPTURED_EVENT;
+    }
     if (!a->recorded || !b->recorded || !a->timing || !b->timing) {
         return PG_ERR_INVALID_RESOURCE_HANDLE;
     }
@@ -629,31 +851,43 @@ sim_event_elapsed_ms(float *ms, pg_event start, pg_event end)
     return PG_SUCCESS;
 }
 
+/* On a stream under capture, a device-to-device copy is recorded; a copy
+ * between host and device is refused (it would have to wait for the host). */
 static pg_err
 sim_memcpy_async(void *dst, const void *src, size_t size, int kind, pg_stream stream)
 {
-    (void)stream;
-    return sim_memcpy(dst, src, size, kind);
+    pg_sim_graph *g = pg_sim_capture_of(stream);
+    if (g != NULL) {
+        return kind == PG_MEMCPY_D2D ? record_bytes(g, dst, src, size, 0)
+                                     : PG_ERR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    return copy_bytes(dst, src, size);
 }
 
 /* One host memory holds every device's: a copy between two is a memcpy, as
- * with CUDA's unified addressing. */
+ * with CUDA's unified addressing. Not captured: a copy between devices orders
+ * the streams of both, which a capture of one stream cannot record. */
 static pg_err
 sim_memcpy_peer_async(void *dst, int dst_device, const void *src, int src_device,
                       size_t size, pg_stream stream)
 {
-    (void)stream;
     if (!valid_device(dst_device) || !valid_device(src_device)) {
         return PG_ERR_INVALID_DEVICE;
     }
-    return sim_memcpy(dst, src, size, PG_MEMCPY_D2D);
+    if (pg_sim_capture_of(stream) != NULL) {
+        return PG_ERR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    return copy_bytes(dst, src, size);
 }
 
 static pg_err
 sim_memset_async(void *ptr, int value, size_t size, pg_stream stream)
 {
-    (void)stream;
-    return sim_memset(ptr, value, size);
+    pg_sim_graph *g = pg_sim_capture_of(stream);
+    if (g != NULL) {
+        return record_bytes(g, ptr, NULL, size, value);
+    }
+    return set_bytes(ptr, value, size);
 }
 
 /* Page-locked memory is ordinary memory here, but remembered, so that
@@ -880,13 +1114,75 @@ sim_function_param(void *function, size_t index, size_t *offset, size_t *size)
     return PG_SUCCESS;
 }
 
+/* A user kernel's launch recorded by a capture: its parameters' bytes
+ * (copied, as cuLaunchKernel copies them), and the arrays its arguments came
+ * from, for the checking mode. */
+typedef struct {
+    pg_sim_node head;
+    const pg_sim_kernel *k;
+    pg_dim3 grid, block;
+    unsigned int shared_bytes;
+    int n_spans;
+    char **spans; /* n_spans lows, then n_spans highs */
+    void **params;
+} launch_node;
+
+static pg_err
+launch_node_run(pg_sim_node *node)
+{
+    launch_node *l = (launch_node *)node;
+    pg_sim_set_arg_spans(l->n_spans, l->spans, l->spans + l->n_spans);
+    return l->k->launch(l->k, l->grid, l->block, l->shared_bytes, l->params);
+}
+
+static pg_err
+record_launch(pg_sim_graph *g, const pg_sim_kernel *k, pg_dim3 grid, pg_dim3 block,
+              unsigned int shared_bytes, void **params)
+{
+    size_t head = (sizeof(launch_node) + 15) / 16 * 16, bytes = 0, size;
+    size_t ptrs = ((size_t)n_spans * 2 + (size_t)k->nparams) * sizeof(void *);
+    launch_node *l;
+    char *at;
+    for (int i = 0; i < k->nparams; i++) {
+        bytes += (k->sizes[i] + 15) / 16 * 16;
+    }
+    size = head + (ptrs + 15) / 16 * 16 + bytes;
+    if ((l = malloc(size)) == NULL) {
+        return PG_ERR_MEMORY_ALLOCATION;
+    }
+    l->head.run = launch_node_run;
+    l->head.destroy = node_free;
+    l->k = k;
+    l->grid = grid;
+    l->block = block;
+    l->shared_bytes = shared_bytes;
+    l->n_spans = n_spans;
+    l->spans = (char **)((char *)l + head);
+    l->params = (void **)(l->spans + 2 * n_spans);
+    for (int i = 0; i < n_spans; i++) {
+        l->spans[i] = (char *)span_lo[i];
+        l->spans[n_spans + i] = (char *)span_hi[i];
+    }
+    at = (char *)l + head + (ptrs + 15) / 16 * 16;
+    for (int i = 0; i < k->nparams; i++) {
+        memcpy(at, params[i], k->sizes[i]);
+        l->params[i] = at;
+        at += (k->sizes[i] + 15) / 16 * 16;
+    }
+    pg_sim_capture_add(g, &l->head);
+    return PG_SUCCESS;
+}
+
 static pg_err
 sim_launch_function(void *function, pg_dim3 grid, pg_dim3 block,
                     unsigned int shared_bytes, pg_stream stream, void **params)
 {
     const pg_sim_kernel *k = function;
-    (void)stream; /* the simulator runs each launch to its end */
-    return k->launch(k, grid, block, shared_bytes, params);
+    pg_sim_graph *g = pg_sim_capture_of(stream);
+    if (g != NULL) { /* its pointers are checked when it runs, as always */
+        return record_launch(g, k, grid, block, shared_bytes, params);
+    }
+    return k->launch(k, grid, block, shared_bytes, params); /* run to its end */
 }
 
 static const struct {
@@ -922,6 +1218,18 @@ static const struct {
      "peer access is already enabled"},
     {PG_ERR_PEER_ACCESS_NOT_ENABLED, "cudaErrorPeerAccessNotEnabled",
      "peer access has not been enabled"},
+    {PG_ERR_STREAM_CAPTURE_UNSUPPORTED, "cudaErrorStreamCaptureUnsupported",
+     "operation not permitted when stream is capturing"},
+    {PG_ERR_STREAM_CAPTURE_INVALIDATED, "cudaErrorStreamCaptureInvalidated",
+     "operation failed due to a previous error during capture"},
+    {PG_ERR_STREAM_CAPTURE_UNJOINED, "cudaErrorStreamCaptureUnjoined",
+     "capture sequence contains a fork that was not joined to the primary stream"},
+    {PG_ERR_STREAM_CAPTURE_IMPLICIT, "cudaErrorStreamCaptureImplicit",
+     "operation would make the legacy stream depend on a capturing blocking stream"},
+    {PG_ERR_CAPTURED_EVENT, "cudaErrorCapturedEvent",
+     "operation not permitted on an event last recorded in a capturing stream"},
+    {PG_ERR_STREAM_CAPTURE_WRONG_THREAD, "cudaErrorStreamCaptureWrongThread",
+     "attempt to terminate a thread-local capture sequence from another thread"},
     {PG_ERR_UNKNOWN, "cudaErrorUnknown", "unknown error"},
     {PG_ERR_INTERRUPTED, "pygpuErrorInterrupted", "interrupted by a signal"},
     {PG_ERR_CONFIGURATION, "pygpuErrorConfiguration",
@@ -979,14 +1287,14 @@ const pg_backend pg_sim_backend = {
     .get_last_error = sim_get_last_error,
     .stream_create = sim_stream_create,
     .stream_destroy = sim_stream_destroy,
-    .stream_synchronize = sim_stream_op,
-    .stream_query = sim_stream_op,
+    .stream_synchronize = sim_stream_synchronize,
+    .stream_query = sim_stream_query,
     .stream_wait_event = sim_stream_wait_event,
     .event_create = sim_event_create,
     .event_destroy = sim_event_destroy,
     .event_record = sim_event_record,
-    .event_synchronize = sim_event_op,
-    .event_query = sim_event_op,
+    .event_synchronize = sim_event_synchronize,
+    .event_query = sim_event_query,
     .event_elapsed_ms = sim_event_elapsed_ms,
     .memcpy_async = sim_memcpy_async,
     .memset_async = sim_memset_async,
@@ -1007,6 +1315,14 @@ const pg_backend pg_sim_backend = {
     .module_function = sim_module_function,
     .function_param = sim_function_param,
     .launch_function = sim_launch_function,
+    .stream_create_nonblocking = sim_stream_create,
+    .stream_begin_capture = sim_stream_begin_capture,
+    .stream_end_capture = sim_stream_end_capture,
+    .graph_node_count = sim_graph_node_count,
+    .graph_instantiate = sim_graph_instantiate,
+    .graph_destroy = sim_graph_destroy,
+    .graph_launch = sim_graph_launch,
+    .graph_exec_destroy = sim_graph_destroy,
     .compiler_load = NULL, /* no PG_CAP_RUNTIME_COMPILE */
     .compile = NULL,
     .error_name = sim_error_name,

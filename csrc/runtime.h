@@ -45,6 +45,14 @@ enum {
     PG_ERR_INVALID_PC = 718,
     PG_ERR_LAUNCH_FAILURE = 719,
     PG_ERR_NOT_SUPPORTED = 801,
+    /* stream capture (CUDA graphs): the operation cannot be captured, an
+     * earlier one invalidated the capture, ... (pg_err_is_capture) */
+    PG_ERR_STREAM_CAPTURE_UNSUPPORTED = 900,
+    PG_ERR_STREAM_CAPTURE_INVALIDATED = 901,
+    PG_ERR_STREAM_CAPTURE_UNJOINED = 904,
+    PG_ERR_STREAM_CAPTURE_IMPLICIT = 906,
+    PG_ERR_CAPTURED_EVENT = 907,
+    PG_ERR_STREAM_CAPTURE_WRONG_THREAD = 908,
     PG_ERR_UNKNOWN = 999,
     /* pygpu's own codes, outside cudaError_t's range; only the simulator
      * returns them */
@@ -71,6 +79,15 @@ pg_err_is_fault(pg_err err)
     }
 }
 
+/* An error of stream capture: what was asked cannot happen while a stream
+ * is being captured into a CUDA graph. */
+static inline int
+pg_err_is_capture(pg_err err)
+{
+    return err >= PG_ERR_STREAM_CAPTURE_UNSUPPORTED &&
+           err <= PG_ERR_STREAM_CAPTURE_WRONG_THREAD;
+}
+
 /* The most devices pygpu uses: the ones past it are not counted. */
 #define PG_MAX_DEVICES 64
 
@@ -78,8 +95,10 @@ typedef struct {
     unsigned int x, y, z;
 } pg_dim3;
 
-typedef void *pg_stream; /* cudaStream_t underneath; NULL is the default stream */
-typedef void *pg_event;  /* cudaEvent_t underneath */
+typedef void *pg_stream;     /* cudaStream_t underneath; NULL is the default stream */
+typedef void *pg_event;      /* cudaEvent_t underneath */
+typedef void *pg_graph;      /* cudaGraph_t underneath: a captured graph */
+typedef void *pg_graph_exec; /* cudaGraphExec_t underneath: one to launch */
 
 enum { PG_MEMCPY_H2D = 1, PG_MEMCPY_D2H = 2, PG_MEMCPY_D2D = 3 };
 
@@ -311,7 +330,27 @@ enum {
       (void *function, size_t index, size_t *offset, size_t *size))                    \
     X(launch_function, "cuLaunchKernel",                                               \
       (void *function, pg_dim3 grid, pg_dim3 block, unsigned int shared_bytes,         \
-       pg_stream stream, void **params))
+       pg_stream stream, void **params))                                               \
+    /* CUDA graphs by stream capture. The stream a capture records does not wait */    \
+    /* for the legacy default stream (a blocking stream under capture would make  */   \
+    /* every use of that stream fail). Between begin and end, work queued on it  */    \
+    /* is recorded, not run: kernel launches, device-to-device copies, memsets.  */    \
+    /* What cannot be recorded is refused with PG_ERR_STREAM_CAPTURE_UNSUPPORTED */    \
+    /* before it reaches the runtime, so the capture stays valid: copies between */    \
+    /* host and device on the stream, waiting for it, and on the capturing       */    \
+    /* thread synchronous copies and every wait (stream, event, device); and a   */    \
+    /* device's synchronize while one of its streams is captured. Captures are   */    \
+    /* relaxed (allocations may happen), one a thread. A graph runs on the       */    \
+    /* device it was captured on; launches of one graph run one after another.   */    \
+    X(stream_create_nonblocking, "cudaStreamCreateWithFlags", (pg_stream *stream))     \
+    X(stream_begin_capture, "cudaStreamBeginCapture", (pg_stream stream))              \
+    X(stream_end_capture, "cudaStreamEndCapture", (pg_stream stream, pg_graph *graph)) \
+    X(graph_node_count, "cudaGraphGetNodes", (pg_graph graph, size_t *count))          \
+    X(graph_instantiate, "cudaGraphInstantiateWithFlags",                              \
+      (pg_graph_exec *exec, pg_graph graph))                                           \
+    X(graph_destroy, "cudaGraphDestroy", (pg_graph graph))                             \
+    X(graph_launch, "cudaGraphLaunch", (pg_graph_exec exec, pg_stream stream))         \
+    X(graph_exec_destroy, "cudaGraphExecDestroy", (pg_graph_exec exec))
 /* clang-format on */
 
 /* What the Python side gives the simulator. pending() is polled now and then
@@ -534,6 +573,33 @@ void pg_sim_set_arg_spans(int n, char *const *lo, char *const *hi);
 int pg_sim_arg_span(int i, const void **lo, const void **hi);
 /* rt_sim.c: the live allocation (device or page-locked) holding ptr: 0, or -1 */
 int pg_sim_find_range(const void *ptr, void **base, size_t *size);
+/* rt_sim.c: CUDA graphs on the simulator. A simulated stream is a
+ * pg_sim_stream: while it is being captured, `capture` is the graph that the
+ * work queued on it goes to, as nodes that each launch of the graph runs in
+ * order; otherwise NULL, and work runs at once. The default stream (NULL) is
+ * never captured. A launcher asks pg_sim_capture_of, one load, and records a
+ * node (kernels.cu's PG_LAUNCH, sim_exec.h's pg_sim::record) instead of
+ * running the kernel. */
+typedef struct pg_sim_graph pg_sim_graph;
+typedef struct pg_sim_node {
+    struct pg_sim_node *next;
+    pg_err (*run)(struct pg_sim_node *node);
+    void (*destroy)(struct pg_sim_node *node);
+} pg_sim_node;
+typedef struct {
+    pg_sim_graph *capture;
+} pg_sim_stream;
+
+static inline pg_sim_graph *
+pg_sim_capture_of(pg_stream stream)
+{
+    /* handles below a page are none of the simulator's (CUDA's special
+     * cudaStreamLegacy and cudaStreamPerThread are 1 and 2) */
+    return (uintptr_t)stream >= 4096 ? ((const pg_sim_stream *)stream)->capture : NULL;
+}
+/* Appends `node` to the graph, which owns it from then on (and destroys it). */
+void pg_sim_capture_add(pg_sim_graph *graph, pg_sim_node *node);
+
 #ifdef PG_HAVE_CUDA
 extern const pg_kernel_table pg_cuda_kernels;
 #endif
@@ -619,6 +685,19 @@ size_t pg_pool_round(size_t size);
  * asked; it costs an atomic load. */
 pg_err pg_peer_ensure(int a, int b, int *enabled, const char **call);
 int pg_peer_enabled(int a, int b);
+
+/* capture.c: the streams being captured into CUDA graphs, which both
+ * backends consult before what a capture cannot record (PG_BACKEND_CALLS).
+ * pg_capture_begin: PG_ERR_STREAM_CAPTURE_UNSUPPORTED for the default stream,
+ * a stream already captured, or a thread that already captures one.
+ * pg_capture_stream: 1 if `stream` is being captured; pg_capture_thread: 1 if
+ * this thread captures a stream; pg_capture_device: 1 while a stream of
+ * `device` is being captured (by any thread). */
+pg_err pg_capture_begin(pg_stream stream, int device);
+void pg_capture_end(pg_stream stream);
+int pg_capture_stream(pg_stream stream);
+int pg_capture_thread(void);
+int pg_capture_device(int device);
 
 /* transfer.c: host <-> device copies of contiguous bytes. Pageable host memory
  * goes through pinned staging buffers, pipelined, where the backend gains from

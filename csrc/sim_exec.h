@@ -54,6 +54,9 @@
 #include <sys/mman.h>
 #include <ucontext.h>
 
+#include <new>
+#include <tuple>
+
 #include "runtime.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -989,6 +992,58 @@ launch(dim3 grid, dim3 block, bool barriers, F f)
 {
     return run(
         grid, block, barriers, [](void *p) { (*(F *)p)(); }, (void *)&f);
+}
+
+/* A launch recorded by a capture (a CUDA graph's): the kernel and its
+ * arguments, copied as they are now, as a GPU's launch copies them; each
+ * launch of the graph checks them as a launch does and runs the grid. K calls
+ * the kernel by name (a lambda), as a launch does. */
+template <class K, class... A> struct recorded_launch : pg_sim_node {
+    dim3 grid, block;
+    bool barriers;
+    K kernel;
+    std::tuple<A...> args;
+
+    recorded_launch(dim3 g, dim3 b, bool bar, K k, const A &...a)
+        : pg_sim_node{nullptr, run, destroy}, grid(g), block(b), barriers(bar),
+          kernel(k), args(a...)
+    {
+    }
+
+    static pg_err run(pg_sim_node *node)
+    {
+        recorded_launch *r = static_cast<recorded_launch *>(node);
+        return std::apply(
+            [r](const A &...a) {
+                pg_err err = check_access(a...);
+                if (err != PG_SUCCESS) {
+                    return err;
+                }
+                return launch(r->grid, r->block, r->barriers, [&] { r->kernel(a...); });
+            },
+            r->args);
+    }
+
+    static void destroy(pg_sim_node *node)
+    {
+        recorded_launch *r = static_cast<recorded_launch *>(node);
+        r->~recorded_launch();
+        free(r);
+    }
+};
+
+template <class K, class... A>
+inline pg_err
+record(pg_sim_graph *graph, dim3 grid, dim3 block, bool barriers, K kernel,
+       const A &...args)
+{
+    typedef recorded_launch<K, A...> node;
+    void *mem = malloc(sizeof(node));
+    if (mem == nullptr) {
+        return PG_ERR_MEMORY_ALLOCATION;
+    }
+    pg_sim_capture_add(graph, new (mem) node(grid, block, barriers, kernel, args...));
+    return PG_SUCCESS;
 }
 
 } /* namespace pg_sim */

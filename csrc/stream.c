@@ -1,10 +1,6 @@
 /* pygpu.Stream: a CUDA stream. `with stream:` makes it this thread's current
  * stream (context.c keeps that). */
-#include <stdatomic.h>
-
 #include "pygpu.h"
-
-static _Atomic uint64_t next_serial = 1;
 
 static PyObject *
 Stream_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
@@ -24,7 +20,7 @@ Stream_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (PG_TRY(st, rt, stream_create, (&handle)) < 0) {
         return NULL;
     }
-    self = pg_stream_obj_new(st, handle, atomic_fetch_add(&next_serial, 1), device, 1);
+    self = pg_stream_obj_new(st, handle, pg_stream_new_serial(), device, 1);
     if (self == NULL) {
         (void)rt->stream_destroy(handle);
     }

@@ -15,6 +15,7 @@ from . import _core, blas
 from ._core import (
     Device,
     Event,
+    Graph,
     NoDeviceError,
     Stream,
     current_stream,
@@ -31,6 +32,18 @@ from ._core import (
 def stream():
     """A new Stream on the current device (Numba's cuda.stream())."""
     return Stream()
+
+
+def graph():
+    """A CUDA graph, made by stream capture: `with cuda.graph() as g:` records
+    the kernel launches, device-to-device copies and memsets that the block
+    queues on this thread's current stream (a stream of the graph's own while
+    the block runs), without running them; `g.replay()` then runs them all as
+    one launch, asynchronously, as many times as asked. Copies between host and
+    device, and waits, raise inside the block. Memory that the recorded work
+    touches stays allocated while `g` lives (CuPy's and PyTorch's graphs ask
+    the caller to keep their arrays alive instead)."""
+    return Graph()
 
 
 def event(timing=True):
@@ -264,8 +277,9 @@ def launch_config(shape, threads_per_block=None):
 _schedule_from_environment()
 
 __all__ = [
-    "Device", "Event", "NoDeviceError", "Stream", "current_stream", "default_stream",
+    "Device", "Event", "Graph", "NoDeviceError", "Stream", "current_stream", "default_stream",
     "detect", "device_array", "device_array_like", "event", "get_current_device", "gpus",
+    "graph",
     "is_available", "is_pinned", "is_simulator", "launch_config", "memory_allocated",
     "pinned_array", "pinned_array_like", "select_device", "simulator_schedule", "stream",
     "synchronize",
