@@ -202,19 +202,20 @@ Graph_enter(PyObject *self, PyObject *Py_UNUSED(ignored))
     return Py_NewRef(self);
 }
 
-/* Ends the capture. With an exception on its way out of the block, the graph
- * is discarded and the exception goes on; otherwise the graph is
- * instantiated, or the reason it cannot be is raised. */
+/* Ends the capture, with the graph's device current (a graph is made for its
+ * device, whichever device the block left current). With an exception on its
+ * way out of the block, the graph is discarded and the exception goes on;
+ * otherwise the graph is instantiated, or the reason it cannot be is raised. */
 static PyObject *
 Graph_exit(PyObject *self, PyObject *args)
 {
     pg_graph_obj *g = GRAPH(self);
     pg_state *st = g->st;
     const pg_backend *rt = pg_rt();
-    PyObject *exc_type = Py_None;
+    PyObject *exc_type = Py_None, *result = NULL;
     pg_graph graph = NULL;
     pg_status end, made = {PG_SUCCESS, NULL};
-    int popped, failed;
+    int popped, failed, prev = -1;
     if (PyTuple_GET_SIZE(args) > 0) {
         exc_type = PyTuple_GET_ITEM(args, 0);
     }
@@ -226,46 +227,49 @@ Graph_exit(PyObject *self, PyObject *args)
     }
     /* the stream stops being current even when the stack was disturbed */
     popped = pg_stream_pop(g->stream) == 0;
+    if (rt->get_device(&prev) == PG_SUCCESS && prev != g->device) {
+        (void)rt->set_device(g->device);
+    }
     end = PG_CALL(rt, stream_end_capture, (PG_STREAM(g->stream)->handle, &graph));
     failed = pg_capture_unregister(g->serial);
     g->state = GRAPH_DISCARDED;
     Py_CLEAR(g->stream); /* the buffers it ordered keep it while they need it */
     if (exc_type != Py_None || !popped) {
         /* an exception leaves the block (or the stream stack's): no graph */
-        if (graph != NULL) {
-            (void)rt->graph_destroy(graph);
+        if (exc_type != Py_None) {
+            PyErr_Clear();
+            result = Py_NewRef(Py_False);
         }
-        Py_CLEAR(g->held);
-        if (exc_type == Py_None) {
-            return NULL; /* pg_stream_pop's RuntimeError */
-        }
-        PyErr_Clear();
-        Py_RETURN_FALSE;
+        goto done; /* else pg_stream_pop's RuntimeError */
     }
-    if (end.err != PG_SUCCESS || failed) {
-        if (graph != NULL) {
-            (void)rt->graph_destroy(graph);
-        }
-        Py_CLEAR(g->held);
-        if (failed) {
-            return PyErr_NoMemory();
-        }
-        (void)pg_check(st, end);
-        return NULL;
+    if (failed) {
+        (void)PyErr_NoMemory();
+        goto done;
+    }
+    if (pg_check(st, end) < 0) {
+        goto done;
     }
     made = PG_CALL(rt, graph_node_count, (graph, &g->nodes));
     if (made.err == PG_SUCCESS) {
         made = PG_CALL(rt, graph_instantiate, (&g->exec, graph));
     }
-    (void)rt->graph_destroy(graph); /* the instance is all that runs */
-    if (made.err != PG_SUCCESS) {
+    if (pg_check(st, made) < 0) {
         g->exec = NULL;
-        Py_CLEAR(g->held);
-        (void)pg_check(st, made);
-        return NULL;
+        goto done;
     }
     g->state = GRAPH_READY;
-    Py_RETURN_FALSE;
+    result = Py_NewRef(Py_False);
+done:
+    if (graph != NULL) {
+        (void)rt->graph_destroy(graph); /* the instance, if any, is all that runs */
+    }
+    if (g->state != GRAPH_READY) {
+        Py_CLEAR(g->held); /* memory of a discarded graph goes back */
+    }
+    if (prev >= 0 && prev != g->device) {
+        (void)rt->set_device(prev);
+    }
+    return result;
 }
 
 /* ---- replay -------------------------------------------------------------------------

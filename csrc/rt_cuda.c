@@ -190,9 +190,15 @@ cuda_stream_query(pg_stream stream)
     return ret(cudaStreamQuery((cudaStream_t)stream));
 }
 
+/* A stream under capture neither waits for events nor records them: a
+ * capture records one stream's work alone (an event would fork other streams
+ * into it, or tie it to work outside it). */
 static pg_err
 cuda_stream_wait_event(pg_stream stream, pg_event event)
 {
+    if (pg_capture_stream(stream)) {
+        return PG_ERR_STREAM_CAPTURE_UNSUPPORTED;
+    }
     return ret(cudaStreamWaitEvent((cudaStream_t)stream, (cudaEvent_t)event, 0));
 }
 
@@ -212,6 +218,9 @@ cuda_event_destroy(pg_event event)
 static pg_err
 cuda_event_record(pg_event event, pg_stream stream)
 {
+    if (pg_capture_stream(stream)) {
+        return PG_ERR_STREAM_CAPTURE_UNSUPPORTED;
+    }
     return ret(cudaEventRecord((cudaEvent_t)event, (cudaStream_t)stream));
 }
 

@@ -647,12 +647,14 @@ sim_stream_query(pg_stream stream)
                                              : PG_SUCCESS;
 }
 
+/* A stream under capture neither waits for events nor records them: a
+ * capture records one stream's work alone. */
 static pg_err
 sim_stream_wait_event(pg_stream stream, pg_event event)
 {
-    (void)stream;
     (void)event;
-    return PG_SUCCESS;
+    return pg_sim_capture_of(stream) != NULL ? PG_ERR_STREAM_CAPTURE_UNSUPPORTED
+                                             : PG_SUCCESS;
 }
 
 /* Every stream the simulator makes runs its work at once; none waits for
@@ -784,7 +786,6 @@ typedef struct {
     double seconds;
     int recorded;
     int timing;
-    int captured; /* last recorded on a stream under capture: no time */
 } sim_event;
 
 static pg_err
@@ -811,10 +812,8 @@ sim_event_record(pg_event event, pg_stream stream)
 {
     struct timespec ts;
     sim_event *e = event;
-    e->captured = pg_sim_capture_of(stream) != NULL;
-    if (e->captured) { /* it marks a place in the graph, never a time */
-        e->recorded = 0;
-        return PG_SUCCESS;
+    if (pg_sim_capture_of(stream) != NULL) {
+        return PG_ERR_STREAM_CAPTURE_UNSUPPORTED;
     }
     clock_gettime(CLOCK_MONOTONIC, &ts);
     e->seconds = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
@@ -825,25 +824,21 @@ sim_event_record(pg_event event, pg_stream stream)
 static pg_err
 sim_event_query(pg_event event)
 {
-    return ((sim_event *)event)->captured ? PG_ERR_CAPTURED_EVENT : PG_SUCCESS;
+    (void)event;
+    return PG_SUCCESS;
 }
 
 static pg_err
 sim_event_synchronize(pg_event event)
 {
-    if (pg_capture_thread()) {
-        return PG_ERR_STREAM_CAPTURE_UNSUPPORTED;
-    }
-    return sim_event_query(event);
+    (void)event;
+    return pg_capture_thread() ? PG_ERR_STREAM_CAPTURE_UNSUPPORTED : PG_SUCCESS;
 }
 
 static pg_err
 sim_event_elapsed_ms(float *ms, pg_event start, pg_event end)
 {
     sim_event *a = start, *b = end;
-    if (a->captured || b->captured) {
-        return PG_ERR_CAPTURED_EVENT;
-    }
     if (!a->recorded || !b->recorded || !a->timing || !b->timing) {
         return PG_ERR_INVALID_RESOURCE_HANDLE;
     }

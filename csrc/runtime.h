@@ -336,12 +336,13 @@ enum {
     /* every use of that stream fail). Between begin and end, work queued on it  */    \
     /* is recorded, not run: kernel launches, device-to-device copies, memsets.  */    \
     /* What cannot be recorded is refused with PG_ERR_STREAM_CAPTURE_UNSUPPORTED */    \
-    /* before it reaches the runtime, so the capture stays valid: copies between */    \
-    /* host and device on the stream, waiting for it, and on the capturing       */    \
-    /* thread synchronous copies and every wait (stream, event, device); and a   */    \
-    /* device's synchronize while one of its streams is captured. Captures are   */    \
-    /* relaxed (allocations may happen), one a thread. A graph runs on the       */    \
-    /* device it was captured on; launches of one graph run one after another.   */    \
+    /* before it reaches the runtime, so the capture stays valid: on the stream, */    \
+    /* copies between host and device or devices, events (recorded or waited     */    \
+    /* for), queries, waits and graph launches; on the capturing thread,         */    \
+    /* synchronous copies and every wait (stream, event, device); a device's     */    \
+    /* synchronize while one of its streams is captured. Captures are relaxed    */    \
+    /* (allocations may happen), one a thread. A graph runs on the device it     */    \
+    /* was captured on; launches of one graph run one after another.             */    \
     X(stream_create_nonblocking, "cudaStreamCreateWithFlags", (pg_stream *stream))     \
     X(stream_begin_capture, "cudaStreamBeginCapture", (pg_stream stream))              \
     X(stream_end_capture, "cudaStreamEndCapture", (pg_stream stream, pg_graph *graph)) \
