@@ -101,15 +101,16 @@ order_release_after_replays(const pg_backend *rt, pg_graph_obj *g)
     }
 }
 
-/* Lets go of the graph, its instance and its memory (never raises). */
+/* Lets go of the graph, its instance and its memory (never raises). A Graph
+ * never entered has touched no backend, and asks none. */
 static void
 release(pg_graph_obj *g)
 {
-    const pg_backend *rt = pg_rt();
+    const pg_backend *rt = g->device >= 0 ? pg_rt() : NULL;
     int live = rt != NULL && !pg_is_finalizing() && !pg_context_unusable();
     int prev = -1;
-    if (live && g->device >= 0 && rt->get_device(&prev) == PG_SUCCESS &&
-        prev != g->device && rt->set_device(g->device) != PG_SUCCESS) {
+    if (live && rt->get_device(&prev) == PG_SUCCESS && prev != g->device &&
+        rt->set_device(g->device) != PG_SUCCESS) {
         live = 0;
     }
     if (live && g->exec != NULL) {
@@ -119,7 +120,10 @@ release(pg_graph_obj *g)
         pg_report_failed_free(Py_TYPE(g), PG_CALL(rt, graph_exec_destroy, (g->exec)));
     }
     g->exec = NULL;
-    if (prev >= 0 && prev != g->device) {
+    if (g->state == GRAPH_READY) {
+        g->state = GRAPH_DISCARDED;
+    }
+    if (live && prev >= 0 && prev != g->device) {
         (void)rt->set_device(prev);
     }
     Py_CLEAR(g->held); /* the buffers go back to the pool, in the order above */
@@ -297,7 +301,7 @@ Graph_replay(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *
     static const pg_signature sig = {"replay", 0, 1, {{"stream", pg_conv_stream}}};
     pg_graph_obj *g = GRAPH(self);
     pg_state *st = g->st;
-    const pg_backend *rt = pg_rt();
+    const pg_backend *rt = NULL;
     pg_stream_arg s;
     pg_err err;
     int prev = -1;
@@ -305,6 +309,7 @@ Graph_replay(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *
         (void)not_ready(g);
         return NULL;
     }
+    rt = pg_rt();
     if (nargs == 0 && kwnames == NULL) {
         s.given = 0;
         (void)pg_resolve_stream(st, NULL, &s.ref);
