@@ -7,7 +7,7 @@ import threading
 
 import numpy as np
 import pytest
-from conftest import random_array, rel_error
+from conftest import matmul_error, random_array, rel_error
 
 import pygpu
 from pygpu import cuda, kernels
@@ -166,6 +166,20 @@ def test_device_to_device_copies_and_memsets_are_recorded(rng):
     np.testing.assert_array_equal(c.copy_to_host(), a.T)
 
 
+def test_a_matrix_product_is_recorded(rng):
+    a, b = random_array(rng, (64, 48), np.float64), random_array(rng, (48, 80), np.float64)
+    da, db = cuda.to_device(a), cuda.to_device(b)
+    da @ db  # a first product outside the block (on a GPU: cuBLAS's handle is made)
+    with cuda.graph() as g:
+        c = da @ db
+        c2 = pygpu.matmul(da, db, method="shared")
+    a2 = random_array(rng, (64, 48), np.float64)
+    da[...] = a2
+    g.replay()
+    assert matmul_error(c.copy_to_host(), a2, b) < 1e-12
+    assert matmul_error(c2.copy_to_host(), a2, b) < 1e-12
+
+
 def test_a_raw_kernel_is_recorded_with_its_arguments_as_they_were(rng):
     k = pygpu.RawKernel(ADD_SOURCE, "axpy")
     n = 1000
@@ -224,6 +238,33 @@ def test_work_of_another_thread_runs_while_this_one_captures(rng):
     np.testing.assert_array_equal(mine.copy_to_host(), h)
     g.replay()
     np.testing.assert_array_equal(mine.copy_to_host(), h + 1)
+
+
+@pytest.mark.simulator
+def test_a_kernel_that_fails_in_a_replay_raises_there_and_the_graph_replays_again():
+    k = pygpu.RawKernel(r'''
+    #include <assert.h>
+    extern "C" __global__ void nonnegative(const float *x, float *y, int n)
+    {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) {
+            assert(x[i] >= 0.0f);
+            y[i] += x[i];
+        }
+    }
+    ''', "nonnegative")
+    x, y = cuda.to_device(np.ones(64, np.float32)), pygpu.zeros(64, dtype=np.float32)
+    with cuda.graph() as g:
+        k[2, 32](x, y, np.int32(64))
+    g.replay()
+    x[40] = -1.0
+    with pytest.raises(pygpu.KernelAssertionError, match="nonnegative"):
+        g.replay()
+    x[40] = 1.0
+    before = y.copy_to_host()  # blocks of the failed replay may have run, or not
+    g.replay()
+    np.testing.assert_array_equal(y.copy_to_host(), before + 1)
+    assert g.replays == 2  # a failed replay is not counted
 
 
 # ---- what cannot be captured ------------------------------------------------------
