@@ -22,7 +22,7 @@ tests=("$@")
 if [ ${#tests[@]} -eq 0 ]; then
     tests=(tests/test_arrays.py tests/test_copies.py tests/test_kernels.py
            tests/test_errors_and_leaks.py tests/test_streams_and_pool.py
-           tests/test_interop.py tests/test_reliability.py)
+           tests/test_interop.py tests/test_reliability.py tests/test_graphs.py)
 fi
 # --capture=sys: a sanitizer report on fd 2 reaches the terminal
 "$python" -m pytest -q -p no:cacheprovider --capture=sys "${tests[@]}"
