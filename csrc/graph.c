@@ -70,6 +70,16 @@ Graph_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
  * pool hands the memory out again only once the replay is done. Launches of
  * one graph run one after another, so the last replay's stream orders them
  * all. With g's device current. */
+static pg_err
+wait_for(const pg_backend *rt, pg_stream stream)
+{
+    pg_err err;
+    Py_BEGIN_ALLOW_THREADS
+        err = rt->stream_synchronize(stream);
+    Py_END_ALLOW_THREADS
+    return err;
+}
+
 static void
 order_release_after_replays(const pg_backend *rt, pg_graph_obj *g)
 {
@@ -86,11 +96,8 @@ order_release_after_replays(const pg_backend *rt, pg_graph_obj *g)
                 /* no event: wait for the replay instead */
                 if (done != NULL) {
                     (void)rt->event_destroy(done);
-                    done = NULL;
                 }
-                Py_BEGIN_ALLOW_THREADS(void)
-                    rt->stream_synchronize(g->last.handle);
-                Py_END_ALLOW_THREADS
+                (void)wait_for(rt, g->last.handle);
                 return;
             }
             (void)rt->stream_wait_event(b->stream, done);
@@ -131,8 +138,7 @@ release(pg_graph_obj *g)
     Py_CLEAR(g->stream);
 }
 
-/* ---- the capture ------------------------------------------------------------------
- */
+/* ---- the capture ------------------------------------------------------------- */
 
 static PyObject *
 Graph_enter(PyObject *self, PyObject *Py_UNUSED(ignored))
@@ -276,8 +282,7 @@ done:
     return result;
 }
 
-/* ---- replay -------------------------------------------------------------------------
- */
+/* ---- replay -------------------------------------------------------------------- */
 
 static int
 not_ready(pg_graph_obj *g)
@@ -338,8 +343,7 @@ Graph_replay(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *
     Py_RETURN_NONE;
 }
 
-/* ---- the type
- * ------------------------------------------------------------------------ */
+/* ---- the type ------------------------------------------------------------------ */
 
 static int
 Graph_traverse(PyObject *self, visitproc visit, void *arg)
