@@ -657,8 +657,6 @@ sim_stream_wait_event(pg_stream stream, pg_event event)
                                              : PG_SUCCESS;
 }
 
-/* Every stream the simulator makes runs its work at once; none waits for
- * another, so a non-blocking stream is any stream. */
 static pg_err
 sim_stream_begin_capture(pg_stream stream)
 {
@@ -1310,6 +1308,7 @@ const pg_backend pg_sim_backend = {
     .module_function = sim_module_function,
     .function_param = sim_function_param,
     .launch_function = sim_launch_function,
+    /* streams run their work at once: none waits for another */
     .stream_create_nonblocking = sim_stream_create,
     .stream_begin_capture = sim_stream_begin_capture,
     .stream_end_capture = sim_stream_end_capture,
