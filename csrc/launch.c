@@ -830,7 +830,11 @@ pg_launchable_getitem(PyObject *self, PyObject *key)
     plain = key_numbers(key, numbers);
     if (plain && f->last_key[0] != 0 &&
         memcmp(numbers, f->last_key, sizeof(numbers)) == 0) {
-        cfg = f->last_cfg; /* the same launch as last time: parsed and checked */
+        /* the same launch as last time: parsed, checked, and made */
+        if (f->last_launch != NULL) {
+            return Py_NewRef(f->last_launch);
+        }
+        cfg = f->last_cfg;
     }
     else {
         if (pg_parse_launch_config(st, key, f->usage != NULL ? f->usage : f->name,
@@ -847,6 +851,7 @@ pg_launchable_getitem(PyObject *self, PyObject *key)
         if (plain) {
             memcpy(f->last_key, numbers, sizeof(numbers));
             f->last_cfg = cfg;
+            Py_CLEAR(f->last_launch);
         }
     }
     l = PyObject_GC_New(pg_launch, st->LaunchType);
@@ -859,7 +864,17 @@ pg_launchable_getitem(PyObject *self, PyObject *key)
     l->cfg = cfg;
     Py_XINCREF(l->cfg.stream.obj);
     PyObject_GC_Track(l);
+    if (plain && f->last_launch == NULL) {
+        f->last_launch = Py_NewRef((PyObject *)l);
+    }
     return (PyObject *)l;
+}
+
+void
+pg_launchable_forget(pg_launchable *f)
+{
+    Py_CLEAR(f->last_launch);
+    f->last_key[0] = 0;
 }
 
 static PyObject *
@@ -1052,6 +1067,7 @@ pg_kernels_init(PyObject *module, pg_state *st)
         k->head.nargs = kernel_info[i].nargs;
         k->head.device = -1;
         k->head.last_key[0] = 0;
+        k->head.last_launch = NULL;
         k->id = (pg_kernel_id)i;
         if (PyDict_SetItemString(st->kernels, kernel_info[i].name, (PyObject *)k) < 0) {
             Py_DECREF(k);

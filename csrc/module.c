@@ -324,6 +324,13 @@ module_clear(PyObject *module)
     Py_CLEAR(st->NoDeviceError);
     Py_CLEAR(st->KernelError);
     Py_CLEAR(st->KernelAssertionError);
+    if (st->kernels != NULL) { /* each kernel and its remembered launch: a cycle */
+        PyObject *key, *value;
+        Py_ssize_t pos = 0;
+        while (PyDict_Next(st->kernels, &pos, &key, &value)) {
+            pg_launchable_forget((pg_launchable *)value);
+        }
+    }
     Py_CLEAR(st->kernels);
     for (int i = 0; i < PG_OP_COUNT; i++) {
         Py_CLEAR(st->ufuncs[i]);

@@ -606,7 +606,14 @@ typedef struct {
      * same launch in a loop parses and checks once */
     long long last_key[7];
     pg_launch_config last_cfg;
+    /* the KernelLaunch made for it (a strong reference: f and it form a
+     * cycle, which each type's clear, and the module's for the prebuilt
+     * kernels, breaks with pg_launchable_forget) */
+    PyObject *last_launch;
 } pg_launchable;
+
+/* Forgets the remembered launch (from a launchable type's clear). */
+void pg_launchable_forget(pg_launchable *f);
 
 struct pg_launch_kind {
     const char *name;   /* "prebuilt", "module" */

@@ -323,6 +323,7 @@ Module_get_function(PyObject *self, PyObject *name)
     f->sizes = NULL;
     f->head.kind = &module_kind;
     f->head.last_key[0] = 0;
+    f->head.last_launch = NULL;
     f->head.name = f->cname;
     f->head.usage = NULL;
     f->head.nargs = 0;
@@ -396,6 +397,7 @@ Function_traverse(PyObject *self, visitproc visit, void *arg)
     Py_VISIT(Py_TYPE(self));
     Py_VISIT(f->module);
     Py_VISIT(f->name);
+    Py_VISIT(f->head.last_launch);
     return 0;
 }
 
@@ -405,6 +407,7 @@ Function_clear(PyObject *self)
     pg_function *f = (pg_function *)self;
     Py_CLEAR(f->module);
     Py_CLEAR(f->name);
+    pg_launchable_forget(&f->head);
     return 0;
 }
 
