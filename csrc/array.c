@@ -262,6 +262,62 @@ Array_array(PyObject *Py_UNUSED(self), PyObject *Py_UNUSED(args),
     return NULL;
 }
 
+/* NEP 18: a NumPy function given a DeviceArray runs NumPy's own
+ * implementation, which works where it only calls the array's methods
+ * (np.transpose, np.shape, np.ndim); where that fails (np.sum, np.tensordot,
+ * what dask.array calls on its chunks), and for a function with no Python
+ * implementation (np.array(..., like=d)), the TypeError names the function. */
+static PyObject *
+Array_array_function(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *impl, *res, *module = NULL, *name = NULL, *type, *cause, *tb;
+    if (nargs != 4 || !PyTuple_Check(args[2]) || !PyDict_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "__array_function__(func, types, args, kwargs)");
+        return NULL;
+    }
+    impl = PyObject_GetAttrString(args[0], "_implementation");
+    if (impl == NULL) {
+        PyErr_Clear();
+        res = NULL;
+        PyErr_SetString(PyExc_TypeError, "no implementation for DeviceArray");
+    }
+    else {
+        res = PyObject_Call(impl, args[2], args[3]);
+        Py_DECREF(impl);
+    }
+    if (res != NULL || !(PyErr_ExceptionMatches(PyExc_TypeError) ||
+                         PyErr_ExceptionMatches(PyExc_AttributeError) ||
+                         PyErr_ExceptionMatches(PyExc_IndexError))) {
+        return res;
+    }
+    PyErr_Fetch(&type, &cause, &tb);
+    PyErr_NormalizeException(&type, &cause, &tb);
+    Py_XDECREF(type);
+    Py_XDECREF(tb);
+    module = PyObject_GetAttrString(args[0], "__module__");
+    PyErr_Clear();
+    name = PyObject_GetAttrString(args[0], "__qualname__");
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError,
+                 "%S.%S is a NumPy function that pygpu.DeviceArray does not support "
+                 "(%S): NumPy computes on host arrays. Copy to the host first "
+                 "(pygpu.asnumpy(a); in dask.array, x.map_blocks(pygpu.asnumpy)), or "
+                 "use pygpu's own operations and kernels",
+                 module != NULL ? module : Py_None, name != NULL ? name : Py_None,
+                 cause != NULL ? cause : Py_None);
+    if (cause != NULL) {
+        PyObject *etype, *exc, *etb;
+        PyErr_Fetch(&etype, &exc, &etb);
+        PyErr_NormalizeException(&etype, &exc, &etb);
+        PyException_SetCause(exc, cause); /* steals cause */
+        PyErr_Restore(etype, exc, etb);
+    }
+    Py_XDECREF(module);
+    Py_XDECREF(name);
+    return NULL;
+}
+
 /* Pickling copies to the host; unpickling copies back (to the current device). */
 static PyObject *
 Array_reduce(PyObject *self, PyObject *Py_UNUSED(ignored))
@@ -673,6 +729,8 @@ static PyMethodDef Array_methods[] = {
      "is_f_contiguous($self, /)\n--\n\nTrue if laid out in Fortran order."},
     {"__array__", (PyCFunction)(void (*)(void))Array_array,
      METH_VARARGS | METH_KEYWORDS, NULL},
+    {"__array_function__", (PyCFunction)(void (*)(void))Array_array_function,
+     METH_FASTCALL, NULL},
     {"__reduce__", Array_reduce, METH_NOARGS, NULL},
     {NULL},
 };

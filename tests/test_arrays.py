@@ -297,3 +297,13 @@ def test_iteration_gives_rows(rng):
     assert len(rows) == 3
     for r, e in zip(rows, x, strict=True):
         np.testing.assert_array_equal(r, e)
+
+
+def test_numpy_functions_run_where_they_only_use_methods_and_name_themselves_where_not():
+    d = pygpu.asarray(np.arange(6.0).reshape(2, 3))
+    assert np.transpose(d).shape == (3, 2) and np.shape(d) == (2, 3) and np.ndim(d) == 2
+    with pytest.raises(TypeError, match="numpy.sum is a NumPy function that "
+                       "pygpu.DeviceArray does not support.*pygpu.asnumpy"):
+        np.sum(d)
+    with pytest.raises(TypeError, match="numpy.concatenate is a NumPy function"):
+        np.concatenate([d, d])
