@@ -935,27 +935,11 @@ sim_host_free(void *ptr)
     return PG_SUCCESS;
 }
 
+/* The page-locked allocation that holds ptr: 0 with its *base and *size, or -1. */
 static int
-sim_is_pinned(const void *ptr)
-{
-    int found = 0;
-    pthread_mutex_lock(&pinned_lock);
-    for (size_t i = 0; i < n_pinned && !found; i++) {
-        found = (const char *)ptr >= pinned[i].ptr &&
-                (const char *)ptr < pinned[i].ptr + pinned[i].size;
-    }
-    pthread_mutex_unlock(&pinned_lock);
-    return found;
-}
-
-/* The live allocation, device or page-locked memory, that holds ptr. */
-int
-pg_sim_find_range(const void *ptr, void **base, size_t *size)
+pinned_range(const void *ptr, void **base, size_t *size)
 {
     int found = -1;
-    if (sim_pointer_range(ptr, base, size) == 0) {
-        return 0;
-    }
     pthread_mutex_lock(&pinned_lock);
     for (size_t i = 0; i < n_pinned && found < 0; i++) {
         if ((const char *)ptr >= pinned[i].ptr &&
@@ -967,6 +951,21 @@ pg_sim_find_range(const void *ptr, void **base, size_t *size)
     }
     pthread_mutex_unlock(&pinned_lock);
     return found;
+}
+
+static int
+sim_is_pinned(const void *ptr)
+{
+    void *base;
+    size_t size;
+    return pinned_range(ptr, &base, &size) == 0;
+}
+
+/* The live allocation, device or page-locked memory, that holds ptr. */
+int
+pg_sim_find_range(const void *ptr, void **base, size_t *size)
+{
+    return sim_pointer_range(ptr, base, size) == 0 ? 0 : pinned_range(ptr, base, size);
 }
 
 /* The arrays that the next launch's arguments came from (this thread's). */

@@ -259,7 +259,7 @@ def _params_of(source, start):
             continue
         depth += {"(": 1, "<": 1, "[": 1, ")": -1, ">": -1, "]": -1}.get(ch, 0)
         part += ch
-    return ",".join(n for n in names) if text.strip() not in ("", "void") else ""
+    return ",".join(names) if text.strip() not in ("", "void") else ""
 
 
 def _static_shared(m):
