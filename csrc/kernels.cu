@@ -18,20 +18,35 @@
 #ifdef __CUDACC__
 #include <cuda_runtime.h>
 #define PG_KERNEL_TABLE pg_cuda_kernels
+/* The parameter types of kernel, for launch_with's arguments (a context
+ * where they are not deduced: they convert to the kernel's types). */
+template <class T> struct param_of {
+    typedef T type;
+};
+
+/* One cudaLaunchKernel, whose result is the launch's error: no <<<>>>
+ * configuration push and pop, no cudaGetLastError after it (measured on an
+ * H200: 3.50 us a launch against 3.56 us for <<<>>> plus the error check).
+ * A failed launch's error is also taken off the runtime's "last error", as
+ * the check after <<<>>> did, so that it is not reported again later. */
+template <class... P>
+static pg_err
+launch_with(void (*kernel)(P...), dim3 grid, dim3 block, cudaStream_t stream,
+            typename param_of<P>::type... params)
+{
+    void *args[] = {(void *)&params..., nullptr};
+    cudaError_t err =
+        cudaLaunchKernel((const void *)kernel, grid, block, args, 0, stream);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+    }
+    return (pg_err)err;
+}
 #define PG_LAUNCH(barriers, kernel, grid, block, stream, ...)                          \
-    do {                                                                               \
-        kernel<<<(grid), (block), 0, (cudaStream_t)(stream)>>>(__VA_ARGS__);           \
-        return (pg_err)cudaGetLastError();                                             \
-    } while (0)
+    return launch_with(kernel, (grid), (block), (cudaStream_t)(stream), __VA_ARGS__)
 #else
 #include "sim_exec.h"
 #define PG_KERNEL_TABLE pg_sim_kernels
-#if defined(__GNUC__) && !defined(__clang__)
-/* GCC sees add_elems_kernel's x[u] as maybe unset where it is written and
- * read under the same test, once the kernel has two callers (a launch and a
- * graph's recorded launch) and is no longer inlined */
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
 /* the simulator refuses a kernel given memory its device may not touch; on a
  * stream under capture (a CUDA graph's), the launch is recorded, its
  * arguments copied, and runs at each launch of the graph */
@@ -281,20 +296,18 @@ pg_launch_fill(int itemsize, void *dst, int64_t n, const void *value, pg_stream 
 
 /* ---- vector add, add one -------------------------------------------------- */
 
-/* A thread's share of the work follows from the launch it gets; the launcher
- * picks the kernel (add_group). With few threads (at least four elements
- * each: the high-level calls' grid gives each more), add_kernel moves 16
- * bytes per load and store where every pointer is 16-byte aligned (the usual
- * case: allocations are 512-byte aligned), four packs a thread in flight,
- * then finishes the tail element by element. With about a thread an element
- * (the tutorials' grids), a thread's one element would keep too few bytes in
- * flight for the memory's bandwidth: add_elems_kernel has one block of each
- * group of E do the E blocks' elements, E a thread, consecutive threads on
- * consecutive elements (coalesced), and the others return at once. The idle
- * blocks are spread through the grid, so they come and go while the working
- * ones wait on memory. Measured on an H200 (2^28 float32, 256-thread blocks):
- * a thread an element 0.44x the device copy's bandwidth, E = 2 0.58x, E = 4
- * 1.01x, E = 8 0.75x; packs of 16 bytes instead of E elements 0.89x. */
+/* add and add_one: 16-byte loads and stores where every pointer is 16-byte
+ * aligned (the usual case: allocations are 512-byte aligned), each thread
+ * with four of them in flight before it stores, which the memory's bandwidth
+ * needs; then the tail element by element. A grid-stride loop covers any
+ * launch. The launchers give each thread at least PG_FLAT_ELEMS_PER_THREAD
+ * elements: launch.c launches no more of a user's grid than that leaves work
+ * for (a block of a thread an element has too few bytes in flight, and the
+ * GPU starts blocks only so fast: 2^21 empty blocks of 128 threads take
+ * 1.27 ms on an H200, more than the copy of 2^28 float32 additions takes).
+ * Measured there (2^28 float32, fraction of the device copy's bandwidth): a
+ * thread an element 0.69x for add at blocks of 256 and 0.57x at 1024; 16 a
+ * thread 1.02x at blocks of 128, 256 and 1024. */
 template <class T> struct alignas(16) pack {
     T v[16 / sizeof(T)];
 };
@@ -305,9 +318,8 @@ aligned16(const void *p)
     return ((uintptr_t)p & 15) == 0;
 }
 
-/* out = a + b, or out = a + s when b is NULL, for launches with at least
- * four elements a thread. Each thread keeps U loads of 16 bytes in flight
- * before it stores, which memory bandwidth needs. */
+/* out = a + b, or out = a + s when b is NULL. Each thread keeps U loads of
+ * 16 bytes in flight before it stores. */
 template <class T>
 __global__ void
 add_kernel(const T *a, const T *b, T s, T *out, int64_t n)
@@ -353,76 +365,13 @@ add_kernel(const T *a, const T *b, T s, T *out, int64_t n)
     }
 }
 
-/* out = a + b (or a + s), for launches with fewer than four elements a
- * thread: of each group of E blocks the first does the group's E blocks'
- * worth of elements (and those a grid further on, while any are left), E a
- * thread, a block's threads on consecutive elements; the others return. */
-template <class T, int E>
-__global__ void __launch_bounds__(1024)
-    add_elems_kernel(const T *a, const T *b, T s, T *out, int64_t n)
-{
-    const int64_t block = block_rank();
-    if (block % E != 0) {
-        return;
-    }
-    const int64_t per_block = block_threads(), t = rank_in_block();
-    const int64_t step = ((block_count() + E - 1) / E) * per_block * E;
-    for (int64_t base = (block / E) * per_block * E + t; base < n; base += step) {
-        T x[E];
-#pragma unroll
-        for (int u = 0; u < E; u++) {
-            const int64_t i = base + u * per_block;
-            if (i < n) {
-                x[u] = a[i] + (b != nullptr ? b[i] : s);
-            }
-        }
-#pragma unroll
-        for (int u = 0; u < E; u++) {
-            const int64_t i = base + u * per_block;
-            if (i < n) {
-                out[i] = x[u];
-            }
-        }
-    }
-}
-
-/* 0: add_kernel (at least four elements a thread); else add_elems_kernel's
- * E, 1, 2 or 4: about as many working threads as there are fours of
- * elements. */
-int
-add_group(int64_t n, pg_dim3 grid, pg_dim3 block)
-{
-    const uint64_t blocks = (uint64_t)grid.x * grid.y * grid.z; /* < 2^63 */
-    const uint64_t per_block = (uint64_t)block.x * block.y * block.z;
-    if (blocks >= (uint64_t)n) {
-        return 4; /* a thread an element, or more */
-    }
-    const uint64_t threads = blocks * per_block; /* < n * 1024: no overflow */
-    if (threads * 4 <= (uint64_t)n) {
-        return 0;
-    }
-    return threads * 4 / (uint64_t)n >= 4 ? 4 : threads * 4 / (uint64_t)n >= 2 ? 2 : 1;
-}
-
 template <class T>
 pg_err
 launch_add_kernel(const T *a, const T *b, T s, T *out, int64_t n, pg_dim3 grid,
                   pg_dim3 block, pg_stream stream)
 {
-    switch (add_group(n, grid, block)) {
-    case 0:
-        PG_LAUNCH(false, add_kernel<T>, to_dim3(grid), to_dim3(block), stream, a, b, s,
-                  out, n);
-    case 1:
-        PG_LAUNCH(false, (add_elems_kernel<T, 1>), to_dim3(grid), to_dim3(block),
-                  stream, a, b, s, out, n);
-    case 2:
-        PG_LAUNCH(false, (add_elems_kernel<T, 2>), to_dim3(grid), to_dim3(block),
-                  stream, a, b, s, out, n);
-    default:
-        PG_LAUNCH(false, (add_elems_kernel<T, 4>), to_dim3(grid), to_dim3(block),
-                  stream, a, b, s, out, n);
-    }
+    PG_LAUNCH(false, add_kernel<T>, to_dim3(grid), to_dim3(block), stream, a, b, s, out,
+              n);
 }
 
 template <class T>

@@ -391,7 +391,7 @@ launch_result(pg_state *st, pg_err err, const char *kname)
 /* The prebuilt kernels walk their work with grid-stride loops, so a block
  * past the work does nothing, and a launch with fewer blocks, as long as
  * there are blocks for all the work, computes every element exactly as
- * before (the same thread arithmetic, element by element). clamp_blocks
+ * before (each element alone, by the same arithmetic). clamp_blocks
  * shrinks the grid dimensions dims[0], dims[1], ... (the first the fastest
  * of a folded index, as the kernels fold them) to the fewest blocks that
  * still number at least `need`; a dimension never grows. A gigantic grid
@@ -419,12 +419,17 @@ ceil_div(uint64_t a, uint64_t b)
 }
 
 /* add, add_one: thread_rank() over n elements, every axis folded together
- * (x fastest); a thread of rank >= n has nothing to do. */
+ * (x fastest), PG_FLAT_ELEMS_PER_THREAD or more a thread: a grid of more
+ * blocks (a thread an element, as tutorials launch) is launched with only as
+ * many as that needs, the block as given. Blocks of a thread an element keep
+ * too few bytes in flight, and more blocks than the work needs cost the time
+ * the GPU takes to start them (kernels.cu, add_kernel, has the figures). */
 static pg_dim3
 flat_grid(pg_dim3 grid, pg_dim3 block, int64_t n)
 {
     unsigned int *const dims[3] = {&grid.x, &grid.y, &grid.z};
-    uint64_t need = ceil_div((uint64_t)n, (uint64_t)block.x * block.y * block.z);
+    uint64_t need = ceil_div((uint64_t)n, (uint64_t)block.x * block.y * block.z *
+                                              PG_FLAT_ELEMS_PER_THREAD);
     if ((uint64_t)grid.x * grid.y * grid.z <= need) { /* at most 2^63: no overflow */
         return grid; /* every block has work (the usual launch): nothing to clamp */
     }

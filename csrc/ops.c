@@ -10,9 +10,11 @@
 static pg_dim3
 flat_config(npy_intp n)
 {
-    /* 256 threads a block, 16 elements a thread: each thread's loads are all
-     * in flight at once, and there are blocks enough to fill any device. */
-    long long blocks = ((long long)n + 4095) / 4096;
+    /* 256 threads a block, PG_FLAT_ELEMS_PER_THREAD elements a thread: each
+     * thread's loads are all in flight at once, and there are blocks enough
+     * to fill any device. */
+    const long long per_block = 256 * PG_FLAT_ELEMS_PER_THREAD;
+    long long blocks = ((long long)n + per_block - 1) / per_block;
     pg_dim3 grid = {1, 1, 1};
     if (blocks > 0x7fffffffLL) {
         blocks = 0x7fffffffLL; /* the kernels' grid-stride loops do the rest */

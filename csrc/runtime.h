@@ -152,6 +152,10 @@ typedef pg_err pg_add_fn(int dtype, const void *a, const void *b, const void *sc
                          pg_stream stream);
 typedef pg_err pg_add_one_fn(int dtype, void *a, int64_t n, pg_dim3 grid, pg_dim3 block,
                              pg_stream stream);
+/* add and add_one are launched with at least this many elements a thread
+ * (fewer blocks than a grid asks for where it would give a thread less): a
+ * thread then has four 16-byte loads in flight (kernels.cu, add_kernel). */
+#define PG_FLAT_ELEMS_PER_THREAD 16
 /* Every element type the elementwise kernel reads and writes. */
 enum {
     PG_T_BOOL,
