@@ -64,7 +64,9 @@ static pthread_mutex_t pm_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t pm_start = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t pm_done = PTHREAD_COND_INITIALIZER;
 static pthread_mutex_t pm_busy = PTHREAD_MUTEX_INITIALIZER;
-static int n_workers = -1; /* -1: not started */
+static int n_workers;    /* running (started at first need) */
+static int pm_want = -1; /* threads asked for, the caller's included; -1: default */
+static int pm_taking;    /* workers taking part in the current copy */
 static unsigned long generation;
 static int pending;
 static char *task_dst;
@@ -97,7 +99,13 @@ worker_main(void *arg)
             pthread_cond_wait(&pm_start, &pm_lock);
         }
         seen = generation;
-        slice(id + 1, n_workers + 1, task_n, &off, &len);
+        if (id < pm_taking) {
+            slice(id + 1, pm_taking + 1, task_n, &off, &len);
+        }
+        else {
+            len = 0;
+            off = 0;
+        }
         dst = task_dst;
         src = task_src;
         pthread_mutex_unlock(&pm_lock);
@@ -113,37 +121,61 @@ worker_main(void *arg)
     return NULL;
 }
 
-static void
-start_workers(void)
+static int
+default_copy_threads(void)
 {
     long cpus = cpu_count();
-    int want = cpus > 1 ? (int)(cpus * 3 / 4) - 1 : 0; /* plus the calling thread */
-    if (want > MAX_WORKERS) {
-        want = MAX_WORKERS;
-    }
-    n_workers = 0;
-    for (int i = 0; i < want; i++) {
-        if (spawn(worker_main, (void *)(intptr_t)i) != 0) {
+    long want = cpus > 1 ? cpus * 3 / 4 : 1; /* the caller's included */
+    return (int)(want > MAX_WORKERS + 1 ? MAX_WORKERS + 1 : want);
+}
+
+/* Workers enough for `threads` copying, the caller's included (pm_lock held). */
+static void
+start_workers(int threads)
+{
+    while (n_workers < threads - 1 && n_workers < MAX_WORKERS) {
+        if (spawn(worker_main, (void *)(intptr_t)n_workers) != 0) {
             break;
         }
         n_workers++;
     }
 }
 
+int
+pg_host_copy_threads(void)
+{
+    int n;
+    pthread_mutex_lock(&pm_lock);
+    n = pm_want < 0 ? default_copy_threads() : pm_want;
+    pthread_mutex_unlock(&pm_lock);
+    return n;
+}
+
+void
+pg_host_set_copy_threads(int n)
+{
+    pthread_mutex_lock(&pm_lock);
+    pm_want = n < 0 ? -1 : n < 1 ? 1 : n > MAX_WORKERS + 1 ? MAX_WORKERS + 1 : n;
+    pthread_mutex_unlock(&pm_lock);
+}
+
 void
 pg_host_memcpy(void *dst, const void *src, size_t n)
 {
     size_t off, len;
+    int want;
     if (n < PARALLEL_MIN) {
         memcpy(dst, src, n);
         return;
     }
     pthread_mutex_lock(&pm_busy);
     pthread_mutex_lock(&pm_lock);
-    if (n_workers < 0) {
-        start_workers();
+    want = pm_want < 0 ? default_copy_threads() : pm_want;
+    if (n_workers < want - 1) {
+        start_workers(want);
     }
-    if (n_workers == 0) {
+    pm_taking = n_workers < want - 1 ? n_workers : want - 1;
+    if (pm_taking == 0) {
         pthread_mutex_unlock(&pm_lock);
         pthread_mutex_unlock(&pm_busy);
         memcpy(dst, src, n);
@@ -156,7 +188,7 @@ pg_host_memcpy(void *dst, const void *src, size_t n)
     generation++;
     pthread_cond_broadcast(&pm_start);
     pthread_mutex_unlock(&pm_lock);
-    slice(0, n_workers + 1, n, &off, &len);
+    slice(0, pm_taking + 1, n, &off, &len);
     memcpy((char *)dst + off, (const char *)src + off, len);
     pthread_mutex_lock(&pm_lock);
     while (pending > 0) {
@@ -574,7 +606,7 @@ pg_host_memcpy_after_fork(void)
     pthread_mutex_init(&pm_busy, NULL);
     pthread_cond_init(&pm_start, NULL);
     pthread_cond_init(&pm_done, NULL);
-    n_workers = -1;
+    n_workers = 0;
     generation = 0;
     pending = 0;
     pthread_mutex_init(&pf_lock, NULL);

@@ -93,19 +93,31 @@ mod_host_arrays(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *
 {
     static const pg_signature sig = {"_host_arrays",
                                      0,
-                                     3,
+                                     5,
                                      {{"min_bytes", pg_conv_object_or_none},
                                       {"prefault_threads", pg_conv_object_or_none},
-                                      {"prefault_ahead", pg_conv_object_or_none}}};
+                                      {"prefault_ahead", pg_conv_object_or_none},
+                                      {"copy_threads", pg_conv_object_or_none},
+                                      {"stage_bytes", pg_conv_object_or_none}}};
     pg_state *st = pg_state_of_module(m);
-    PyObject *min_bytes = NULL, *threads = NULL, *ahead = NULL;
-    Py_ssize_t mb = 0, nt = 0, na = 0;
+    PyObject *min_bytes = NULL, *threads = NULL, *ahead = NULL, *copiers = NULL,
+             *stage = NULL;
+    Py_ssize_t mb = 0, nt = 0, na = 0, nc = 0, ns = 0;
     size_t count, bytes;
-    if (pg_parse(st, &sig, args, nargs, kwnames, &min_bytes, &threads, &ahead) < 0 ||
+    if (pg_parse(st, &sig, args, nargs, kwnames, &min_bytes, &threads, &ahead, &copiers,
+                 &stage) < 0 ||
         setting(min_bytes, "min_bytes", 1, &mb) < 0 ||
         setting(threads, "prefault_threads", -1, &nt) < 0 ||
-        setting(ahead, "prefault_ahead", 0, &na) < 0) {
+        setting(ahead, "prefault_ahead", 0, &na) < 0 ||
+        setting(copiers, "copy_threads", -1, &nc) < 0 ||
+        setting(stage, "stage_bytes", 1, &ns) < 0) {
         return NULL;
+    }
+    if (copiers != NULL) {
+        pg_host_set_copy_threads(nc > 1024 ? 1024 : (int)nc);
+    }
+    if (stage != NULL) {
+        pg_set_stage_bytes((size_t)ns);
     }
     if (min_bytes != NULL) {
         pg_host_set_map_min((size_t)mb);
@@ -117,11 +129,13 @@ mod_host_arrays(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *
         pg_host_set_prefault_ahead((size_t)na);
     }
     pg_host_mapped(&count, &bytes);
-    return Py_BuildValue("{snsnsnsisnsn}", "mapped", (Py_ssize_t)count, "mapped_bytes",
-                         (Py_ssize_t)bytes, "min_bytes", (Py_ssize_t)pg_host_map_min(),
-                         "prefault_threads", pg_host_prefault_threads(),
-                         "prefault_ahead", (Py_ssize_t)pg_host_prefault_ahead(),
-                         "huge_page", (Py_ssize_t)pg_host_huge_page_size());
+    return Py_BuildValue(
+        "{snsnsnsisnsnsisn}", "mapped", (Py_ssize_t)count, "mapped_bytes",
+        (Py_ssize_t)bytes, "min_bytes", (Py_ssize_t)pg_host_map_min(),
+        "prefault_threads", pg_host_prefault_threads(), "prefault_ahead",
+        (Py_ssize_t)pg_host_prefault_ahead(), "huge_page",
+        (Py_ssize_t)pg_host_huge_page_size(), "copy_threads", pg_host_copy_threads(),
+        "stage_bytes", (Py_ssize_t)pg_stage_bytes());
 }
 
 PyMethodDef pg_pinned_functions[] = {
@@ -134,12 +148,15 @@ PyMethodDef pg_pinned_functions[] = {
      "is_pinned(arr)\n--\n\nTrue if the array's memory is page-locked."},
     {"_host_arrays", (PyCFunction)(void (*)(void))mod_host_arrays,
      METH_FASTCALL | METH_KEYWORDS,
-     "_host_arrays(min_bytes=None, prefault_threads=None, prefault_ahead=None)\n--\n\n"
+     "_host_arrays(min_bytes=None, prefault_threads=None, prefault_ahead=None, "
+     "copy_threads=None, stage_bytes=None)\n--\n\n"
      "For tests and tuning: the memory pygpu maps for large new host arrays "
-     "(copy_to_host() without out=). Sets what is given (min_bytes: arrays of at "
-     "least this many bytes take it; prefault_threads: workers that fault its pages "
-     "in during the copy, -1 for the default; prefault_ahead: how many bytes ahead "
-     "of the copy they may go, 0 for no bound) and returns the settings and the "
-     "live mappings (mapped, mapped_bytes)."},
+     "(copy_to_host() without out=), and the staged copies. Sets what is given "
+     "(min_bytes: arrays of at least this many bytes take it; prefault_threads: "
+     "workers that fault its pages in during the copy, -1 for the default; "
+     "prefault_ahead: how many bytes ahead of the copy they may go, 0 for no bound; "
+     "copy_threads: threads of a large host memcpy, the caller's included, -1 for "
+     "the default; stage_bytes: the piece of a staged copy) and returns the "
+     "settings and the live mappings (mapped, mapped_bytes)."},
     {NULL},
 };

@@ -618,10 +618,19 @@ const pg_backend *pg_rt_peek(void);
 const char *pg_error_name(pg_err err);
 const char *pg_error_string(pg_err err);
 
-/* hostcopy.c: memcpy for large host-side copies, spread over worker threads.
- * The workers do not survive fork(): the child calls _after_fork. */
+/* hostcopy.c: memcpy for large host-side copies, spread over worker threads
+ * (with the caller, three quarters of the cores, at most 17, unless set:
+ * -1 is the default again). The workers do not survive fork(): the child
+ * calls _after_fork. */
 void pg_host_memcpy(void *dst, const void *src, size_t n);
 void pg_host_memcpy_after_fork(void); /* both pools of workers */
+int pg_host_copy_threads(void);
+void pg_host_set_copy_threads(int n);
+
+/* transfer.c: the size of a piece of a staged copy (the ring holds four);
+ * settable for tuning, taking effect at the next staged copy. */
+size_t pg_stage_bytes(void);
+void pg_set_stage_bytes(size_t n);
 
 /* hostcopy.c: memory for large new host arrays (copy_to_host() without out=):
  * mapped by pygpu, aligned for huge pages, freed by pg_host_unmap (a Buffer

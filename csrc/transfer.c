@@ -16,11 +16,12 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "runtime.h"
 
-#define STAGE_CHUNK ((size_t)8 << 20)
+#define STAGE_CHUNK ((size_t)8 << 20) /* the default piece */
 #define STAGE_BUFS 4
 #define STAGE_MIN ((size_t)1 << 20) /* smaller copies go straight to the driver */
 
@@ -29,9 +30,24 @@
 typedef struct {
     pthread_mutex_t lock; /* one staged copy at a time uses a ring */
     int ready;            /* 1: buffers and events exist; -1: could not make them */
+    size_t chunk;         /* the size of each buffer */
     void *buf[STAGE_BUFS];
     pg_event done[STAGE_BUFS];
 } stage_ring;
+
+static _Atomic size_t stage_bytes = STAGE_CHUNK;
+
+size_t
+pg_stage_bytes(void)
+{
+    return atomic_load(&stage_bytes);
+}
+
+void
+pg_set_stage_bytes(size_t n)
+{
+    atomic_store(&stage_bytes, n < STAGE_MIN ? STAGE_MIN : n);
+}
 
 /* One ring per device. */
 static stage_ring rings[PG_MAX_DEVICES];
@@ -58,10 +74,24 @@ ring_acquire(const pg_backend *rt)
     pthread_once(&rings_once, init_rings);
     r = &rings[device];
     pthread_mutex_lock(&r->lock);
+    if (r->ready == 1 && r->chunk != pg_stage_bytes()) {
+        /* the size was set since: buffers of the new size (no copy uses the
+         * ring, and the last one's work is done) */
+        for (int k = 0; k < STAGE_BUFS; k++) {
+            (void)rt->host_free(r->buf[k]);
+            r->buf[k] = NULL;
+            if (r->ready == 1 &&
+                rt->host_alloc(&r->buf[k], pg_stage_bytes()) != PG_SUCCESS) {
+                r->ready = -1;
+            }
+        }
+        r->chunk = pg_stage_bytes();
+    }
     if (r->ready == 0) {
         r->ready = 1;
+        r->chunk = pg_stage_bytes();
         for (int k = 0; k < STAGE_BUFS && r->ready == 1; k++) {
-            if (rt->host_alloc(&r->buf[k], STAGE_CHUNK) != PG_SUCCESS ||
+            if (rt->host_alloc(&r->buf[k], r->chunk) != PG_SUCCESS ||
                 rt->event_create(&r->done[k], 0) != PG_SUCCESS) {
                 r->ready = -1; /* leave what was made; never try again */
             }
@@ -92,9 +122,9 @@ staged_h2d(const pg_backend *rt, stage_ring *r, char *dst, const char *src, size
 {
     pg_err err = PG_SUCCESS;
     size_t i = 0, off;
-    for (off = 0; off < n && err == PG_SUCCESS; off += STAGE_CHUNK, i++) {
+    for (off = 0; off < n && err == PG_SUCCESS; off += r->chunk, i++) {
         int k = (int)(i % STAGE_BUFS);
-        size_t len = min_size(STAGE_CHUNK, n - off);
+        size_t len = min_size(r->chunk, n - off);
         if (i >= STAGE_BUFS) {
             err = rt->event_synchronize(r->done[k]);
             if (err != PG_SUCCESS) {
@@ -119,16 +149,15 @@ staged_d2h(const pg_backend *rt, stage_ring *r, char *dst, const char *src, size
            pg_stream stream, int prefaulting)
 {
     pg_err err = PG_SUCCESS;
-    size_t chunks = (n + STAGE_CHUNK - 1) / STAGE_CHUNK, queued = 0;
+    size_t chunks = (n + r->chunk - 1) / r->chunk, queued = 0;
     for (size_t i = 0; i < chunks && err == PG_SUCCESS; i++) {
         int k = (int)(i % STAGE_BUFS);
-        size_t off = i * STAGE_CHUNK, len = min_size(STAGE_CHUNK, n - off);
+        size_t off = i * r->chunk, len = min_size(r->chunk, n - off);
         while (queued < chunks && queued < i + STAGE_BUFS && err == PG_SUCCESS) {
             int q = (int)(queued % STAGE_BUFS);
-            size_t qoff = queued * STAGE_CHUNK;
-            err =
-                rt->memcpy_async(r->buf[q], src + qoff, min_size(STAGE_CHUNK, n - qoff),
-                                 PG_MEMCPY_D2H, stream);
+            size_t qoff = queued * r->chunk;
+            err = rt->memcpy_async(r->buf[q], src + qoff, min_size(r->chunk, n - qoff),
+                                   PG_MEMCPY_D2H, stream);
             if (err == PG_SUCCESS) {
                 err = rt->event_record(r->done[q], stream);
             }
@@ -151,13 +180,13 @@ staged_d2h(const pg_backend *rt, stage_ring *r, char *dst, const char *src, size
 }
 
 /* Straight to the backend: one call, or, into memory being prefaulted, one
- * per STAGE_CHUNK piece, each once the workers are done there. */
+ * per piece of pg_stage_bytes(), each once the workers are done there. */
 static pg_err
 direct(const pg_backend *rt, char *dst, const char *src, size_t n, int kind,
        pg_stream stream, int sync, int prefaulting)
 {
     pg_err err = PG_SUCCESS;
-    size_t piece = prefaulting ? STAGE_CHUNK : n;
+    size_t piece = prefaulting ? pg_stage_bytes() : n;
     for (size_t off = 0; off < n && err == PG_SUCCESS; off += piece) {
         size_t len = min_size(piece, n - off);
         if (prefaulting) {

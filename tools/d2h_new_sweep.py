@@ -3,9 +3,11 @@ memory (huge-page aligned, prefaulted by worker threads during the copy) at
 several worker counts, against NumPy's memory (the path before), copies into
 already-touched and into pinned memory, and host to device pageable (which
 must stay >= 0.85x pinned). Every figure is a wall-clock median, as in
-benchmarks/.
+benchmarks/. With `grid`, instead: the staged copies (both directions) over
+the threads of the host memcpy, the size of a staged piece and the prefault
+workers.
 
-    python tools/d2h_new_sweep.py [GiB, default 1] [repeats, default 7]
+    python tools/d2h_new_sweep.py [GiB, default 1] [repeats, default 7] [grid]
 """
 
 import os
@@ -57,6 +59,9 @@ def main():
     host = np.random.default_rng(0).integers(0, 255, n, dtype=np.uint8)
     d = cuda.to_device(host)
     gbs = lambda s: n / s / 1e9  # noqa: E731
+    if len(sys.argv) > 3 and sys.argv[3] == "grid":
+        grid(d, host, n, reps, settings, gbs)
+        return
     pinned = cuda.pinned_array(n, np.uint8)
     touched = np.ones(n, np.uint8)
     into_touched = gbs(wall(lambda: d.copy_to_host(out=touched), reps))
@@ -102,6 +107,36 @@ def main():
     print(f"h2d pageable / pinned: {rows[2][1] / pin_in:.2f}x (target >= 0.85x)")
     print(f"result correct: {ok}; AnonHugePages of the new array: {huge // 1024} MiB; "
           f"freeing it: {freed_ms:.1f} ms (NumPy's: {numpy_freed_ms:.1f} ms)")
+
+
+def grid(d, host, n, reps, settings, gbs):
+    """The staged copies over their settings; one line each, best first by the
+    new-array rate."""
+    mib = 1 << 20
+    pinned = cuda.pinned_array(n, np.uint8)
+    pin_out = gbs(wall(lambda: d.copy_to_host(out=pinned), reps))
+    pin_in = gbs(wall(lambda: d.copy_to_device(pinned), reps))
+    pinned = None
+    print(f"pinned: out {pin_out:.1f} GB/s, in {pin_in:.1f} GB/s")
+    touched = np.ones(n, np.uint8)
+    lines = []
+    for stage in (8 * mib, 16 * mib, 32 * mib):
+        for copiers in (6, 8, 12, 16):
+            for threads, ahead in ((4, 32 * mib), (8, 32 * mib), (8, 8 * mib), (12, 8 * mib)):
+                s = _core._host_arrays(copy_threads=copiers, stage_bytes=stage,
+                                       prefault_threads=threads, prefault_ahead=ahead)
+                new = gbs(wall(lambda: d.copy_to_host(), reps))
+                into = gbs(wall(lambda: d.copy_to_host(out=touched), reps))
+                h2d = gbs(wall(lambda: cuda.to_device(host), reps))
+                lines.append((new, f"stage {stage // mib:2d} MiB, copy threads "
+                              f"{s['copy_threads']:2d}, prefault {threads:2d} ahead "
+                              f"{ahead // mib:2d} MiB: new {new:5.1f} ({new / pin_out:.2f}x), "
+                              f"touched {into:5.1f}, h2d pageable {h2d:5.1f} "
+                              f"({h2d / pin_in:.2f}x) GB/s"))
+    _core._host_arrays(copy_threads=-1, stage_bytes=settings["stage_bytes"],
+                       prefault_threads=-1, prefault_ahead=settings["prefault_ahead"])
+    for _, line in sorted(lines, reverse=True):
+        print(line)
 
 
 if __name__ == "__main__":
