@@ -121,12 +121,15 @@ worker_main(void *arg)
     return NULL;
 }
 
+/* Every core, the caller's included: the caller waits for the copy anyway.
+ * On an H200 host (16 cores under KVM; 1 GiB, tools/d2h_new_sweep.py grid)
+ * 16 threads staged pageable memory to the device at 45 to 52 GB/s, 0.82x
+ * to 0.96x of pinned, and 12 threads at 40 to 53 GB/s (0.73x to 0.96x). */
 static int
 default_copy_threads(void)
 {
     long cpus = cpu_count();
-    long want = cpus > 1 ? cpus * 3 / 4 : 1; /* the caller's included */
-    return (int)(want > MAX_WORKERS + 1 ? MAX_WORKERS + 1 : want);
+    return (int)(cpus > MAX_WORKERS + 1 ? MAX_WORKERS + 1 : cpus);
 }
 
 /* Workers enough for `threads` copying, the caller's included (pm_lock held). */

@@ -9,6 +9,10 @@
 grid and block are ints or tuples of up to 3 ints, x first; `[grid, block,
 stream]` also works. Every kernel computes the whole result for any valid
 configuration (grid-stride loops); the configuration changes only the speed.
+The block is used as given; the grid is the most blocks launched: those
+that would have no work are not (add and add_one give each thread at least
+16 elements, so a grid of a thread an element runs a sixteenth of its
+blocks). RawKernels launch exactly the configuration given.
 `pygpu.cuda.launch_config(shape, threads)` gives a good one. The arguments are
 checked before launching, and a mistake raises TypeError or ValueError.
 """
