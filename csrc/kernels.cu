@@ -320,7 +320,9 @@ aligned16(const void *p)
 
 /* *p = v, marked as streaming (evict first: the result is not read again
  * here). On an H200, add at 8 float32 a thread ran 4372 GB/s this way and
- * 4315 GB/s with plain stores. */
+ * 4315 GB/s with plain stores; at 16 a thread, as launched, 4315 and 4313 in
+ * a program of its own, and kernels.add[launch_config] 4336 GB/s in
+ * `python -m benchmarks` (4304 to 4320 with plain stores in earlier runs). */
 template <class T>
 __device__ __forceinline__ void
 store_streaming(pack<T> *p, const pack<T> &v)

@@ -7,16 +7,16 @@
 
 #include "pygpu.h"
 
-/* add and add_one's grid over n elements, `inputs` arrays read: 256 threads a
- * block, PG_FLAT_ELEMS_PER_THREAD elements a thread over the inputs (16 of
- * one, 8 of each of two), so that each thread has its loads in flight at
- * once, and there are blocks enough to fill any device. On an H200 (2^28
- * float32, streaming stores) add ran 4372 GB/s at 8 a thread and 4315 at 16
- * (PyTorch's 4320), add_one 4155 at 16 and 3957 at 8. */
+/* add and add_one's grid over n elements: 256 threads a block,
+ * PG_FLAT_ELEMS_PER_THREAD elements a thread, so that each thread has its
+ * loads in flight at once, and there are blocks enough to fill any device.
+ * (8 a thread for add, which reads two arrays, ran at 4372 GB/s against
+ * 4315 at 16 in a program of its own on an H200, but at 4270 against 4336
+ * in `python -m benchmarks` on another.) */
 static pg_dim3
-flat_config(npy_intp n, int inputs)
+flat_config(npy_intp n)
 {
-    const long long per_block = 256 * PG_FLAT_ELEMS_PER_THREAD / inputs;
+    const long long per_block = 256 * PG_FLAT_ELEMS_PER_THREAD;
     long long blocks = ((long long)n + per_block - 1) / per_block;
     pg_dim3 grid = {1, 1, 1};
     if (blocks > 0x7fffffffLL) {
@@ -275,10 +275,10 @@ add_fast(pg_state *st, pg_array *A, pg_array *B, pg_operand *scalar, pg_array *o
     if (B != NULL) {
         pg_array_note_stream(B, s);
     }
-    err = rt->kernels->add(
-        info->kernel, A->data, B != NULL ? B->data : NULL,
-        scalar != NULL ? scalar->value : NULL, out->data, pg_array_size(out),
-        flat_config(pg_array_size(out), B != NULL ? 2 : 1), flat_block, s->handle);
+    err = rt->kernels->add(info->kernel, A->data, B != NULL ? B->data : NULL,
+                           scalar != NULL ? scalar->value : NULL, out->data,
+                           pg_array_size(out), flat_config(pg_array_size(out)),
+                           flat_block, s->handle);
     pg_device_leave(rt, prev);
     if (err != PG_SUCCESS) {
         pg_raise(st, err, pg_kernel_names.add);
@@ -605,7 +605,7 @@ mod_add_one(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwna
                 ? Py_NewRef(A)
                 : pg_array_copy(st, (pg_array *)A, 0, &s.ref);
     if (dense != NULL && pg_kernel_run(st, PG_K_add_one, "add_one", &dense,
-                                       flat_config(pg_array_size((pg_array *)dense), 1),
+                                       flat_config(pg_array_size((pg_array *)dense)),
                                        flat_block, device, &s.ref) == 0) {
         res = write_back(st, A, dense, &s.ref);
         dense = NULL; /* write_back took it */
