@@ -121,15 +121,19 @@ worker_main(void *arg)
     return NULL;
 }
 
-/* Every core, the caller's included: the caller waits for the copy anyway.
- * On an H200 host (16 cores under KVM; 1 GiB, tools/d2h_new_sweep.py grid)
- * 16 threads staged pageable memory to the device at 45 to 52 GB/s, 0.82x
- * to 0.96x of pinned, and 12 threads at 40 to 53 GB/s (0.73x to 0.96x). */
+/* Three quarters of the cores, the caller's included. Every core did better
+ * in a sweep of its own on an H200 host (16 cores under KVM; 1 GiB,
+ * tools/d2h_new_sweep.py grid: host to device pageable 0.82x to 0.96x of
+ * pinned at 16 threads, 0.73x to 0.96x at 12), but worse inside
+ * `python -m benchmarks` (0.67x to 0.88x in three runs, against 0.83x and
+ * 0.92x at 12): a copy waits for its slowest thread, and with every core
+ * copying, any other busy thread makes one slow. */
 static int
 default_copy_threads(void)
 {
     long cpus = cpu_count();
-    return (int)(cpus > MAX_WORKERS + 1 ? MAX_WORKERS + 1 : cpus);
+    long want = cpus > 1 ? cpus * 3 / 4 : 1;
+    return (int)(want > MAX_WORKERS + 1 ? MAX_WORKERS + 1 : want);
 }
 
 /* Workers enough for `threads` copying, the caller's included (pm_lock held). */

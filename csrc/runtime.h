@@ -619,8 +619,8 @@ const char *pg_error_name(pg_err err);
 const char *pg_error_string(pg_err err);
 
 /* hostcopy.c: memcpy for large host-side copies, spread over worker threads
- * (with the caller, one a core, at most 17, unless set: -1 is the default
- * again). The workers do not survive fork(): the child
+ * (with the caller, three quarters of the cores, at most 17, unless set:
+ * -1 is the default again). The workers do not survive fork(): the child
  * calls _after_fork. */
 void pg_host_memcpy(void *dst, const void *src, size_t n);
 void pg_host_memcpy_after_fork(void); /* both pools of workers */
