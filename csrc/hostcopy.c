@@ -25,7 +25,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "runtime.h"
@@ -61,16 +60,6 @@ cpu_count(void)
 
 /* ---- pg_host_memcpy ------------------------------------------------------------ */
 
-/* One copy at a time (pm_busy). The caller publishes the task (the task_
- * fields, then pm_gen); each worker copies its slice and counts itself off
- * pm_pending. Between the pieces of a staged copy (one every 150 us or so at
- * 55 GB/s) waking a thread through a condition variable took long enough to
- * leave the DMA engine idle: workers, and the caller waiting for them, spin
- * for up to SPIN_NS before they sleep. Sleepers announce themselves
- * (pm_sleepers, pm_caller_sleeps) before their last look, under pm_lock, so
- * a wake-up is never lost. */
-#define SPIN_NS 200000L
-
 static pthread_mutex_t pm_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t pm_start = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t pm_done = PTHREAD_COND_INITIALIZER;
@@ -78,15 +67,11 @@ static pthread_mutex_t pm_busy = PTHREAD_MUTEX_INITIALIZER;
 static int n_workers;    /* running (started at first need) */
 static int pm_want = -1; /* threads asked for, the caller's included; -1: default */
 static int pm_taking;    /* workers taking part in the current copy */
-static atomic_ulong pm_gen;
-static atomic_int pm_pending;
-static atomic_int pm_sleepers;
-static atomic_int pm_caller_sleeps;
+static unsigned long generation;
+static int pending;
 static char *task_dst;
 static const char *task_src;
 static size_t task_n;
-/* pm_gen when worker i was started: the tasks up to it are not its own */
-static unsigned long pm_gen_at_start[MAX_WORKERS];
 
 static void
 slice(int part, int parts, size_t n, size_t *off, size_t *len)
@@ -100,83 +85,38 @@ slice(int part, int parts, size_t n, size_t *off, size_t *len)
     *len = *off + per > n ? n - *off : per;
 }
 
-static long
-now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long)ts.tv_sec * 1000000000L + ts.tv_nsec;
-}
-
-static void
-cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
-/* Spins until *flag != unlike (returns 1), or SPIN_NS pass (returns 0). */
-static int
-spin_while_ulong(atomic_ulong *flag, unsigned long unlike)
-{
-    long start = now_ns();
-    for (int i = 1;; i++) {
-        if (atomic_load(flag) != unlike) {
-            return 1;
-        }
-        if (i % 64 == 0 && now_ns() - start > SPIN_NS) {
-            return 0;
-        }
-        cpu_relax();
-    }
-}
-
-static int
-spin_while_pending(void)
-{
-    long start = now_ns();
-    for (int i = 1;; i++) {
-        if (atomic_load(&pm_pending) == 0) {
-            return 1;
-        }
-        if (i % 64 == 0 && now_ns() - start > SPIN_NS) {
-            return 0;
-        }
-        cpu_relax();
-    }
-}
-
 static void *
 worker_main(void *arg)
 {
     int id = (int)(intptr_t)arg;
-    unsigned long seen = pm_gen_at_start[id];
+    unsigned long seen = 0;
     for (;;) {
-        size_t off = 0, len = 0;
-        if (!spin_while_ulong(&pm_gen, seen)) {
-            pthread_mutex_lock(&pm_lock);
-            atomic_fetch_add(&pm_sleepers, 1);
-            while (atomic_load(&pm_gen) == seen) {
-                pthread_cond_wait(&pm_start, &pm_lock);
-            }
-            atomic_fetch_sub(&pm_sleepers, 1);
-            pthread_mutex_unlock(&pm_lock);
+        size_t off, len;
+        char *dst;
+        const char *src;
+        pthread_mutex_lock(&pm_lock);
+        while (generation == seen) {
+            pthread_cond_wait(&pm_start, &pm_lock);
         }
-        seen = atomic_load(&pm_gen);
+        seen = generation;
         if (id < pm_taking) {
             slice(id + 1, pm_taking + 1, task_n, &off, &len);
         }
+        else {
+            len = 0;
+            off = 0;
+        }
+        dst = task_dst;
+        src = task_src;
+        pthread_mutex_unlock(&pm_lock);
         if (len > 0) {
-            memcpy(task_dst + off, task_src + off, len);
+            memcpy(dst + off, src + off, len);
         }
-        if (atomic_fetch_sub(&pm_pending, 1) == 1 && atomic_load(&pm_caller_sleeps)) {
-            pthread_mutex_lock(&pm_lock);
+        pthread_mutex_lock(&pm_lock);
+        if (--pending == 0) {
             pthread_cond_signal(&pm_done);
-            pthread_mutex_unlock(&pm_lock);
         }
+        pthread_mutex_unlock(&pm_lock);
     }
     return NULL;
 }
@@ -201,8 +141,6 @@ static void
 start_workers(int threads)
 {
     while (n_workers < threads - 1 && n_workers < MAX_WORKERS) {
-        /* before the caller publishes its task, which the worker takes part in */
-        pm_gen_at_start[n_workers] = atomic_load(&pm_gen);
         if (spawn(worker_main, (void *)(intptr_t)n_workers) != 0) {
             break;
         }
@@ -244,34 +182,26 @@ pg_host_memcpy(void *dst, const void *src, size_t n)
         start_workers(want);
     }
     pm_taking = n_workers < want - 1 ? n_workers : want - 1;
-    pthread_mutex_unlock(&pm_lock);
     if (pm_taking == 0) {
+        pthread_mutex_unlock(&pm_lock);
         pthread_mutex_unlock(&pm_busy);
         memcpy(dst, src, n);
         return;
     }
-    /* every worker is done with the last task (pending was 0): publish */
     task_dst = dst;
     task_src = src;
     task_n = n;
-    atomic_store(&pm_pending, n_workers);
-    atomic_fetch_add(&pm_gen, 1);
-    if (atomic_load(&pm_sleepers) > 0) {
-        pthread_mutex_lock(&pm_lock);
-        pthread_cond_broadcast(&pm_start);
-        pthread_mutex_unlock(&pm_lock);
-    }
+    pending = n_workers;
+    generation++;
+    pthread_cond_broadcast(&pm_start);
+    pthread_mutex_unlock(&pm_lock);
     slice(0, pm_taking + 1, n, &off, &len);
     memcpy((char *)dst + off, (const char *)src + off, len);
-    if (!spin_while_pending()) {
-        pthread_mutex_lock(&pm_lock);
-        atomic_store(&pm_caller_sleeps, 1);
-        while (atomic_load(&pm_pending) > 0) {
-            pthread_cond_wait(&pm_done, &pm_lock);
-        }
-        atomic_store(&pm_caller_sleeps, 0);
-        pthread_mutex_unlock(&pm_lock);
+    pthread_mutex_lock(&pm_lock);
+    while (pending > 0) {
+        pthread_cond_wait(&pm_done, &pm_lock);
     }
+    pthread_mutex_unlock(&pm_lock);
     pthread_mutex_unlock(&pm_busy);
 }
 
@@ -684,10 +614,8 @@ pg_host_memcpy_after_fork(void)
     pthread_cond_init(&pm_start, NULL);
     pthread_cond_init(&pm_done, NULL);
     n_workers = 0;
-    atomic_store(&pm_gen, 0);
-    atomic_store(&pm_pending, 0);
-    atomic_store(&pm_sleepers, 0);
-    atomic_store(&pm_caller_sleeps, 0);
+    generation = 0;
+    pending = 0;
     pthread_mutex_init(&pf_lock, NULL);
     pthread_mutex_init(&pf_busy, NULL);
     pthread_cond_init(&pf_start, NULL);

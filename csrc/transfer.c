@@ -21,11 +21,7 @@
 
 #include "runtime.h"
 
-/* The default piece: on an H200 host (16 cores under KVM) 16 MiB pieces
- * staged pageable memory to the device at 53.5 to 53.8 GB/s with 8 to 16
- * threads, 8 MiB pieces at 39.5 to 53.0 (each piece costs the threads a
- * start and a finish) */
-#define STAGE_CHUNK ((size_t)16 << 20)
+#define STAGE_CHUNK ((size_t)8 << 20) /* the default piece */
 #define STAGE_BUFS 4
 #define STAGE_MIN ((size_t)1 << 20) /* smaller copies go straight to the driver */
 

@@ -121,8 +121,8 @@ def grid(d, host, n, reps, settings, gbs):
     touched = np.ones(n, np.uint8)
     lines = []
     for stage in (8 * mib, 16 * mib, 32 * mib):
-        for copiers in (8, 12, 16):
-            for threads, ahead in ((8, 32 * mib),):
+        for copiers in (6, 8, 12, 16):
+            for threads, ahead in ((4, 32 * mib), (8, 32 * mib), (8, 8 * mib), (12, 8 * mib)):
                 s = _core._host_arrays(copy_threads=copiers, stage_bytes=stage,
                                        prefault_threads=threads, prefault_ahead=ahead)
                 new = gbs(wall(lambda: d.copy_to_host(), reps))
