@@ -378,7 +378,21 @@ add_kernel(const T *a, const T *b, T s, T *out, int64_t n)
         }
         done = nv * V;
     }
-    for (int64_t i = done + rank; i < n; i += count) {
+    /* the rest (all of it where a pointer is not 16-byte aligned, as d[1:]
+     * is): element by element, four of a thread's in flight at once */
+    int64_t i = done + rank;
+    for (; i + 3 * count < n; i += 4 * count) {
+        T x[4];
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            x[u] = a[i + u * count] + (b != nullptr ? b[i + u * count] : s);
+        }
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            out[i + u * count] = x[u];
+        }
+    }
+    for (; i < n; i += count) {
         out[i] = a[i] + (b != nullptr ? b[i] : s);
     }
 }

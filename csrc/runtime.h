@@ -629,6 +629,7 @@ void pg_host_set_copy_threads(int n);
 
 /* transfer.c: the size of a piece of a staged copy (the ring holds four);
  * settable for tuning, taking effect at the next staged copy. */
+#define PG_STAGE_MAX ((size_t)256 << 20) /* the most it may be set to */
 size_t pg_stage_bytes(void);
 void pg_set_stage_bytes(size_t n);
 

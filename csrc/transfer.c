@@ -46,7 +46,9 @@ pg_stage_bytes(void)
 void
 pg_set_stage_bytes(size_t n)
 {
-    atomic_store(&stage_bytes, n < STAGE_MIN ? STAGE_MIN : n);
+    atomic_store(&stage_bytes, n < STAGE_MIN      ? STAGE_MIN
+                               : n > PG_STAGE_MAX ? PG_STAGE_MAX
+                                                  : n);
 }
 
 /* One ring per device. */
@@ -66,6 +68,7 @@ static stage_ring *
 ring_acquire(const pg_backend *rt)
 {
     stage_ring *r;
+    size_t want;
     int device = -1;
     if (rt->get_device(&device) != PG_SUCCESS || device < 0 ||
         device >= PG_MAX_DEVICES) {
@@ -74,22 +77,32 @@ ring_acquire(const pg_backend *rt)
     pthread_once(&rings_once, init_rings);
     r = &rings[device];
     pthread_mutex_lock(&r->lock);
-    if (r->ready == 1 && r->chunk != pg_stage_bytes()) {
-        /* the size was set since: buffers of the new size (no copy uses the
-         * ring, and the last one's work is done) */
-        for (int k = 0; k < STAGE_BUFS; k++) {
-            (void)rt->host_free(r->buf[k]);
-            r->buf[k] = NULL;
-            if (r->ready == 1 &&
-                rt->host_alloc(&r->buf[k], pg_stage_bytes()) != PG_SUCCESS) {
-                r->ready = -1;
+    want = pg_stage_bytes(); /* once: another thread may set it meanwhile */
+    if (r->ready == 1 && r->chunk != want) {
+        /* the size was set since (no copy uses the ring, and the last one's
+         * work is done): buffers of the new size, all made before the old
+         * ones go; where one cannot be made, the old ring stays */
+        void *fresh[STAGE_BUFS] = {NULL};
+        int made = 0;
+        while (made < STAGE_BUFS && rt->host_alloc(&fresh[made], want) == PG_SUCCESS) {
+            made++;
+        }
+        if (made == STAGE_BUFS) {
+            for (int k = 0; k < STAGE_BUFS; k++) {
+                (void)rt->host_free(r->buf[k]);
+                r->buf[k] = fresh[k];
+            }
+            r->chunk = want;
+        }
+        else {
+            for (int k = 0; k < made; k++) {
+                (void)rt->host_free(fresh[k]);
             }
         }
-        r->chunk = pg_stage_bytes();
     }
     if (r->ready == 0) {
         r->ready = 1;
-        r->chunk = pg_stage_bytes();
+        r->chunk = want;
         for (int k = 0; k < STAGE_BUFS && r->ready == 1; k++) {
             if (rt->host_alloc(&r->buf[k], r->chunk) != PG_SUCCESS ||
                 rt->event_create(&r->done[k], 0) != PG_SUCCESS) {

@@ -335,3 +335,43 @@ def test_a_forked_child_copies_into_new_arrays_and_frees_the_parents():
 def test_the_new_array_is_pageable_memory(rng):
     h = cuda.to_device(random_array(rng, (MIN,), np.uint8)).copy_to_host()
     assert not cuda.is_pinned(h)
+
+
+def test_copy_settings_change_between_copies_and_copies_stay_exact(rng):
+    """The host memcpy's threads and the staged piece (tuning settings) can change
+    between copies, in both directions, also from several threads at once; a
+    piece larger than the most allowed is refused."""
+    import threading
+
+    before = _core._host_arrays()
+    mib = 1 << 20
+    sizes = [MIN + 4093, 3 * mib + 1, 9 * mib + 7]
+    errors = []
+
+    def copies(seed):
+        r = np.random.default_rng(seed)
+        for n in sizes:
+            a = r.integers(0, 255, n, dtype=np.uint8)
+            d = cuda.to_device(a[1:])              # an unaligned pageable source
+            out = np.empty(n - 1, np.uint8)
+            d.copy_to_host(out=out)
+            if not (np.array_equal(d.copy_to_host(), a[1:]) and np.array_equal(out, a[1:])):
+                errors.append((seed, n))
+
+    try:
+        for threads, stage in ((1, mib), (3, 2 * mib), (5, 16 * mib), (-1, before["stage_bytes"])):
+            s = _core._host_arrays(copy_threads=threads, stage_bytes=stage)
+            assert s["stage_bytes"] == stage
+            assert s["copy_threads"] >= 1
+            workers = [threading.Thread(target=copies, args=(k,)) for k in range(3)]
+            for w in workers:
+                w.start()
+            for w in workers:
+                w.join()
+        assert errors == []
+        with pytest.raises(ValueError, match="stage_bytes must be <="):
+            _core._host_arrays(stage_bytes=1 << 40)
+        with pytest.raises(ValueError, match="copy_threads must be >= -1"):
+            _core._host_arrays(copy_threads=-2)
+    finally:
+        _core._host_arrays(copy_threads=-1, stage_bytes=before["stage_bytes"])
