@@ -113,12 +113,13 @@ mod_host_arrays(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *
         setting(stage, "stage_bytes", 1, &ns) < 0) {
         return NULL;
     }
-    if (copiers != NULL) {
-        pg_host_set_copy_threads(nc > 1024 ? 1024 : (int)nc);
-    }
+    /* every value checked before any is set: an error changes nothing */
     if (stage != NULL && (size_t)ns > PG_STAGE_MAX) {
         return PyErr_Format(PyExc_ValueError, "stage_bytes must be <= %zd, not %zd",
                             (Py_ssize_t)PG_STAGE_MAX, ns);
+    }
+    if (copiers != NULL) {
+        pg_host_set_copy_threads(nc > 1024 ? 1024 : (int)nc);
     }
     if (stage != NULL) {
         pg_set_stage_bytes((size_t)ns);

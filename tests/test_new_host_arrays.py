@@ -370,7 +370,8 @@ def test_copy_settings_change_between_copies_and_copies_stay_exact(rng):
                 w.join()
         assert errors == []
         with pytest.raises(ValueError, match="stage_bytes must be <="):
-            _core._host_arrays(stage_bytes=1 << 40)
+            _core._host_arrays(copy_threads=2, stage_bytes=1 << 40)
+        assert _core._host_arrays()["copy_threads"] == before["copy_threads"]
         with pytest.raises(ValueError, match="copy_threads must be >= -1"):
             _core._host_arrays(copy_threads=-2)
     finally:
