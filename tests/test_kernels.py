@@ -501,3 +501,22 @@ def test_a_cycle_through_a_launch_and_its_stream_is_collected():
     del s
     gc.collect()
     assert gone() is None  # which needs the launch, in the cycle, collected too
+
+
+@pytest.mark.parametrize("dtype", KERNEL_DTYPES)
+def test_add_and_add_one_on_0d_and_empty_arrays_give_numpys_answer(rng, dtype):
+    """A 0-d array is one element and an empty one none, whatever the launch
+    (the grid is cut to the blocks that have work, never below one)."""
+    a, b = random_array(rng, (), dtype), random_array(rng, (), dtype)
+    for grid, block in [(1, 1), (1, 32), ((2, 2), (4, 4)), (2**20, 1024)]:
+        da, db, out = cuda.to_device(a), cuda.to_device(b), pygpu.full((), 7, dtype=dtype)
+        kernels.add[grid, block](da, db, out)
+        assert out.shape == ()
+        check_close(out.copy_to_host(), np.float64(a) + b, dtype)
+        kernels.add_one[grid, block](da)
+        check_close(da.copy_to_host(), np.float64(a) + 1, dtype)
+        for shape in [(0,), (0, 5), (3, 0, 2)]:
+            e = pygpu.empty(shape, dtype=dtype)
+            kernels.add[grid, block](e, e, e)
+            kernels.add_one[grid, block](e)
+            assert e.shape == shape and e.copy_to_host().shape == shape
