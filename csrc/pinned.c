@@ -95,28 +95,38 @@ mod_host_arrays(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *
                                      0,
                                      5,
                                      {{"min_bytes", pg_conv_object_or_none},
-                                      {"prefault_threads", pg_conv_object_or_none},
-                                      {"prefault_ahead", pg_conv_object_or_none},
                                       {"copy_threads", pg_conv_object_or_none},
-                                      {"stage_bytes", pg_conv_object_or_none}}};
+                                      {"stage_bytes", pg_conv_object_or_none},
+                                      {"spin_ns", pg_conv_object_or_none},
+                                      {"stage_always", pg_conv_object_or_none}}};
     pg_state *st = pg_state_of_module(m);
-    PyObject *min_bytes = NULL, *threads = NULL, *ahead = NULL, *copiers = NULL,
-             *stage = NULL;
-    Py_ssize_t mb = 0, nt = 0, na = 0, nc = 0, ns = 0;
+    PyObject *min_bytes = NULL, *copiers = NULL, *stage = NULL, *spin = NULL,
+             *always = NULL;
+    Py_ssize_t mb = 0, nc = 0, ns = 0, nspin = 0;
+    int on = 0;
     size_t count, bytes;
-    if (pg_parse(st, &sig, args, nargs, kwnames, &min_bytes, &threads, &ahead, &copiers,
-                 &stage) < 0 ||
+    if (pg_parse(st, &sig, args, nargs, kwnames, &min_bytes, &copiers, &stage, &spin,
+                 &always) < 0 ||
         setting(min_bytes, "min_bytes", 1, &mb) < 0 ||
-        setting(threads, "prefault_threads", -1, &nt) < 0 ||
-        setting(ahead, "prefault_ahead", 0, &na) < 0 ||
         setting(copiers, "copy_threads", -1, &nc) < 0 ||
-        setting(stage, "stage_bytes", 1, &ns) < 0) {
+        setting(stage, "stage_bytes", 1, &ns) < 0 ||
+        setting(spin, "spin_ns", -1, &nspin) < 0) {
+        return NULL;
+    }
+    if (always != NULL && (on = PyObject_IsTrue(always)) < 0) {
         return NULL;
     }
     /* every value checked before any is set: an error changes nothing */
     if (stage != NULL && (size_t)ns > PG_STAGE_MAX) {
         return PyErr_Format(PyExc_ValueError, "stage_bytes must be <= %zd, not %zd",
                             (Py_ssize_t)PG_STAGE_MAX, ns);
+    }
+    if (spin != NULL && nspin > PG_HOST_SPIN_MAX) {
+        return PyErr_Format(PyExc_ValueError, "spin_ns must be <= %ld, not %zd",
+                            PG_HOST_SPIN_MAX, nspin);
+    }
+    if (spin != NULL) {
+        pg_host_set_spin_ns((long)nspin);
     }
     if (copiers != NULL) {
         pg_host_set_copy_threads(nc > 1024 ? 1024 : (int)nc);
@@ -127,20 +137,16 @@ mod_host_arrays(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *
     if (min_bytes != NULL) {
         pg_host_set_map_min((size_t)mb);
     }
-    if (threads != NULL) {
-        pg_host_set_prefault_threads(nt > 1024 ? 1024 : (int)nt);
-    }
-    if (ahead != NULL) {
-        pg_host_set_prefault_ahead((size_t)na);
+    if (always != NULL) {
+        pg_set_stage_always(on);
     }
     pg_host_mapped(&count, &bytes);
     return Py_BuildValue(
-        "{snsnsnsisnsnsisn}", "mapped", (Py_ssize_t)count, "mapped_bytes",
-        (Py_ssize_t)bytes, "min_bytes", (Py_ssize_t)pg_host_map_min(),
-        "prefault_threads", pg_host_prefault_threads(), "prefault_ahead",
-        (Py_ssize_t)pg_host_prefault_ahead(), "huge_page",
+        "{snsnsnsnsisnslsO}", "mapped", (Py_ssize_t)count, "mapped_bytes",
+        (Py_ssize_t)bytes, "min_bytes", (Py_ssize_t)pg_host_map_min(), "huge_page",
         (Py_ssize_t)pg_host_huge_page_size(), "copy_threads", pg_host_copy_threads(),
-        "stage_bytes", (Py_ssize_t)pg_stage_bytes());
+        "stage_bytes", (Py_ssize_t)pg_stage_bytes(), "spin_ns", pg_host_spin_ns(),
+        "stage_always", pg_stage_always() ? Py_True : Py_False);
 }
 
 PyMethodDef pg_pinned_functions[] = {
@@ -153,15 +159,16 @@ PyMethodDef pg_pinned_functions[] = {
      "is_pinned(arr)\n--\n\nTrue if the array's memory is page-locked."},
     {"_host_arrays", (PyCFunction)(void (*)(void))mod_host_arrays,
      METH_FASTCALL | METH_KEYWORDS,
-     "_host_arrays(min_bytes=None, prefault_threads=None, prefault_ahead=None, "
-     "copy_threads=None, stage_bytes=None)\n--\n\n"
+     "_host_arrays(min_bytes=None, copy_threads=None, stage_bytes=None, "
+     "spin_ns=None, stage_always=None)\n--\n\n"
      "For tests and tuning: the memory pygpu maps for large new host arrays "
      "(copy_to_host() without out=), and the staged copies. Sets what is given "
-     "(min_bytes: arrays of at least this many bytes take it; prefault_threads: "
-     "workers that fault its pages in during the copy, -1 for the default; "
-     "prefault_ahead: how many bytes ahead of the copy they may go, 0 for no bound; "
-     "copy_threads: threads of a large host memcpy, the caller's included, -1 for "
-     "the default; stage_bytes: the piece of a staged copy) and returns the "
-     "settings and the live mappings (mapped, mapped_bytes)."},
+     "(min_bytes: arrays of at least this many bytes take it; copy_threads: "
+     "threads of a large host memcpy, the caller's included, and of the filling "
+     "of a new array, -1 for the defaults; stage_bytes: the piece of a staged "
+     "copy; spin_ns: how long the copy threads spin for the next piece before "
+     "they sleep, -1 for the default; stage_always: stage large pageable copies "
+     "also where the backend does not gain from it, as on the simulator) and "
+     "returns the settings and the live mappings (mapped, mapped_bytes)."},
     {NULL},
 };

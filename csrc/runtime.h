@@ -623,15 +623,38 @@ const char *pg_error_string(pg_err err);
  * -1 is the default again). The workers do not survive fork(): the child
  * calls _after_fork. */
 void pg_host_memcpy(void *dst, const void *src, size_t n);
-void pg_host_memcpy_after_fork(void); /* both pools of workers */
+void pg_host_memcpy_after_fork(void);
 int pg_host_copy_threads(void);
 void pg_host_set_copy_threads(int n);
+/* How long the pool's threads spin, after a job, for the next before they
+ * sleep (nanoseconds; -1 sets the default again, 0 never spins). */
+#define PG_HOST_SPIN_NS 300000L
+#define PG_HOST_SPIN_MAX 100000000L
+long pg_host_spin_ns(void);
+void pg_host_set_spin_ns(long ns);
+/* A job for the pool's workers: fn(arg, part, parts), parts 1 .. parts-1.
+ * begin starts it on up to threads - 1 workers and returns parts (the
+ * caller's part 0 counted, which the caller does as it sees fit), or 0 where
+ * the pool is busy with another job or no worker could start: then fn is not
+ * run, and end must not be called. end returns once every part returned.
+ * parallel_threads: the threads such a job should have, the caller's
+ * included (the copy threads where set, else every core, at most 17). */
+typedef void (*pg_host_job)(void *arg, int part, int parts);
+int pg_host_parallel_begin(pg_host_job fn, void *arg, int threads);
+void pg_host_parallel_end(void);
+int pg_host_parallel_threads(void);
+/* A pause in a spin-wait (the CPU's hint to a sibling thread). */
+void pg_host_relax(void);
 
-/* transfer.c: the size of a piece of a staged copy (the ring holds four);
- * settable for tuning, taking effect at the next staged copy. */
-#define PG_STAGE_MAX ((size_t)256 << 20) /* the most it may be set to */
+/* transfer.c: the size of a piece of a staged copy (the ring holds 16);
+ * settable for tuning, taking effect at the next staged copy. stage_always
+ * (tests): stage large pageable copies also where the backend does not gain
+ * from it (the simulator), so that the staged paths run there too. */
+#define PG_STAGE_MAX ((size_t)64 << 20) /* the most it may be set to */
 size_t pg_stage_bytes(void);
 void pg_set_stage_bytes(size_t n);
+int pg_stage_always(void);
+void pg_set_stage_always(int on);
 
 /* hostcopy.c: memory for large new host arrays (copy_to_host() without out=):
  * mapped by pygpu, aligned for huge pages, freed by pg_host_unmap (a Buffer
@@ -646,27 +669,6 @@ size_t pg_host_map_min(void);
 void pg_host_set_map_min(size_t n);
 void pg_host_mapped(size_t *count, size_t *bytes);
 size_t pg_host_huge_page_size(void);
-/* Between begin and end, worker threads fault in the pages of [p, p + n)
- * (memory from pg_host_map), from the front, without changing a byte, while
- * the caller copies into it. begin returns 1 if they started; 0 where no
- * worker is free (another copy's, or none wanted), and then neither reached
- * nor end may be called. The caller calls reached(upto) before it writes
- * below p + upto: the workers leave what they have not begun there to the
- * caller, and it returns once none of them is still at work there. end
- * returns once no worker touches the memory any more. The number of
- * workers: half the cores, at most 8, none on one core, unless set (-1: the
- * default again). */
-int pg_host_prefault_begin(void *p, size_t n);
-void pg_host_prefault_reached(size_t upto);
-void pg_host_prefault_end(void);
-int pg_host_prefault_threads(void);
-void pg_host_set_prefault_threads(int n);
-/* The workers keep at most this many bytes ahead of the copy's last reached
- * (0: no bound), so that memory zeroed for the copy can still be in the
- * cache when the copy writes it. */
-#define PG_HOST_PREFAULT_AHEAD ((size_t)32 << 20)
-size_t pg_host_prefault_ahead(void);
-void pg_host_set_prefault_ahead(size_t n);
 
 /* pool.c: the caching allocator all device arrays use. A block freed on a
  * stream is handed out again at once on that stream (stream order makes that
@@ -721,9 +723,9 @@ int pg_capture_device(int device);
  * `stream`. Call with the GIL released. */
 pg_err pg_copy_h2d(void *dst, const void *src, size_t n, pg_stream stream, int sync);
 pg_err pg_copy_d2h(void *dst, const void *src, size_t n, pg_stream stream, int sync);
-/* pg_copy_d2h into memory fresh from pg_host_map, whose pages worker threads
- * fault in ahead of the copy; returns once the copy is complete (sync is
- * ignored: the memory is pageable). */
+/* pg_copy_d2h into memory fresh from pg_host_map, none of it present yet:
+ * staged, worker threads fault it in and fill it a huge page each; returns
+ * once the copy is complete (sync is ignored: the memory is pageable). */
 pg_err pg_copy_d2h_new(void *dst, const void *src, size_t n, pg_stream stream,
                        int sync);
 

@@ -9,20 +9,27 @@
  * backend that does not gain from staging (no PG_CAP_STAGES_PAGEABLE), go
  * straight to the backend.
  *
- * A copy into a new host array (pg_copy_d2h_new) is the same copy, into
- * memory that hostcopy.c mapped for it; its pages are faulted in by other
- * threads while the copy runs, so that the copy's own threads find them
- * present instead of taking a fault (and the zeroing of a page) on each. */
+ * A copy into a new host array (pg_copy_d2h_new) goes into memory that
+ * hostcopy.c mapped for it, none of it present yet: the first touch of each
+ * page costs the kernel a fault and the zeroing of the page, more than the
+ * copy itself. There the staged pieces are cut into units of a huge page,
+ * and every core but the caller's takes the next unit, waits for its piece's
+ * DMA, and copies it out, faulting its huge page in (one thread to a huge
+ * page: where two fault one, the kernel zeroes a page for each and keeps
+ * one). The caller keeps the DMA engine fed and says which pieces have
+ * arrived; a buffer goes back to the DMA once all its units are out. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "runtime.h"
 
-#define STAGE_CHUNK ((size_t)8 << 20) /* the default piece */
-#define STAGE_BUFS 4
+#define STAGE_CHUNK ((size_t)4 << 20) /* the default piece */
+#define STAGE_BUFS 16
 #define STAGE_MIN ((size_t)1 << 20) /* smaller copies go straight to the driver */
 
 /* ---- the staging ring ----------------------------------------------------------- */
@@ -36,6 +43,19 @@ typedef struct {
 } stage_ring;
 
 static _Atomic size_t stage_bytes = STAGE_CHUNK;
+static atomic_int stage_always; /* tests: stage where the backend would not */
+
+void
+pg_set_stage_always(int on)
+{
+    atomic_store(&stage_always, on != 0);
+}
+
+int
+pg_stage_always(void)
+{
+    return atomic_load(&stage_always);
+}
 
 size_t
 pg_stage_bytes(void)
@@ -155,11 +175,9 @@ staged_h2d(const pg_backend *rt, stage_ring *r, char *dst, const char *src, size
     return err != PG_SUCCESS ? err : sync;
 }
 
-/* prefaulting: dst is memory whose pages hostcopy.c's workers fault in (see
- * pg_copy_d2h_new); each piece of it is written once they are done there. */
 static pg_err
 staged_d2h(const pg_backend *rt, stage_ring *r, char *dst, const char *src, size_t n,
-           pg_stream stream, int prefaulting)
+           pg_stream stream)
 {
     pg_err err = PG_SUCCESS;
     size_t chunks = (n + r->chunk - 1) / r->chunk, queued = 0;
@@ -180,9 +198,6 @@ staged_d2h(const pg_backend *rt, stage_ring *r, char *dst, const char *src, size
             err = rt->event_synchronize(r->done[k]);
         }
         if (err == PG_SUCCESS) {
-            if (prefaulting) {
-                pg_host_prefault_reached(off + len);
-            }
             pg_host_memcpy(dst + off, r->buf[k], len);
         }
     }
@@ -192,30 +207,141 @@ staged_d2h(const pg_backend *rt, stage_ring *r, char *dst, const char *src, size
     return err;
 }
 
-/* Straight to the backend: one call, or, into memory being prefaulted, one
- * per piece of pg_stage_bytes(), each once the workers are done there. */
+/* ---- into a new host array: the workers fill it unit by unit ----------------- */
+
+typedef struct {
+    char *dst;
+    size_t n, piece, unit, units;
+    void *const *buf;
+    atomic_size_t next;            /* the next unit to take */
+    atomic_size_t ready;           /* pieces that have arrived */
+    atomic_size_t out[STAGE_BUFS]; /* units copied out of each buffer, all told */
+    atomic_int stop;               /* an error: leave */
+} fill_job;
+
+/* Waits until piece k has arrived (1), or the job stops (0): spinning for the
+ * first millisecond (a piece arrives every 100 us or so), then in naps. */
+static int
+wait_ready(fill_job *j, size_t k)
+{
+    for (unsigned i = 0;; i++) {
+        if (atomic_load_explicit(&j->ready, memory_order_acquire) > k) {
+            return 1;
+        }
+        if (atomic_load_explicit(&j->stop, memory_order_relaxed)) {
+            return 0;
+        }
+        if (i < 10000) {
+            pg_host_relax();
+        }
+        else {
+            struct timespec nap = {0, 20000};
+            nanosleep(&nap, NULL);
+        }
+    }
+}
+
+static void
+fill_part(void *arg, int part, int parts)
+{
+    fill_job *j = arg;
+    (void)part;
+    (void)parts;
+    for (;;) {
+        size_t u = atomic_fetch_add(&j->next, 1), off, k;
+        if (u >= j->units) {
+            return;
+        }
+        off = u * j->unit;
+        k = off / j->piece;
+        if (!wait_ready(j, k)) {
+            return;
+        }
+        memcpy(j->dst + off,
+               (const char *)j->buf[k % STAGE_BUFS] + (off - k * j->piece),
+               min_size(j->unit, j->n - off));
+        atomic_fetch_add_explicit(&j->out[k % STAGE_BUFS], 1, memory_order_release);
+    }
+}
+
+/* Piece k's buffer is free: the pieces before it there (each whole) are out. */
+static int
+buffer_free(fill_job *j, size_t k)
+{
+    return k < STAGE_BUFS ||
+           atomic_load_explicit(&j->out[k % STAGE_BUFS], memory_order_acquire) >=
+               k / STAGE_BUFS * (j->piece / j->unit);
+}
+
 static pg_err
-direct(const pg_backend *rt, char *dst, const char *src, size_t n, int kind,
-       pg_stream stream, int sync, int prefaulting)
+staged_d2h_new(const pg_backend *rt, stage_ring *r, char *dst, const char *src,
+               size_t n, pg_stream stream)
 {
     pg_err err = PG_SUCCESS;
-    size_t piece = prefaulting ? pg_stage_bytes() : n;
-    for (size_t off = 0; off < n && err == PG_SUCCESS; off += piece) {
-        size_t len = min_size(piece, n - off);
-        if (prefaulting) {
-            pg_host_prefault_reached(off + len);
-        }
-        err = rt->memcpy_async(dst + off, src + off, len, kind, stream);
+    size_t huge = pg_host_huge_page_size(), pieces = (n + r->chunk - 1) / r->chunk;
+    size_t issued = 0, arrived = 0;
+    fill_job *j = calloc(1, sizeof *j);
+    if (j == NULL) {
+        return staged_d2h(rt, r, dst, src, n, stream);
     }
+    j->dst = dst;
+    j->n = n;
+    j->piece = r->chunk;
+    j->unit = r->chunk % huge == 0 ? huge : r->chunk;
+    j->units = (n + j->unit - 1) / j->unit;
+    j->buf = r->buf;
+    if (pg_host_parallel_begin(fill_part, j, pg_host_parallel_threads()) == 0) {
+        free(j);
+        return staged_d2h(rt, r, dst, src, n, stream);
+    }
+    while (arrived < pieces && err == PG_SUCCESS) {
+        while (issued < pieces && buffer_free(j, issued) && err == PG_SUCCESS) {
+            int q = (int)(issued % STAGE_BUFS);
+            size_t off = issued * r->chunk;
+            err = rt->memcpy_async(r->buf[q], src + off, min_size(r->chunk, n - off),
+                                   PG_MEMCPY_D2H, stream);
+            if (err == PG_SUCCESS) {
+                err = rt->event_record(r->done[q], stream);
+            }
+            issued++;
+        }
+        if (err == PG_SUCCESS && arrived < issued) {
+            err = rt->event_synchronize(r->done[arrived % STAGE_BUFS]);
+            if (err == PG_SUCCESS) {
+                atomic_store_explicit(&j->ready, ++arrived, memory_order_release);
+            }
+        }
+        else if (err == PG_SUCCESS) {
+            pg_host_relax(); /* every buffer full: the workers are copying out */
+        }
+    }
+    if (err != PG_SUCCESS) {
+        atomic_store(&j->stop, 1);
+    }
+    pg_host_parallel_end();
+    free(j);
+    if (err != PG_SUCCESS) {
+        (void)rt->stream_synchronize(stream);
+    }
+    return err;
+}
+
+/* Straight to the backend: one call. */
+static pg_err
+direct(const pg_backend *rt, char *dst, const char *src, size_t n, int kind,
+       pg_stream stream, int sync)
+{
+    pg_err err = rt->memcpy_async(dst, src, n, kind, stream);
     if (err == PG_SUCCESS && sync) {
         err = rt->stream_synchronize(stream);
     }
     return err;
 }
 
+/* fresh: dst is new memory from pg_host_map (a device-to-host copy). */
 static pg_err
 copy(void *dst, const void *src, size_t n, int kind, pg_stream stream, int sync,
-     int prefaulting)
+     int fresh)
 {
     const pg_backend *rt = pg_rt();
     const void *host = kind == PG_MEMCPY_H2D ? src : dst;
@@ -224,15 +350,18 @@ copy(void *dst, const void *src, size_t n, int kind, pg_stream stream, int sync,
     if (n == 0) {
         return PG_SUCCESS;
     }
-    if (n < STAGE_MIN || !(rt->caps & PG_CAP_STAGES_PAGEABLE) || rt->is_pinned(host)) {
-        return direct(rt, dst, src, n, kind, stream, sync, prefaulting);
+    if (n < STAGE_MIN ||
+        !((rt->caps & PG_CAP_STAGES_PAGEABLE) || atomic_load(&stage_always)) ||
+        rt->is_pinned(host)) {
+        return direct(rt, dst, src, n, kind, stream, sync);
     }
     r = ring_acquire(rt);
     if (r == NULL) {
-        return direct(rt, dst, src, n, kind, stream, 1, prefaulting);
+        return direct(rt, dst, src, n, kind, stream, 1);
     }
     err = kind == PG_MEMCPY_H2D ? staged_h2d(rt, r, dst, src, n, stream)
-                                : staged_d2h(rt, r, dst, src, n, stream, prefaulting);
+          : fresh               ? staged_d2h_new(rt, r, dst, src, n, stream)
+                                : staged_d2h(rt, r, dst, src, n, stream);
     ring_release(r);
     return err;
 }
@@ -252,11 +381,6 @@ pg_copy_d2h(void *dst, const void *src, size_t n, pg_stream stream, int sync)
 pg_err
 pg_copy_d2h_new(void *dst, const void *src, size_t n, pg_stream stream, int sync)
 {
-    int prefaulting = pg_host_prefault_begin(dst, n);
-    pg_err err = copy(dst, src, n, PG_MEMCPY_D2H, stream, 1, prefaulting);
     (void)sync;
-    if (prefaulting) {
-        pg_host_prefault_end();
-    }
-    return err;
+    return copy(dst, src, n, PG_MEMCPY_D2H, stream, 1, 1);
 }

@@ -1,6 +1,8 @@
 """Large device-to-host copies into new arrays: memory pygpu maps for the array
-(huge-page aligned, its pages faulted in by worker threads while the copy
-runs), owned by a Buffer that is the array's base and unmaps it."""
+(huge-page aligned; on a GPU, worker threads fault it in and fill it a huge
+page each from the staged pieces), owned by a Buffer that is the array's base
+and unmaps it. With `_host_arrays(stage_always=True)` the simulator stages
+too, so that the staged copies run here as on a GPU."""
 
 import copy
 import gc
@@ -30,11 +32,13 @@ def mapped():
 
 
 @pytest.fixture
-def prefault_settings():
-    """Restores the prefault settings after the test."""
-    ahead = _core._host_arrays()["prefault_ahead"]
+def staged():
+    """Every large pageable copy staged (the simulator too); the settings
+    restored after the test."""
+    before = _core._host_arrays(stage_always=True)
     yield
-    _core._host_arrays(prefault_threads=-1, prefault_ahead=ahead)
+    _core._host_arrays(copy_threads=-1, stage_bytes=before["stage_bytes"], spin_ns=-1,
+                       stage_always=False)
 
 
 def is_ours(h):
@@ -128,27 +132,52 @@ def test_the_new_array_is_aligned_and_writeable(rng):
     np.testing.assert_array_equal(h, expected)
 
 
-@pytest.mark.parametrize("ahead", [0, 1, 3 * HUGE, 32 << 20])
-@pytest.mark.parametrize("threads", [0, 1, 3])
-def test_with_any_number_of_prefault_workers_any_way_ahead(rng, prefault_settings, threads,
-                                                          ahead):
-    s = _core._host_arrays(prefault_threads=threads, prefault_ahead=ahead)
-    assert s["prefault_threads"] == threads and s["prefault_ahead"] == ahead
-    x = random_array(rng, (3, MIN // 8 + 5 + (5 << 20) // 24), np.float64)  # 3 pieces
+MIB = 1 << 20
+
+
+@pytest.mark.parametrize("stage", [MIB, 3 * MIB + 4096, 2 * HUGE, 8 * MIB])
+@pytest.mark.parametrize("threads", [1, 2, 5, 17])
+def test_staged_copies_at_any_piece_and_thread_count(rng, staged, threads, stage):
+    """A new array is filled unit by unit (a huge page each where the piece is
+    whole huge pages, else a piece) by the threads there are; the ring of 16
+    pieces wraps; into existing memory and to the device, the same pieces."""
+    s = _core._host_arrays(copy_threads=threads, stage_bytes=stage)
+    assert s["copy_threads"] == threads and s["stage_bytes"] == stage and s["stage_always"]
+    for n in (MIN + 4093, 16 * stage + 3 * 4096 + 5, 3 * MIB):
+        x = random_array(rng, n, np.uint8)
+        d = cuda.to_device(x)
+        h = d.copy_to_host()
+        assert is_ours(h) == (n >= MIN)
+        np.testing.assert_array_equal(h, x)
+        out = np.zeros_like(x)
+        d.copy_to_host(out=out)
+        np.testing.assert_array_equal(out, x)
+
+
+@pytest.mark.parametrize("spin", [0, 1000, -1])
+def test_staged_copies_whether_the_threads_spin_or_sleep(rng, staged, spin):
+    s = _core._host_arrays(copy_threads=3, spin_ns=spin)
+    assert s["spin_ns"] == (spin if spin >= 0 else 300000)
+    x = random_array(rng, (3, MIN // 8 + 5 + (5 << 20) // 24), np.float64)
     d = cuda.to_device(x)
     for _ in range(3):
         np.testing.assert_array_equal(d.copy_to_host(), x)
+        time.sleep(0.002)  # longer than the spin: the workers sleep between copies
 
 
 def test_bad_settings_are_refused():
+    before = _core._host_arrays()
     with pytest.raises(ValueError, match="min_bytes must be >= 1"):
         _core._host_arrays(min_bytes=0)
-    with pytest.raises(ValueError, match="prefault_threads must be >= -1"):
-        _core._host_arrays(prefault_threads=-2)
-    with pytest.raises(ValueError, match="prefault_ahead must be >= 0"):
-        _core._host_arrays(prefault_ahead=-1)
+    with pytest.raises(ValueError, match="spin_ns must be >= -1"):
+        _core._host_arrays(spin_ns=-2)
+    with pytest.raises(ValueError, match="spin_ns must be <= 100000000"):
+        _core._host_arrays(copy_threads=3, spin_ns=10**9)
     with pytest.raises(TypeError):
         _core._host_arrays(min_bytes="big")
+    after = _core._host_arrays()
+    for key in ("min_bytes", "copy_threads", "spin_ns", "stage_bytes"):
+        assert after[key] == before[key]  # a refused call set nothing
 
 
 def test_a_lower_threshold_maps_small_arrays_too(rng):
@@ -310,10 +339,12 @@ def test_ctrl_c_during_copies_into_new_arrays_raises_and_leaks_nothing():
 
 
 @pytest.mark.simulator
-def test_a_forked_child_copies_into_new_arrays_and_frees_the_parents():
-    r = run_python("""
+@pytest.mark.parametrize("always", [False, True])
+def test_a_forked_child_copies_into_new_arrays_and_frees_the_parents(always):
+    r = run_python(f"""
         import gc, os, numpy as np, pygpu
         from pygpu import _core, cuda
+        _core._host_arrays(stage_always={always}, copy_threads=4)
         big = np.arange(3 << 20, dtype=np.float64) + 0.5
         d = cuda.to_device(big)
         kept = d.copy_to_host()                    # the parent's, inherited
@@ -337,7 +368,8 @@ def test_the_new_array_is_pageable_memory(rng):
     assert not cuda.is_pinned(h)
 
 
-def test_copy_settings_change_between_copies_and_copies_stay_exact(rng):
+@pytest.mark.parametrize("always", [False, True])
+def test_copy_settings_change_between_copies_and_copies_stay_exact(rng, always):
     """The host memcpy's threads and the staged piece (tuning settings) can change
     between copies, in both directions, also from several threads at once; a
     piece larger than the most allowed is refused."""
@@ -358,6 +390,7 @@ def test_copy_settings_change_between_copies_and_copies_stay_exact(rng):
             if not (np.array_equal(d.copy_to_host(), a[1:]) and np.array_equal(out, a[1:])):
                 errors.append((seed, n))
 
+    _core._host_arrays(stage_always=always)
     try:
         for threads, stage in ((1, mib), (3, 2 * mib), (5, 16 * mib), (-1, before["stage_bytes"])):
             s = _core._host_arrays(copy_threads=threads, stage_bytes=stage)
@@ -375,4 +408,5 @@ def test_copy_settings_change_between_copies_and_copies_stay_exact(rng):
         with pytest.raises(ValueError, match="copy_threads must be >= -1"):
             _core._host_arrays(copy_threads=-2)
     finally:
-        _core._host_arrays(copy_threads=-1, stage_bytes=before["stage_bytes"])
+        _core._host_arrays(copy_threads=-1, stage_bytes=before["stage_bytes"],
+                           stage_always=False)

@@ -1,11 +1,11 @@
 """Device to host into a new array (issue 14, item 4), on a GPU: pygpu's own
-memory (huge-page aligned, prefaulted by worker threads during the copy) at
-several worker counts, against NumPy's memory (the path before), copies into
-already-touched and into pinned memory, and host to device pageable (which
-must stay >= 0.85x pinned). Every figure is a wall-clock median, as in
-benchmarks/. With `grid`, instead: the staged copies (both directions) over
-the threads of the host memcpy, the size of a staged piece and the prefault
-workers.
+memory (huge-page aligned, faulted in and filled a huge page per worker
+thread) at several thread counts, against NumPy's memory (the path before),
+copies into already-touched and into pinned memory, and host to device
+pageable (which must stay >= 0.85x pinned). Every figure is a wall-clock
+median, as in benchmarks/. With `grid`, instead: the staged copies (both
+directions) over the copy threads, the size of a staged piece and how long
+the threads spin between pieces.
 
     python tools/d2h_new_sweep.py [GiB, default 1] [repeats, default 7] [grid]
 """
@@ -72,17 +72,12 @@ def main():
         ("h2d pageable (to_device)", gbs(wall(lambda: cuda.to_device(host), reps))),
         ("h2d pinned", gbs(wall(lambda: d.copy_to_device(pinned), reps))),
     ]
-    mib = 1 << 20
-    for threads, ahead in ((-1, settings["prefault_ahead"]), (0, 0), (1, 32 * mib),
-                           (2, 32 * mib), (4, 32 * mib), (8, 32 * mib), (12, 32 * mib),
-                           (16, 32 * mib), (4, 0), (8, 0), (8, 16 * mib), (8, 64 * mib),
-                           (8, 128 * mib)):
-        s = _core._host_arrays(prefault_threads=threads, prefault_ahead=ahead)
-        label = (f"d2h new array, {s['prefault_threads']} prefault threads, ahead "
-                 + (f"{ahead // mib} MiB" if ahead else "unbounded")
-                 + (" (default)" if threads < 0 else ""))
+    for threads in (-1, 2, 4, 8, 12, 15, 16):
+        s = _core._host_arrays(copy_threads=threads)
+        label = ("d2h new array, default threads" if threads < 0
+                 else f"d2h new array, {s['copy_threads']} threads")
         rows.append((label, gbs(wall(lambda: d.copy_to_host(), reps))))
-    _core._host_arrays(prefault_threads=-1, prefault_ahead=settings["prefault_ahead"])
+    _core._host_arrays(copy_threads=-1)
     before = anon_huge_kib()
     h = d.copy_to_host()
     ok = np.array_equal(h[:: 4093], host[:: 4093]) and h[-1] == host[-1]
@@ -120,21 +115,18 @@ def grid(d, host, n, reps, settings, gbs):
     print(f"pinned: out {pin_out:.1f} GB/s, in {pin_in:.1f} GB/s")
     touched = np.ones(n, np.uint8)
     lines = []
-    for stage in (8 * mib, 16 * mib, 32 * mib):
-        for copiers in (6, 8, 12, 16):
-            for threads, ahead in ((4, 32 * mib), (8, 32 * mib), (8, 8 * mib), (12, 8 * mib)):
-                s = _core._host_arrays(copy_threads=copiers, stage_bytes=stage,
-                                       prefault_threads=threads, prefault_ahead=ahead)
+    for stage in (2 * mib, 4 * mib, 8 * mib):
+        for copiers in (8, 12, 15, 16):
+            for spin in (0, 300000):
+                s = _core._host_arrays(copy_threads=copiers, stage_bytes=stage, spin_ns=spin)
                 new = gbs(wall(lambda: d.copy_to_host(), reps))
                 into = gbs(wall(lambda: d.copy_to_host(out=touched), reps))
                 h2d = gbs(wall(lambda: cuda.to_device(host), reps))
                 lines.append((new, f"stage {stage // mib:2d} MiB, copy threads "
-                              f"{s['copy_threads']:2d}, prefault {threads:2d} ahead "
-                              f"{ahead // mib:2d} MiB: new {new:5.1f} ({new / pin_out:.2f}x), "
-                              f"touched {into:5.1f}, h2d pageable {h2d:5.1f} "
-                              f"({h2d / pin_in:.2f}x) GB/s"))
-    _core._host_arrays(copy_threads=-1, stage_bytes=settings["stage_bytes"],
-                       prefault_threads=-1, prefault_ahead=settings["prefault_ahead"])
+                              f"{s['copy_threads']:2d}, spin {spin // 1000:3d} us: new "
+                              f"{new:5.1f} ({new / pin_out:.2f}x), touched {into:5.1f}, h2d "
+                              f"pageable {h2d:5.1f} ({h2d / pin_in:.2f}x) GB/s"))
+    _core._host_arrays(copy_threads=-1, stage_bytes=settings["stage_bytes"], spin_ns=-1)
     for _, line in sorted(lines, reverse=True):
         print(line)
 

@@ -1,7 +1,7 @@
 // Issue 14's probes on a GPU, one program: what the benchmark's figures rest on.
 //
 //   nvcc -O3 -arch=sm_90 -std=c++17 tools/probe14.cu -o /tmp/probe14 -lpthread
-//   /tmp/probe14 launch|launch2|f32|f64|hints|host|host2|staging
+//   /tmp/probe14 launch|launch2|f32|f64|hints|host|host2|staging|register|ntcopy|ntstaging|wake|fused
 //
 // launch, launch2: host time of <<<>>> and cudaLaunchKernel (2 and 5 arguments,
 //   one struct), cudaGetDevice, cudaGetLastError, in interleaved bursts of 256.
@@ -15,6 +15,15 @@
 //   huge pages, cudaHostRegister / Unregister, a register-and-copy pipeline.
 // staging: pageable host to device through a ring of 4 page-locked pieces,
 //   threads that meet after each piece against a pipeline.
+// register: pageable memory registered (cudaHostRegister) in pieces from several
+//   threads, each piece copied straight to or from it and unregistered once done;
+//   host memcpy bandwidth and fault-in rates at 1 to 16 threads.
+// ntcopy, ntstaging: a copy with stores that bypass the cache (AVX2 streaming stores)
+//   against memcpy, into touched and into fresh memory; the staging probe with it.
+// fused: device to host into fresh memory, T threads each copying 2 MiB units out
+//   of the staging ring into their own huge pages (no separate faulting threads).
+// wake: the staging probe with the pool's workers spinning, sleeping on a condition
+//   variable (as pygpu's), or spinning 200 us before they sleep.
 // Results are in docs/PERFORMANCE.md (issue 14's last round). Not built by
 // setup.py; needs a GPU.
 #include <algorithm>
@@ -624,6 +633,27 @@ static void launch2() {
     for (int f = 0; f < 4; f++) printf("launch2 %-40s %.4f us\n", names[f], median(res[f]));
 }
 
+// the host copy the staging probes use: memcpy, or stores that bypass the cache
+#include <immintrin.h>
+__attribute__((target("avx2"))) static void *nt_copy(void *dst, const void *src, size_t n) {
+    char *d = (char *)dst;
+    const char *s = (const char *)src;
+    size_t head = (32 - ((uintptr_t)d & 31)) & 31;
+    if (head > n) head = n;
+    memcpy(d, s, head);
+    d += head; s += head; n -= head;
+    for (; n >= 128; n -= 128, d += 128, s += 128) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)s), b = _mm256_loadu_si256((const __m256i *)(s + 32));
+        __m256i c = _mm256_loadu_si256((const __m256i *)(s + 64)), e = _mm256_loadu_si256((const __m256i *)(s + 96));
+        _mm256_stream_si256((__m256i *)d, a); _mm256_stream_si256((__m256i *)(d + 32), b);
+        _mm256_stream_si256((__m256i *)(d + 64), c); _mm256_stream_si256((__m256i *)(d + 96), e);
+    }
+    memcpy(d, s, n);
+    _mm_sfence();
+    return dst;
+}
+static void *(*copy_fn)(void *, const void *, size_t) = memcpy;
+
 // staged H2D: fork-join per chunk (pygpu now) against a pipeline where each
 // worker copies its slice of chunk k and goes on to chunk k+1 as soon as that
 // chunk's buffer is free; the submitter issues chunk k's DMA once all slices
@@ -635,35 +665,62 @@ struct stage_exp {
     cudaEvent_t done[R];
     char *dev;
 };
-// a persistent-thread pool version of fork-join and of the pipeline
+// a persistent-thread pool version of fork-join and of the pipeline. mode 0: the
+// workers and the caller spin (yielding) between jobs; 1: they sleep on a condition
+// variable (pygpu's pool); 2: they spin for up to 200 us, then sleep.
+#include <condition_variable>
+#include <mutex>
+static int pool_mode = 0;
 struct pool_exp {
     std::vector<std::thread> ts;
     std::atomic<long> gen{0};
     std::atomic<int> pending{0};
     std::atomic<bool> quit{false};
     std::function<void(int)> job;
-    int n;
-    pool_exp(int n_) : n(n_) {
+    std::mutex m;
+    std::condition_variable cv_start, cv_done;
+    int n, mode;
+    bool spin_until(std::function<bool()> ok) {
+        if (mode == 1) return ok();
+        double t0 = now();
+        for (int i = 0;; i++) {
+            if (ok()) return true;
+            if (mode == 2 && (i & 63) == 0 && now() - t0 > 200e-6) return false;
+            if (mode == 0) std::this_thread::yield(); else __builtin_ia32_pause();
+        }
+    }
+    pool_exp(int n_) : n(n_), mode(pool_mode) {
         for (int t = 1; t < n; t++)
             ts.emplace_back([this, t] {
                 long seen = 0;
                 for (;;) {
-                    while (gen.load() == seen && !quit.load()) { std::this_thread::yield(); }
+                    if (!spin_until([&] { return gen.load() != seen || quit.load(); })) {
+                        std::unique_lock<std::mutex> l(m);
+                        cv_start.wait(l, [&] { return gen.load() != seen || quit.load(); });
+                    }
                     if (quit.load()) return;
                     seen = gen.load();
                     job(t);
-                    pending.fetch_sub(1);
+                    if (pending.fetch_sub(1) == 1 && mode != 0) { std::lock_guard<std::mutex> l(m); cv_done.notify_one(); }
                 }
             });
     }
     void run(std::function<void(int)> j) {
         job = j;
         pending.store(n - 1);
-        gen.fetch_add(1);
+        { std::lock_guard<std::mutex> l(m); gen.fetch_add(1); }
+        if (mode != 0) cv_start.notify_all();
         job(0);
-        while (pending.load() > 0) { std::this_thread::yield(); }
+        if (!spin_until([&] { return pending.load() == 0; })) {
+            std::unique_lock<std::mutex> l(m);
+            cv_done.wait(l, [&] { return pending.load() == 0; });
+        }
     }
-    ~pool_exp() { quit = true; for (auto &t : ts) t.join(); }
+    ~pool_exp() {
+        { std::lock_guard<std::mutex> l(m); quit = true; }
+        cv_start.notify_all();
+        for (auto &t : ts) t.join();
+    }
 };
 static double h2d_forkjoin_pool(stage_exp &S, pool_exp &P, const char *src, size_t n) {
     size_t chunks = n / S.chunk, per = S.chunk / P.n;
@@ -671,7 +728,7 @@ static double h2d_forkjoin_pool(stage_exp &S, pool_exp &P, const char *src, size
     for (size_t k = 0; k < chunks; k++) {
         int b = k % S.R;
         if (k >= (size_t)S.R) CK(cudaEventSynchronize(S.done[b]));
-        P.run([&](int t) { memcpy(S.buf[b] + t * per, src + k * S.chunk + t * per, per); });
+        P.run([&](int t) { copy_fn(S.buf[b] + t * per, src + k * S.chunk + t * per, per); });
         CK(cudaMemcpyAsync(S.dev + k * S.chunk, S.buf[b], S.chunk, cudaMemcpyHostToDevice, 0));
         CK(cudaEventRecord(S.done[b], 0));
     }
@@ -700,7 +757,7 @@ static double h2d_pipeline_pool(stage_exp &S, pool_exp &P, const char *src, size
     P.run([&](int t) {
         for (size_t k = 0; k < chunks; k++) {
             while ((long)k > free_upto.load()) { std::this_thread::yield(); }
-            memcpy(S.buf[k % S.R] + t * per, src + k * S.chunk + t * per, per);
+            copy_fn(S.buf[k % S.R] + t * per, src + k * S.chunk + t * per, per);
             filled[k].fetch_add(1);
         }
     });
@@ -718,7 +775,7 @@ static void staging() {
     CK(cudaMallocHost(&pin, n));
     double tp = 1e9;
     for (int r = 0; r < 3; r++) { double t0 = now(); CK(cudaMemcpy(dev, pin, n, cudaMemcpyHostToDevice)); tp = std::min(tp, now() - t0); }
-    printf("staging pinned h2d %.1f GB/s\n", n / tp / 1e9);
+    printf("staging pinned h2d %.1f GB/s, copy %s\n", n / tp / 1e9, copy_fn == memcpy ? "memcpy" : "nt");
     for (size_t chunk : {(size_t)8 << 20, (size_t)16 << 20}) {
         stage_exp S;
         S.chunk = chunk;
@@ -735,7 +792,7 @@ static void staging() {
             size_t per = chunk / threads;
             for (int r = 0; r < 3; r++) {
                 double t0 = now();
-                for (size_t k = 0; k < n / chunk; k++) { int bb = k % S.R; P.run([&](int t) { memcpy(S.buf[bb] + t * per, src + k * chunk + t * per, per); }); }
+                for (size_t k = 0; k < n / chunk; k++) { int bb = k % S.R; P.run([&](int t) { copy_fn(S.buf[bb] + t * per, src + k * chunk + t * per, per); }); }
                 c.push_back(now() - t0);
             }
             printf("staging chunk %zu MiB threads %d: fork-join %.1f GB/s, pipeline %.1f GB/s, memcpy alone %.1f GB/s (min-med over 5: fj %.1f-%.1f, pipe %.1f-%.1f)\n",
@@ -745,6 +802,243 @@ static void staging() {
         }
         for (int b = 0; b < S.R; b++) { cudaFreeHost(S.buf[b]); cudaEventDestroy(S.done[b]); }
     }
+}
+
+// ---- registering pageable memory in pieces, from several threads --------------------
+// Each piece: (fresh memory: fault it in,) cudaHostRegister it, DMA it, cudaHostUnregister
+// it once its event has passed. `reg` threads fault and register pieces in order; the
+// caller issues the copies in order; `unreg` threads unregister in order.
+static double reg_pipeline(char *host, char *dev, size_t n, size_t chunk, int reg, int unreg,
+                           bool d2h, bool fault, cudaStream_t s, std::vector<cudaEvent_t> &ev,
+                           double *t_copy) {
+    size_t chunks = (n + chunk - 1) / chunk;
+    std::vector<std::atomic<int>> state(chunks);
+    for (auto &x : state) x = 0;
+    std::atomic<size_t> next_reg{0}, next_unreg{0};
+    std::atomic<int> failed{0};
+    double t0 = now();
+    std::vector<std::thread> pool;
+    for (int t = 0; t < reg; t++)
+        pool.emplace_back([&] {
+            for (;;) {
+                size_t c = next_reg.fetch_add(1);
+                if (c >= chunks) return;
+                size_t len = std::min(chunk, n - c * chunk);
+                char *p = host + c * chunk;
+                if (fault)
+                    for (size_t i = 0; i < len; i += 4096) {
+                        char z = 0;
+                        __atomic_compare_exchange_n(p + i, &z, (char)0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+                    }
+                if (cudaHostRegister(p, len, 0) != cudaSuccess) failed = 1;
+                state[c].store(1);
+            }
+        });
+    for (int t = 0; t < unreg; t++)
+        pool.emplace_back([&] {
+            for (;;) {
+                size_t c = next_unreg.fetch_add(1);
+                if (c >= chunks) return;
+                while (state[c].load() < 2) std::this_thread::yield();
+                cudaEventSynchronize(ev[c]);
+                if (cudaHostUnregister(host + c * chunk) != cudaSuccess) failed = 1;
+            }
+        });
+    for (size_t c = 0; c < chunks; c++) {
+        size_t len = std::min(chunk, n - c * chunk);
+        while (state[c].load() < 1) std::this_thread::yield();
+        if (d2h) CK(cudaMemcpyAsync(host + c * chunk, dev + c * chunk, len, cudaMemcpyDeviceToHost, s));
+        else CK(cudaMemcpyAsync(dev + c * chunk, host + c * chunk, len, cudaMemcpyHostToDevice, s));
+        CK(cudaEventRecord(ev[c], s));
+        state[c].store(2);
+    }
+    CK(cudaStreamSynchronize(s));
+    *t_copy = now() - t0;
+    for (auto &t : pool) t.join();
+    if (failed) printf("register: a call failed\n");
+    return now() - t0;
+}
+
+static void par(int threads, size_t n, std::function<void(size_t, size_t)> fn) {
+    std::vector<std::thread> ts;
+    size_t per = ((n + threads - 1) / threads + (2 << 20) - 1) & ~(size_t)((2 << 20) - 1);
+    for (int t = 0; t < threads; t++) {
+        size_t off = per * t;
+        if (off >= n) break;
+        ts.emplace_back(fn, off, std::min(per, n - off));
+    }
+    for (auto &t : ts) t.join();
+}
+
+static void register_probe() {
+    const size_t n = (size_t)1 << 30;
+    char *dev;
+    CK(cudaMalloc(&dev, n));
+    CK(cudaMemset(dev, 1, n));
+    cudaStream_t s;
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    std::vector<cudaEvent_t> ev(1024);
+    for (auto &e : ev) CK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    void *pin;
+    CK(cudaMallocHost(&pin, n));
+    double tin = 1e9, tout = 1e9;
+    for (int r = 0; r < 3; r++) {
+        double t0 = now(); CK(cudaMemcpy(dev, pin, n, cudaMemcpyHostToDevice)); tin = std::min(tin, now() - t0);
+        t0 = now(); CK(cudaMemcpy(pin, dev, n, cudaMemcpyDeviceToHost)); tout = std::min(tout, now() - t0);
+    }
+    CK(cudaFreeHost(pin));
+    printf("reg pinned in %.1f GB/s, out %.1f GB/s\n", n / tin / 1e9, n / tout / 1e9);
+    // host memory bandwidth: memcpy between two touched buffers; fault-in rate
+    char *a = fresh(n), *b = fresh(n);
+    par(16, n, [&](size_t o, size_t l) { memset(a + o, 3, l); memset(b + o, 4, l); });
+    for (int t : {1, 4, 8, 12, 16}) {
+        std::vector<double> ts;
+        for (int r = 0; r < 3; r++) { double t0 = now(); par(t, n, [&](size_t o, size_t l) { memcpy(b + o, a + o, l); }); ts.push_back(now() - t0); }
+        std::vector<double> tf;
+        for (int r = 0; r < 3; r++) {
+            char *f = fresh(n);
+            double t0 = now();
+            par(t, n, [&](size_t o, size_t l) { for (size_t i = 0; i < l; i += 4096) f[o + i] = 1; });
+            tf.push_back(now() - t0);
+            munmap(f, n);
+        }
+        printf("reg host memcpy %d threads %.1f GB/s; fault-in %.1f GB/s\n", t, n / median(ts) / 1e9, n / median(tf) / 1e9);
+    }
+    // registration alone, touched memory, in pieces from T threads; unregistration
+    for (size_t chunk : {(size_t)16 << 20, (size_t)64 << 20}) {
+        for (int t : {1, 2, 4, 8}) {
+            size_t chunks = n / chunk;
+            std::atomic<size_t> next{0};
+            double t0 = now();
+            { std::vector<std::thread> ts; for (int i = 0; i < t; i++) ts.emplace_back([&] { for (;;) { size_t c = next.fetch_add(1); if (c >= chunks) return; CK(cudaHostRegister(a + c * chunk, chunk, 0)); } }); for (auto &x : ts) x.join(); }
+            double treg = now() - t0;
+            next = 0;
+            t0 = now();
+            { std::vector<std::thread> ts; for (int i = 0; i < t; i++) ts.emplace_back([&] { for (;;) { size_t c = next.fetch_add(1); if (c >= chunks) return; CK(cudaHostUnregister(a + c * chunk)); } }); for (auto &x : ts) x.join(); }
+            printf("reg register 1 GiB touched, %zu MiB pieces, %d threads: register %.1f ms, unregister %.1f ms\n", chunk >> 20, t, treg * 1e3, (now() - t0) * 1e3);
+        }
+    }
+    // the pipelines
+    for (size_t chunk : {(size_t)16 << 20, (size_t)32 << 20, (size_t)64 << 20}) {
+        for (int reg : {2, 4, 8}) {
+            for (int unreg : {1, 2, 4}) {
+                std::vector<double> h2d, h2dc, d2h, d2hc;
+                for (int r = 0; r < 3; r++) {
+                    double tc;
+                    h2d.push_back(reg_pipeline(a, dev, n, chunk, reg, unreg, false, false, s, ev, &tc));
+                    h2dc.push_back(tc);
+                    char *f = fresh(n);
+                    d2h.push_back(reg_pipeline(f, dev, n, chunk, reg, unreg, true, true, s, ev, &tc));
+                    d2hc.push_back(tc);
+                    munmap(f, n);
+                }
+                printf("reg pipeline %zu MiB, %d reg, %d unreg: h2d touched %.1f GB/s (%.2fx pinned; copies done %.1f), "
+                       "d2h fresh %.1f GB/s (%.2fx; copies done %.1f)\n",
+                       chunk >> 20, reg, unreg, n / median(h2d) / 1e9, tin / median(h2d), n / median(h2dc) / 1e9,
+                       n / median(d2h) / 1e9, tout / median(d2h), n / median(d2hc) / 1e9);
+            }
+        }
+    }
+}
+
+// device to host into fresh memory, the copy out of the staging ring and the first
+// touch of each huge page fused: the ring's pieces are cut into 2 MiB units, and
+// each of T threads takes the next unit, waits for its piece's DMA, and copies it
+// into its own huge page (faulting it in); a piece's buffer goes back to the DMA
+// once all its units are out.
+static double fused_d2h(char *dst, char *dev, size_t n, size_t piece, int R, int T,
+                        std::vector<char *> &buf, std::vector<cudaEvent_t> &ev, cudaStream_t s) {
+    const size_t U = (size_t)2 << 20, upp = piece / U, pieces = n / piece, units = n / U;
+    std::vector<std::atomic<int>> issued(pieces), done(pieces);
+    for (size_t k = 0; k < pieces; k++) { issued[k] = 0; done[k] = 0; }
+    std::atomic<size_t> next{0};
+    double t0 = now();
+    std::vector<std::thread> ts;
+    for (int t = 0; t < T; t++)
+        ts.emplace_back([&] {
+            for (;;) {
+                size_t u = next.fetch_add(1);
+                if (u >= units) return;
+                size_t k = u / upp;
+                while (!issued[k].load()) __builtin_ia32_pause();
+                CK(cudaEventSynchronize(ev[k]));
+                memcpy(dst + u * U, buf[k % R] + (u % upp) * U, U);
+                done[k].fetch_add(1);
+            }
+        });
+    for (size_t k = 0; k < pieces; k++) {
+        if (k >= (size_t)R) while (done[k - R].load() < (int)upp) __builtin_ia32_pause();
+        CK(cudaMemcpyAsync(buf[k % R], dev + k * piece, piece, cudaMemcpyDeviceToHost, s));
+        CK(cudaEventRecord(ev[k], s));
+        issued[k].store(1);
+    }
+    for (auto &t : ts) t.join();
+    return now() - t0;
+}
+
+static void fused_probe() {
+    const size_t n = (size_t)1 << 30;
+    char *dev;
+    CK(cudaMalloc(&dev, n));
+    std::vector<unsigned char> pat(n);
+    for (size_t i = 0; i < n; i++) pat[i] = (unsigned char)(i * 2654435761u >> 13);
+    CK(cudaMemcpy(dev, pat.data(), n, cudaMemcpyHostToDevice));
+    cudaStream_t s;
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    std::vector<cudaEvent_t> ev(n / ((size_t)2 << 20));
+    for (auto &e : ev) CK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    void *pin;
+    CK(cudaMallocHost(&pin, n));
+    double tout = 1e9;
+    for (int r = 0; r < 3; r++) { double t0 = now(); CK(cudaMemcpy(pin, dev, n, cudaMemcpyDeviceToHost)); tout = std::min(tout, now() - t0); }
+    CK(cudaFreeHost(pin));
+    printf("fused pinned out %.1f GB/s; target 0.5x = %.1f GB/s\n", n / tout / 1e9, 0.5 * n / tout / 1e9);
+    char *touched = fresh(n);
+    memset(touched, 1, n);
+    for (auto pr : {std::make_pair((size_t)8 << 20, 8), std::make_pair((size_t)16 << 20, 4), std::make_pair((size_t)4 << 20, 16)}) {
+        std::vector<char *> buf(pr.second);
+        for (auto &b : buf) CK(cudaMallocHost((void **)&b, pr.first));
+        for (int T : {8, 12, 15, 16}) {
+            std::vector<double> fr, to;
+            bool ok = true;
+            for (int r = 0; r < 5; r++) {
+                char *f = fresh(n);
+                fr.push_back(fused_d2h(f, dev, n, pr.first, pr.second, T, buf, ev, s));
+                ok = ok && memcmp(f, pat.data(), n) == 0;
+                munmap(f, n);
+                to.push_back(fused_d2h(touched, dev, n, pr.first, pr.second, T, buf, ev, s));
+            }
+            printf("fused pieces %zu MiB x %d, %2d threads: fresh %.1f GB/s (%.2fx pinned, min-max %.1f-%.1f), touched %.1f GB/s (%.2fx)%s\n",
+                   pr.first >> 20, pr.second, T, n / median(fr) / 1e9, tout / median(fr),
+                   n / *std::max_element(fr.begin(), fr.end()) / 1e9, n / *std::min_element(fr.begin(), fr.end()) / 1e9,
+                   n / median(to) / 1e9, tout / median(to), ok ? "" : " WRONG");
+        }
+        for (auto &b : buf) CK(cudaFreeHost(b));
+    }
+}
+
+static void ntcopy_probe() {
+    const size_t n = (size_t)1 << 30;
+    char *a = fresh(n), *b = fresh(n);
+    par(16, n, [&](size_t o, size_t l) { memset(a + o, 3, l); memset(b + o, 4, l); });
+    for (int t : {4, 8, 12, 16}) {
+        std::vector<double> m, nt, fm, fnt;
+        for (int r = 0; r < 3; r++) {
+            double t0 = now(); par(t, n, [&](size_t o, size_t l) { memcpy(b + o, a + o, l); }); m.push_back(now() - t0);
+            t0 = now(); par(t, n, [&](size_t o, size_t l) { nt_copy(b + o, a + o, l); }); nt.push_back(now() - t0);
+            char *f = fresh(n);
+            t0 = now(); par(t, n, [&](size_t o, size_t l) { memcpy(f + o, a + o, l); }); fm.push_back(now() - t0);
+            munmap(f, n);
+            f = fresh(n);
+            t0 = now(); par(t, n, [&](size_t o, size_t l) { nt_copy(f + o, a + o, l); }); fnt.push_back(now() - t0);
+            if (memcmp(f, a, n) != 0) printf("nt copy wrong\n");
+            munmap(f, n);
+        }
+        printf("nt %2d threads: touched memcpy %.1f, nt %.1f GB/s; into fresh memory memcpy %.1f, nt %.1f GB/s\n", t,
+               n / median(m) / 1e9, n / median(nt) / 1e9, n / median(fm) / 1e9, n / median(fnt) / 1e9);
+    }
+    munmap(a, n);
+    munmap(b, n);
 }
 
 int main(int argc, char **argv) {
@@ -760,6 +1054,11 @@ int main(int argc, char **argv) {
     if (what == "hints") hints();
     if (what == "launch2") launch2();
     if (what == "staging") staging();
+    if (what == "register") register_probe();
+    if (what == "ntcopy") ntcopy_probe();
+    if (what == "fused") fused_probe();
+    if (what == "ntstaging") { copy_fn = nt_copy; staging(); }
+    if (what == "wake") for (int m : {0, 1, 2}) { pool_mode = m; printf("pool mode %d\n", m); staging(); }
     if (what == "all" || what == "f32") elementwise<float>("f32");
     if (what == "all" || what == "f64") elementwise<double>("f64");
     return 0;
