@@ -54,13 +54,19 @@ resolve_cu_launch(void)
 
 enum { CU_NO_CONTEXT = 201, CU_INVALID_HANDLE = 400 };
 
+/* Each kernel's function, per device (a kernel, not a signature: kernels of
+ * one signature share launch_with's instantiation). */
+template <auto Kernel> struct functions_of {
+    static void *per_device[PG_MAX_DEVICES];
+};
+template <auto Kernel> void *functions_of<Kernel>::per_device[PG_MAX_DEVICES] = {};
+
 template <class... P>
 static pg_err
-launch_with(void (*kernel)(P...), dim3 grid, dim3 block, cudaStream_t stream,
-            typename param_of<P>::type... params)
+launch_with(void **functions, void (*kernel)(P...), dim3 grid, dim3 block,
+            cudaStream_t stream, typename param_of<P>::type... params)
 {
     static const cu_launch_t launch = resolve_cu_launch();
-    static void *functions[PG_MAX_DEVICES]; /* this kernel's, per device */
     void *args[] = {(void *)&params..., nullptr};
     int device = -1;
     cudaError_t err;
@@ -95,7 +101,8 @@ launch_with(void (*kernel)(P...), dim3 grid, dim3 block, cudaStream_t stream,
     return (pg_err)err;
 }
 #define PG_LAUNCH(barriers, kernel, grid, block, stream, ...)                          \
-    return launch_with(kernel, (grid), (block), (cudaStream_t)(stream), __VA_ARGS__)
+    return launch_with(functions_of<kernel>::per_device, kernel, (grid), (block),      \
+                       (cudaStream_t)(stream), __VA_ARGS__)
 #else
 #include "sim_exec.h"
 #define PG_KERNEL_TABLE pg_sim_kernels
