@@ -18,7 +18,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -109,12 +108,7 @@ pg_host_relax(void)
 }
 
 /* Spins for up to `ns` until generation moves past `seen` (or, with seen ==
- * ULONG_MAX, until pending is 0); 1 if it did. It yields the core at each
- * turn: a spinning thread that holds it while another of the copy's threads
- * (or the caller, who feeds the DMA) waits to run stalls the whole piece. In
- * the benchmark's process, after the launch rows, copies whose threads spun
- * on a pause instruction fell to 6 GB/s on an H100 host; in
- * tools/probe14.cu wake, threads that yield staged at 53 GB/s there. */
+ * ULONG_MAX, until pending is 0); 1 if it did. */
 static int
 spin_for(unsigned long seen, long ns)
 {
@@ -123,16 +117,16 @@ spin_for(unsigned long seen, long ns)
         return 0;
     }
     start = now_ns();
-    for (;;) {
+    for (unsigned i = 1;; i++) {
         if (seen == ULONG_MAX
                 ? atomic_load_explicit(&pending, memory_order_acquire) == 0
                 : atomic_load_explicit(&generation, memory_order_acquire) != seen) {
             return 1;
         }
-        if (now_ns() - start > ns) {
+        if (i % 64 == 0 && now_ns() - start > ns) {
             return 0;
         }
-        sched_yield();
+        pg_host_relax();
     }
 }
 
