@@ -122,7 +122,8 @@ pg_get_rt(pg_state *st)
 /* The one fork handler. In the child: a backend that cannot survive fork()
  * (PG_CAP_FORK_UNSAFE) and was initialized marks the process unusable, so
  * that every operation says why; the host-copy workers, which were not
- * forked, start afresh at the next large copy. */
+ * forked, start afresh at the next large copy, and the staging rings' locks,
+ * which a copy on another thread may have held, are unlocked. */
 static void
 after_fork_in_child(void)
 {
@@ -131,6 +132,7 @@ after_fork_in_child(void)
         pg_mark_forked();
     }
     pg_host_memcpy_after_fork();
+    pg_transfer_after_fork();
 }
 
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;

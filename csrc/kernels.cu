@@ -31,10 +31,13 @@ template <class T> struct param_of {
  * an H100 host, in interleaved rounds against raw C's <<<>>> in the same
  * process: k(d) 1.03x to 1.04x, against 1.08x through cudaLaunchKernel. Its
  * result is the launch's error (CUresult and cudaError_t agree on the codes
- * a launch gives); where the driver cannot take it (no context current on
- * this thread yet, a function from a context since gone), the runtime
- * launches instead, and a failure is taken off the runtime's "last error",
- * so that it is not reported again later. */
+ * of the failures a checked launch meets: a fault, a capture, no memory);
+ * where the driver cannot take it (see below), the runtime launches
+ * instead, and a failure is taken off the runtime's "last error", so that it
+ * is not reported again later. The function is cached per device, so it
+ * belongs to the device's primary context, pygpu's; with another context
+ * current (one made through the driver by another library), the driver is
+ * trusted to refuse it (not verified on a GPU). */
 typedef int (*cu_launch_t)(void *, unsigned, unsigned, unsigned, unsigned, unsigned,
                            unsigned, unsigned, void *, void **, void **);
 
@@ -52,7 +55,16 @@ resolve_cu_launch(void)
     return (cu_launch_t)f;
 }
 
-enum { CU_NO_CONTEXT = 201, CU_INVALID_HANDLE = 400 };
+/* The driver's results on which the runtime launches instead: an invalid
+ * value (the runtime names a bad configuration precisely), no context on this
+ * thread yet, and a function whose context is gone (the cached one is
+ * dropped). */
+enum {
+    CU_INVALID_VALUE = 1,
+    CU_NO_CONTEXT = 201,
+    CU_INVALID_HANDLE = 400,
+    CU_CONTEXT_DESTROYED = 709
+};
 
 /* Each kernel's function, per device (a kernel, not a signature: kernels of
  * one signature share launch_with's instantiation). */
@@ -86,10 +98,11 @@ launch_with(void **functions, void (*kernel)(P...), dim3 grid, dim3 block,
         if (f != nullptr) {
             int r = launch(f, grid.x, grid.y, grid.z, block.x, block.y, block.z, 0,
                            (void *)stream, args, nullptr);
-            if (r != CU_NO_CONTEXT && r != CU_INVALID_HANDLE) {
+            if (r != CU_INVALID_VALUE && r != CU_NO_CONTEXT && r != CU_INVALID_HANDLE &&
+                r != CU_CONTEXT_DESTROYED) {
                 return (pg_err)r;
             }
-            if (r == CU_INVALID_HANDLE) {
+            if (r == CU_INVALID_HANDLE || r == CU_CONTEXT_DESTROYED) {
                 __atomic_store_n(&functions[device], nullptr, __ATOMIC_RELEASE);
             }
         }

@@ -655,6 +655,8 @@ size_t pg_stage_bytes(void);
 void pg_set_stage_bytes(size_t n);
 int pg_stage_always(void);
 void pg_set_stage_always(int on);
+/* In a forked child: the rings' locks unlocked afresh (context.c's handler). */
+void pg_transfer_after_fork(void);
 
 /* hostcopy.c: memory for large new host arrays (copy_to_host() without out=):
  * mapped by pygpu, aligned for huge pages, freed by pg_host_unmap (a Buffer

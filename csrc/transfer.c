@@ -83,6 +83,18 @@ init_rings(void)
     }
 }
 
+void
+pg_transfer_after_fork(void)
+{
+    /* A copy another thread of the parent ran holds its ring's lock forever
+     * in the child, where that thread does not exist: unlocked afresh. The
+     * buffers stay (the simulator's are ordinary memory, copied with the
+     * process; CUDA is unusable in a forked child anyway). */
+    for (int d = 0; d < PG_MAX_DEVICES; d++) {
+        pthread_mutex_init(&rings[d].lock, NULL);
+    }
+}
+
 /* The current device's ring, locked; NULL if staging is not possible. */
 static stage_ring *
 ring_acquire(const pg_backend *rt)

@@ -363,6 +363,42 @@ def test_a_forked_child_copies_into_new_arrays_and_frees_the_parents(always):
     assert "child exit 0" in r.stdout and "parent True 1" in r.stdout
 
 
+@pytest.mark.simulator
+def test_a_child_forked_during_another_threads_staged_copies_copies_too():
+    """A thread of the parent holds a staging ring's lock while it copies; the
+    child, where that thread does not exist, finds the lock free."""
+    r = run_python("""
+        import os, threading, time, numpy as np
+        from pygpu import _core, cuda
+        _core._host_arrays(stage_always=True, copy_threads=3)
+        x = np.arange(12 << 20, dtype=np.float32)
+        d = cuda.to_device(x)
+        stop = False
+
+        def copies():
+            while not stop:
+                d.copy_to_host()
+
+        t = threading.Thread(target=copies, daemon=True)
+        t.start()
+        time.sleep(0.2)
+        codes = []
+        for _ in range(4):
+            pid = os.fork()
+            if pid == 0:
+                import faulthandler
+                faulthandler.dump_traceback_later(20, exit=True)
+                ok = (cuda.to_device(x).copy_to_host() == x).all()
+                os._exit(0 if ok else 5)
+            codes.append(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+        stop = True
+        t.join()
+        print("children", codes)
+    """)
+    assert r.returncode == 0, r.stderr
+    assert "children [0, 0, 0, 0]" in r.stdout, r.stdout + r.stderr[-2000:]
+
+
 def test_the_new_array_is_pageable_memory(rng):
     h = cuda.to_device(random_array(rng, (MIN,), np.uint8)).copy_to_host()
     assert not cuda.is_pinned(h)
