@@ -187,6 +187,19 @@ staged_h2d(const pg_backend *rt, stage_ring *r, char *dst, const char *src, size
     return err != PG_SUCCESS ? err : sync;
 }
 
+/* Piece i of a device-to-host copy into its buffer of the ring, and the
+ * buffer's event after it. */
+static pg_err
+issue_d2h(const pg_backend *rt, stage_ring *r, const char *src, size_t n, size_t i,
+          pg_stream stream)
+{
+    int q = (int)(i % STAGE_BUFS);
+    size_t off = i * r->chunk;
+    pg_err err = rt->memcpy_async(r->buf[q], src + off, min_size(r->chunk, n - off),
+                                  PG_MEMCPY_D2H, stream);
+    return err == PG_SUCCESS ? rt->event_record(r->done[q], stream) : err;
+}
+
 static pg_err
 staged_d2h(const pg_backend *rt, stage_ring *r, char *dst, const char *src, size_t n,
            pg_stream stream)
@@ -197,14 +210,7 @@ staged_d2h(const pg_backend *rt, stage_ring *r, char *dst, const char *src, size
         int k = (int)(i % STAGE_BUFS);
         size_t off = i * r->chunk, len = min_size(r->chunk, n - off);
         while (queued < chunks && queued < i + STAGE_BUFS && err == PG_SUCCESS) {
-            int q = (int)(queued % STAGE_BUFS);
-            size_t qoff = queued * r->chunk;
-            err = rt->memcpy_async(r->buf[q], src + qoff, min_size(r->chunk, n - qoff),
-                                   PG_MEMCPY_D2H, stream);
-            if (err == PG_SUCCESS) {
-                err = rt->event_record(r->done[q], stream);
-            }
-            queued++;
+            err = issue_d2h(rt, r, src, n, queued++, stream);
         }
         if (err == PG_SUCCESS) {
             err = rt->event_synchronize(r->done[k]);
@@ -308,14 +314,7 @@ staged_d2h_new(const pg_backend *rt, stage_ring *r, char *dst, const char *src,
     }
     while (arrived < pieces && err == PG_SUCCESS) {
         while (issued < pieces && buffer_free(j, issued) && err == PG_SUCCESS) {
-            int q = (int)(issued % STAGE_BUFS);
-            size_t off = issued * r->chunk;
-            err = rt->memcpy_async(r->buf[q], src + off, min_size(r->chunk, n - off),
-                                   PG_MEMCPY_D2H, stream);
-            if (err == PG_SUCCESS) {
-                err = rt->event_record(r->done[q], stream);
-            }
-            issued++;
+            err = issue_d2h(rt, r, src, n, issued++, stream);
         }
         if (err == PG_SUCCESS && arrived < issued) {
             err = rt->event_synchronize(r->done[arrived % STAGE_BUFS]);

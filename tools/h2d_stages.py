@@ -10,9 +10,7 @@ repository's root:
     python tools/h2d_stages.py
 """
 
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -27,15 +25,8 @@ SIZES = dict(vector=1 << 28, side=16384, mat=4096, transfer=1 << 30, alloc=1 << 
 
 
 def rate(fn, reps=3):
-    fn()
-    cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        cuda.synchronize()
-        times.append(time.perf_counter() - t0)
-    return N / statistics.median(times) / 1e9
+    """GB/s: the benchmark's wall-clock median of a copy of N bytes."""
+    return N / bench.wall_ms(fn, reps) / 1e6
 
 
 def probe(tag, d, host):
