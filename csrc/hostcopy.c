@@ -157,6 +157,13 @@ worker_main(void *arg)
     return NULL;
 }
 
+/* n threads, at most the workers and the caller. */
+static int
+at_most_pool(long n)
+{
+    return (int)(n > MAX_WORKERS + 1 ? MAX_WORKERS + 1 : n);
+}
+
 /* Three quarters of the cores, the caller's included. Every core did better
  * in a sweep of its own on an H200 host (16 cores under KVM; 1 GiB,
  * tools/d2h_new_sweep.py grid: host to device pageable 0.82x to 0.96x of
@@ -168,8 +175,7 @@ static int
 default_copy_threads(void)
 {
     long cpus = cpu_count();
-    long want = cpus > 1 ? cpus * 3 / 4 : 1;
-    return (int)(want > MAX_WORKERS + 1 ? MAX_WORKERS + 1 : want);
+    return at_most_pool(cpus > 1 ? cpus * 3 / 4 : 1);
 }
 
 /* Workers enough for `threads`, the caller's included (pm_lock held). */
@@ -199,7 +205,7 @@ void
 pg_host_set_copy_threads(int n)
 {
     pthread_mutex_lock(&pm_lock);
-    pm_want = n < 0 ? -1 : n < 1 ? 1 : n > MAX_WORKERS + 1 ? MAX_WORKERS + 1 : n;
+    pm_want = n < 0 ? -1 : n < 1 ? 1 : at_most_pool(n);
     pthread_mutex_unlock(&pm_lock);
 }
 
@@ -259,9 +265,6 @@ pg_host_parallel_begin(pg_host_job fn, void *arg, int threads)
         return 0;
     }
     pthread_mutex_lock(&pm_lock);
-    if (threads > MAX_WORKERS + 1) {
-        threads = MAX_WORKERS + 1;
-    }
     parts = publish(fn, arg, threads);
     if (parts < 2) {
         pthread_mutex_unlock(&pm_busy);
@@ -281,9 +284,8 @@ int
 pg_host_parallel_threads(void)
 {
     int n;
-    long cpus = cpu_count();
     pthread_mutex_lock(&pm_lock);
-    n = pm_want >= 0 ? pm_want : cpus > MAX_WORKERS + 1 ? MAX_WORKERS + 1 : (int)cpus;
+    n = pm_want >= 0 ? pm_want : at_most_pool(cpu_count());
     pthread_mutex_unlock(&pm_lock);
     return n;
 }

@@ -95,6 +95,24 @@ pg_transfer_after_fork(void)
     }
 }
 
+/* STAGE_BUFS page-locked buffers of `size` bytes into out: 1, or 0 with none
+ * made (those that were are freed). */
+static int
+make_buffers(const pg_backend *rt, void *out[STAGE_BUFS], size_t size)
+{
+    int made = 0;
+    while (made < STAGE_BUFS && rt->host_alloc(&out[made], size) == PG_SUCCESS) {
+        made++;
+    }
+    if (made == STAGE_BUFS) {
+        return 1;
+    }
+    while (made > 0) {
+        (void)rt->host_free(out[--made]);
+    }
+    return 0;
+}
+
 /* The current device's ring, locked; NULL if staging is not possible. */
 static stage_ring *
 ring_acquire(const pg_backend *rt)
@@ -114,31 +132,21 @@ ring_acquire(const pg_backend *rt)
         /* the size was set since (no copy uses the ring, and the last one's
          * work is done): buffers of the new size, all made before the old
          * ones go; where one cannot be made, the old ring stays */
-        void *fresh[STAGE_BUFS] = {NULL};
-        int made = 0;
-        while (made < STAGE_BUFS && rt->host_alloc(&fresh[made], want) == PG_SUCCESS) {
-            made++;
-        }
-        if (made == STAGE_BUFS) {
+        void *fresh[STAGE_BUFS];
+        if (make_buffers(rt, fresh, want)) {
             for (int k = 0; k < STAGE_BUFS; k++) {
                 (void)rt->host_free(r->buf[k]);
                 r->buf[k] = fresh[k];
             }
             r->chunk = want;
         }
-        else {
-            for (int k = 0; k < made; k++) {
-                (void)rt->host_free(fresh[k]);
-            }
-        }
     }
     if (r->ready == 0) {
-        r->ready = 1;
+        r->ready = make_buffers(rt, r->buf, want) ? 1 : -1; /* -1: never try again */
         r->chunk = want;
         for (int k = 0; k < STAGE_BUFS && r->ready == 1; k++) {
-            if (rt->host_alloc(&r->buf[k], r->chunk) != PG_SUCCESS ||
-                rt->event_create(&r->done[k], 0) != PG_SUCCESS) {
-                r->ready = -1; /* leave what was made; never try again */
+            if (rt->event_create(&r->done[k], 0) != PG_SUCCESS) {
+                r->ready = -1; /* leave what was made */
             }
         }
     }
