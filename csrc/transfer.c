@@ -9,15 +9,14 @@
  * backend that does not gain from staging (no PG_CAP_STAGES_PAGEABLE), go
  * straight to the backend.
  *
- * A copy into a new host array (pg_copy_d2h_new) goes into memory that
- * hostcopy.c mapped for it, none of it present yet: the first touch of each
- * page costs the kernel a fault and the zeroing of the page, more than the
- * copy itself. There the staged pieces are cut into units of a huge page,
- * and every core but the caller's takes the next unit, waits for its piece's
- * DMA, and copies it out, faulting its huge page in (one thread to a huge
- * page: where two fault one, the kernel zeroes a page for each and keeps
- * one). The caller keeps the DMA engine fed and says which pieces have
- * arrived; a buffer goes back to the DMA once all its units are out. */
+ * A staged copy runs as one job on hostcopy.c's pool: every core but the
+ * caller's takes the next unit (a huge page) of the pieces, waits until its
+ * buffer may be used, and copies it; the caller keeps the DMA engine fed.
+ * Into a new host array (memory that hostcopy.c mapped for it, none of it
+ * present yet) the first touch of each page costs the kernel a fault and the
+ * zeroing of the page, more than the copy itself: there one thread to a huge
+ * page faults it in (where two fault one, the kernel zeroes a page for each
+ * and keeps one). */
 #define _POSIX_C_SOURCE 200809L
 
 #include <pthread.h>
@@ -233,26 +232,36 @@ staged_d2h(const pg_backend *rt, stage_ring *r, char *dst, const char *src, size
     return err;
 }
 
-/* ---- into a new host array: the workers fill it unit by unit ----------------- */
+/* ---- a staged copy as one job on the pool --------------------------------------- */
 
+/* The staged pieces are cut into units of a huge page. Each worker takes the
+ * next unit, waits until its buffer may be used (host to device: the DMA of
+ * the piece there before has landed; device to host: the piece has arrived),
+ * copies it, and counts it off its buffer. The caller keeps the DMA engine
+ * fed: it issues a piece once its units are in (host to device) or once its
+ * buffer's units are out (device to host), and says which pieces have
+ * landed. No step waits for every thread: a worker that loses its core
+ * holds back one unit, while the others go on up to a ring ahead. */
 typedef struct {
-    char *dst;
-    size_t n, piece, unit, units;
+    int h2d;
+    char *host; /* the source (h2d) or the destination */
+    size_t n, piece, unit, units, per_piece;
     void *const *buf;
     atomic_size_t next;            /* the next unit to take */
-    atomic_size_t ready;           /* pieces that have arrived */
-    atomic_size_t out[STAGE_BUFS]; /* units copied out of each buffer, all told */
+    atomic_size_t landed;          /* pieces whose DMA is complete */
+    atomic_size_t out[STAGE_BUFS]; /* units copied into (h2d) or out of each buffer */
     atomic_int stop;               /* an error: leave */
-} fill_job;
+} stage_job;
 
-/* Waits until piece k has arrived (1), or the job stops (0): spinning for the
- * first ten thousand turns (a 4 MiB piece arrives every 75 us or so), then in naps
- * of 20 us. */
+/* Waits until piece k's buffer may be used by a worker (1), or the job stops
+ * (0): spinning for the first ten thousand turns (a 4 MiB piece lands every
+ * 75 us or so), then in naps of 20 us. */
 static int
-wait_ready(fill_job *j, size_t k)
+wait_usable(stage_job *j, size_t k)
 {
+    size_t ahead = j->h2d ? STAGE_BUFS : 0; /* h2d: a ring ahead of the DMA */
     for (unsigned i = 0;; i++) {
-        if (atomic_load_explicit(&j->ready, memory_order_acquire) > k) {
+        if (atomic_load_explicit(&j->landed, memory_order_acquire) + ahead > k) {
             return 1;
         }
         if (atomic_load_explicit(&j->stop, memory_order_relaxed)) {
@@ -269,81 +278,104 @@ wait_ready(fill_job *j, size_t k)
 }
 
 static void
-fill_part(void *arg, int part, int parts)
+job_part(void *arg, int part, int parts)
 {
-    fill_job *j = arg;
+    stage_job *j = arg;
     (void)part;
     (void)parts;
     for (;;) {
-        size_t u = atomic_fetch_add(&j->next, 1), off, k;
+        size_t u = atomic_fetch_add(&j->next, 1), off, k, len;
+        char *staged;
         if (u >= j->units) {
             return;
         }
         off = u * j->unit;
         k = off / j->piece;
-        if (!wait_ready(j, k)) {
+        if (!wait_usable(j, k)) {
             return;
         }
-        memcpy(j->dst + off,
-               (const char *)j->buf[k % STAGE_BUFS] + (off - k * j->piece),
-               min_size(j->unit, j->n - off));
+        staged = (char *)j->buf[k % STAGE_BUFS] + (off - k * j->piece);
+        len = min_size(j->unit, j->n - off);
+        if (j->h2d) {
+            memcpy(staged, j->host + off, len);
+        }
+        else {
+            memcpy(j->host + off, staged, len);
+        }
         atomic_fetch_add_explicit(&j->out[k % STAGE_BUFS], 1, memory_order_release);
     }
 }
 
-/* Piece k's buffer is free: the pieces before it there (each whole) are out. */
+/* Whether piece k can go to the DMA engine: its units are in (h2d), or the
+ * pieces before it in its buffer (each whole) are out. */
 static int
-buffer_free(fill_job *j, size_t k)
+can_issue(stage_job *j, size_t k)
 {
-    return k < STAGE_BUFS ||
-           atomic_load_explicit(&j->out[k % STAGE_BUFS], memory_order_acquire) >=
-               k / STAGE_BUFS * (j->piece / j->unit);
+    size_t before = k / STAGE_BUFS * j->per_piece, units = 0;
+    if (j->h2d) {
+        units = min_size(j->per_piece, j->units - k * j->per_piece);
+    }
+    return atomic_load_explicit(&j->out[k % STAGE_BUFS], memory_order_acquire) >=
+           before + units;
 }
 
 static pg_err
-staged_d2h_new(const pg_backend *rt, stage_ring *r, char *dst, const char *src,
-               size_t n, pg_stream stream)
+issue(const pg_backend *rt, stage_ring *r, stage_job *j, char *dev, size_t k,
+      pg_stream stream)
 {
-    pg_err err = PG_SUCCESS;
+    int q = (int)(k % STAGE_BUFS);
+    size_t off = k * r->chunk, len = min_size(r->chunk, j->n - off);
+    pg_err err =
+        j->h2d ? rt->memcpy_async(dev + off, r->buf[q], len, PG_MEMCPY_H2D, stream)
+               : rt->memcpy_async(r->buf[q], dev + off, len, PG_MEMCPY_D2H, stream);
+    return err == PG_SUCCESS ? rt->event_record(r->done[q], stream) : err;
+}
+
+/* The copy as one job on the pool: 1 with *err set, or 0 where the pool is
+ * busy (another thread's copy) or memory is short. */
+static int
+staged_job(const pg_backend *rt, stage_ring *r, int h2d, char *host, char *dev,
+           size_t n, pg_stream stream, pg_err *err)
+{
     size_t huge = pg_host_huge_page_size(), pieces = (n + r->chunk - 1) / r->chunk;
-    size_t issued = 0, arrived = 0;
-    fill_job *j = calloc(1, sizeof *j);
+    size_t issued = 0, landed = 0;
+    stage_job *j = calloc(1, sizeof *j);
     if (j == NULL) {
-        return staged_d2h(rt, r, dst, src, n, stream);
+        return 0;
     }
-    j->dst = dst;
+    j->h2d = h2d;
+    j->host = host;
     j->n = n;
     j->piece = r->chunk;
     j->unit = r->chunk % huge == 0 ? huge : r->chunk;
+    j->per_piece = j->piece / j->unit;
     j->units = (n + j->unit - 1) / j->unit;
     j->buf = r->buf;
-    if (pg_host_parallel_begin(fill_part, j, pg_host_parallel_threads()) == 0) {
+    if (pg_host_parallel_begin(job_part, j, pg_host_parallel_threads()) == 0) {
         free(j);
-        return staged_d2h(rt, r, dst, src, n, stream);
+        return 0;
     }
-    while (arrived < pieces && err == PG_SUCCESS) {
-        while (issued < pieces && buffer_free(j, issued) && err == PG_SUCCESS) {
-            err = issue_d2h(rt, r, src, n, issued++, stream);
+    *err = PG_SUCCESS;
+    while (landed < pieces && *err == PG_SUCCESS) {
+        if (issued < pieces && can_issue(j, issued)) {
+            *err = issue(rt, r, j, dev, issued++, stream);
         }
-        if (err == PG_SUCCESS && arrived < issued) {
-            err = rt->event_synchronize(r->done[arrived % STAGE_BUFS]);
-            if (err == PG_SUCCESS) {
-                atomic_store_explicit(&j->ready, ++arrived, memory_order_release);
-            }
+        else if (landed < issued &&
+                 (*err = rt->event_query(r->done[landed % STAGE_BUFS])) == PG_SUCCESS) {
+            atomic_store_explicit(&j->landed, ++landed, memory_order_release);
         }
-        else if (err == PG_SUCCESS) {
-            pg_host_relax(); /* every buffer full: the workers are copying out */
+        else if (*err == PG_ERR_NOT_READY || landed == issued) {
+            *err = PG_SUCCESS;
+            pg_host_relax(); /* the workers or the DMA engine are behind */
         }
     }
-    if (err != PG_SUCCESS) {
+    if (*err != PG_SUCCESS) {
         atomic_store(&j->stop, 1);
+        (void)rt->stream_synchronize(stream);
     }
     pg_host_parallel_end();
     free(j);
-    if (err != PG_SUCCESS) {
-        (void)rt->stream_synchronize(stream);
-    }
-    return err;
+    return 1;
 }
 
 /* Straight to the backend: one call. */
@@ -358,10 +390,8 @@ direct(const pg_backend *rt, char *dst, const char *src, size_t n, int kind,
     return err;
 }
 
-/* fresh: dst is new memory from pg_host_map (a device-to-host copy). */
 static pg_err
-copy(void *dst, const void *src, size_t n, int kind, pg_stream stream, int sync,
-     int fresh)
+copy(void *dst, const void *src, size_t n, int kind, pg_stream stream, int sync)
 {
     const pg_backend *rt = pg_rt();
     const void *host = kind == PG_MEMCPY_H2D ? src : dst;
@@ -379,9 +409,12 @@ copy(void *dst, const void *src, size_t n, int kind, pg_stream stream, int sync,
     if (r == NULL) {
         return direct(rt, dst, src, n, kind, stream, 1);
     }
-    err = kind == PG_MEMCPY_H2D ? staged_h2d(rt, r, dst, src, n, stream)
-          : fresh               ? staged_d2h_new(rt, r, dst, src, n, stream)
-                                : staged_d2h(rt, r, dst, src, n, stream);
+    if (!staged_job(rt, r, kind == PG_MEMCPY_H2D,
+                    kind == PG_MEMCPY_H2D ? (char *)src : dst,
+                    kind == PG_MEMCPY_H2D ? dst : (char *)src, n, stream, &err)) {
+        err = kind == PG_MEMCPY_H2D ? staged_h2d(rt, r, dst, src, n, stream)
+                                    : staged_d2h(rt, r, dst, src, n, stream);
+    }
     ring_release(r);
     return err;
 }
@@ -389,18 +422,11 @@ copy(void *dst, const void *src, size_t n, int kind, pg_stream stream, int sync,
 pg_err
 pg_copy_h2d(void *dst, const void *src, size_t n, pg_stream stream, int sync)
 {
-    return copy(dst, src, n, PG_MEMCPY_H2D, stream, sync, 0);
+    return copy(dst, src, n, PG_MEMCPY_H2D, stream, sync);
 }
 
 pg_err
 pg_copy_d2h(void *dst, const void *src, size_t n, pg_stream stream, int sync)
 {
-    return copy(dst, src, n, PG_MEMCPY_D2H, stream, sync, 0);
-}
-
-pg_err
-pg_copy_d2h_new(void *dst, const void *src, size_t n, pg_stream stream, int sync)
-{
-    (void)sync;
-    return copy(dst, src, n, PG_MEMCPY_D2H, stream, 1, 1);
+    return copy(dst, src, n, PG_MEMCPY_D2H, stream, sync);
 }

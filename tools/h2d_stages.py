@@ -30,7 +30,8 @@ def rate(fn, reps=3):
 
 
 def probe(tag, d, host):
-    out = [f"h2d {rate(lambda: d.copy_to_device(host)):5.1f}"]
+    out = [f"h2d {rate(lambda: d.copy_to_device(host)):5.1f}",
+           f"to_device {rate(lambda: cuda.to_device(host)):5.1f}"]
     _core._host_arrays(spin_ns=0)
     out.append(f"threads sleeping {rate(lambda: d.copy_to_device(host)):5.1f}")
     _core._host_arrays(spin_ns=-1, copy_threads=6)
