@@ -277,10 +277,12 @@ copy_from_host(pg_state *st, pg_array *dst, PyArrayObject *src, const pg_stream_
 }
 
 /* src into the host array out (same shape and dtype, writeable), on stream
- * s. Without sync, a copy into page-locked memory may still run on return. */
+ * s. Without sync, a copy into page-locked memory may still run on return.
+ * fresh: out's memory is new from pg_host_map, to be faulted in ahead of the
+ * copy (pg_copy_d2h_new). */
 static int
 copy_to_host(pg_state *st, pg_array *src, PyArrayObject *out, const pg_stream_ref *s,
-             int sync)
+             int sync, int fresh)
 {
     pg_array *dense = NULL;
     PyArrayObject *tmp = NULL;
@@ -301,8 +303,8 @@ copy_to_host(pg_state *st, pg_array *src, PyArrayObject *out, const pg_stream_re
     }
     if (pg_same_dense_layout(src->nd, src->shape, src->strides, src->flags,
                              PyArray_STRIDES(out), PyArray_FLAGS(out) & PG_CONTIG)) {
-        rc = d2h(st, pg_array_device(src), PyArray_DATA(out), src->data, nbytes, s,
-                 sync);
+        rc = host_copy(st, fresh ? pg_copy_d2h_new : pg_copy_d2h, pg_array_device(src),
+                       PyArray_DATA(out), src->data, nbytes, s, sync);
         goto done;
     }
     Py_INCREF(src->descr);
@@ -325,7 +327,7 @@ int
 pg_array_to_host(pg_state *st, pg_array *src, PyArrayObject *out,
                  const pg_stream_ref *s, int sync)
 {
-    return copy_to_host(st, src, out, s, sync);
+    return copy_to_host(st, src, out, s, sync, 0);
 }
 
 /* A host ndarray from obj in the native byte order, checked for dtype. */
@@ -508,7 +510,7 @@ pg_array_to_new_host(pg_state *st, pg_array *a, const pg_stream_ref *s)
             return NULL;
         }
     }
-    if (copy_to_host(st, a, out, s, 1) < 0) { /* a new, pageable array */
+    if (copy_to_host(st, a, out, s, 1, fresh) < 0) { /* a new, pageable array */
         Py_DECREF(out);
         return NULL;
     }

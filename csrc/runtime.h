@@ -725,6 +725,11 @@ int pg_capture_device(int device);
  * `stream`. Call with the GIL released. */
 pg_err pg_copy_h2d(void *dst, const void *src, size_t n, pg_stream stream, int sync);
 pg_err pg_copy_d2h(void *dst, const void *src, size_t n, pg_stream stream, int sync);
+/* pg_copy_d2h into memory fresh from pg_host_map, none of it present yet:
+ * staged, worker threads fault it in and fill it a huge page each; returns
+ * once the copy is complete (sync is ignored: the memory is pageable). */
+pg_err pg_copy_d2h_new(void *dst, const void *src, size_t n, pg_stream stream,
+                       int sync);
 
 #ifdef __cplusplus
 }

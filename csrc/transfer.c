@@ -331,11 +331,12 @@ issue(const pg_backend *rt, stage_ring *r, stage_job *j, char *dev, size_t k,
     return err == PG_SUCCESS ? rt->event_record(r->done[q], stream) : err;
 }
 
-/* The copy as one job on the pool: 1 with *err set, or 0 where the pool is
- * busy (another thread's copy) or memory is short. */
+/* The copy as one job on `threads` of the pool (the caller's included): 1
+ * with *err set, or 0 where the pool is busy (another thread's copy) or
+ * memory is short. */
 static int
 staged_job(const pg_backend *rt, stage_ring *r, int h2d, char *host, char *dev,
-           size_t n, pg_stream stream, pg_err *err)
+           size_t n, pg_stream stream, int threads, pg_err *err)
 {
     size_t huge = pg_host_huge_page_size(), pieces = (n + r->chunk - 1) / r->chunk;
     size_t issued = 0, landed = 0;
@@ -351,7 +352,7 @@ staged_job(const pg_backend *rt, stage_ring *r, int h2d, char *host, char *dev,
     j->per_piece = j->piece / j->unit;
     j->units = (n + j->unit - 1) / j->unit;
     j->buf = r->buf;
-    if (pg_host_parallel_begin(job_part, j, pg_host_parallel_threads()) == 0) {
+    if (pg_host_parallel_begin(job_part, j, threads) == 0) {
         free(j);
         return 0;
     }
@@ -390,8 +391,10 @@ direct(const pg_backend *rt, char *dst, const char *src, size_t n, int kind,
     return err;
 }
 
+/* fresh: dst is new memory from pg_host_map (a device-to-host copy). */
 static pg_err
-copy(void *dst, const void *src, size_t n, int kind, pg_stream stream, int sync)
+copy(void *dst, const void *src, size_t n, int kind, pg_stream stream, int sync,
+     int fresh)
 {
     const pg_backend *rt = pg_rt();
     const void *host = kind == PG_MEMCPY_H2D ? src : dst;
@@ -409,9 +412,13 @@ copy(void *dst, const void *src, size_t n, int kind, pg_stream stream, int sync)
     if (r == NULL) {
         return direct(rt, dst, src, n, kind, stream, 1);
     }
-    if (!staged_job(rt, r, kind == PG_MEMCPY_H2D,
-                    kind == PG_MEMCPY_H2D ? (char *)src : dst,
-                    kind == PG_MEMCPY_H2D ? dst : (char *)src, n, stream, &err)) {
+    /* Faulting new pages in is the kernel's work, on every core; a copy
+     * between touched memory and the ring is bounded by memory, and does
+     * better on fewer threads (hostcopy.c's copy threads). */
+    if (!staged_job(
+            rt, r, kind == PG_MEMCPY_H2D, kind == PG_MEMCPY_H2D ? (char *)src : dst,
+            kind == PG_MEMCPY_H2D ? dst : (char *)src, n, stream,
+            fresh ? pg_host_parallel_threads() : pg_host_copy_threads(), &err)) {
         err = kind == PG_MEMCPY_H2D ? staged_h2d(rt, r, dst, src, n, stream)
                                     : staged_d2h(rt, r, dst, src, n, stream);
     }
@@ -422,11 +429,18 @@ copy(void *dst, const void *src, size_t n, int kind, pg_stream stream, int sync)
 pg_err
 pg_copy_h2d(void *dst, const void *src, size_t n, pg_stream stream, int sync)
 {
-    return copy(dst, src, n, PG_MEMCPY_H2D, stream, sync);
+    return copy(dst, src, n, PG_MEMCPY_H2D, stream, sync, 0);
 }
 
 pg_err
 pg_copy_d2h(void *dst, const void *src, size_t n, pg_stream stream, int sync)
 {
-    return copy(dst, src, n, PG_MEMCPY_D2H, stream, sync);
+    return copy(dst, src, n, PG_MEMCPY_D2H, stream, sync, 0);
+}
+
+pg_err
+pg_copy_d2h_new(void *dst, const void *src, size_t n, pg_stream stream, int sync)
+{
+    (void)sync;
+    return copy(dst, src, n, PG_MEMCPY_D2H, stream, 1, 1);
 }
