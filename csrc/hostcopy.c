@@ -2,9 +2,9 @@
  * with a PCIe link (or, in the simulator, with memory).
  *
  * - pg_host_parallel_begin / _end: a job on the pool's workers while the
- *   caller goes on (transfer.c's copy into a new array runs on it).
+ *   caller goes on (transfer.c's staged copies run on it).
  * - pg_host_memcpy: a memcpy cut into one piece per thread, the caller's
- *   included.
+ *   included (the simulator's large copies).
  * - pg_host_map / pg_host_unmap: memory for large new host arrays, mapped by
  *   us (aligned for huge pages, which the kernel is asked for), so that each
  *   huge page of it can be faulted in, and filled, by one thread.
@@ -164,13 +164,11 @@ at_most_pool(long n)
     return (int)(n > MAX_WORKERS + 1 ? MAX_WORKERS + 1 : n);
 }
 
-/* Three quarters of the cores, the caller's included. Every core did better
- * in a sweep of its own on an H200 host (16 cores under KVM; 1 GiB,
- * tools/d2h_new_sweep.py grid: host to device pageable 0.82x to 0.96x of
- * pinned at 16 threads, 0.73x to 0.96x at 12), but worse inside
- * `python -m benchmarks` (0.67x to 0.88x in three runs, against 0.83x and
- * 0.92x at 12): a copy waits for its slowest thread, and with every core
- * copying, any other busy thread makes one slow. */
+/* Three quarters of the cores, the caller's included: a copy between
+ * touched memories is bounded by memory, not by threads. A staged host to
+ * device copy of 1 GiB on an H100 host (16 cores under KVM, interleaved
+ * rounds, transfer.c's job) ran at 49 to 51 GB/s on 10 to 12 threads, 47 to
+ * 48 on 13 or 14, and 36 to 40 on 16. */
 static int
 default_copy_threads(void)
 {

@@ -168,71 +168,7 @@ min_size(size_t a, size_t b)
     return a < b ? a : b;
 }
 
-static pg_err
-staged_h2d(const pg_backend *rt, stage_ring *r, char *dst, const char *src, size_t n,
-           pg_stream stream)
-{
-    pg_err err = PG_SUCCESS;
-    size_t i = 0, off;
-    for (off = 0; off < n && err == PG_SUCCESS; off += r->chunk, i++) {
-        int k = (int)(i % STAGE_BUFS);
-        size_t len = min_size(r->chunk, n - off);
-        if (i >= STAGE_BUFS) {
-            err = rt->event_synchronize(r->done[k]);
-            if (err != PG_SUCCESS) {
-                break;
-            }
-        }
-        pg_host_memcpy(r->buf[k], src + off, len);
-        err = rt->memcpy_async(dst + off, r->buf[k], len, PG_MEMCPY_H2D, stream);
-        if (err == PG_SUCCESS) {
-            err = rt->event_record(r->done[k], stream);
-        }
-    }
-    /* Return once the copy is complete (and the ring free for the next). */
-    pg_err sync = rt->stream_synchronize(stream);
-    return err != PG_SUCCESS ? err : sync;
-}
-
-/* Piece i of a device-to-host copy into its buffer of the ring, and the
- * buffer's event after it. */
-static pg_err
-issue_d2h(const pg_backend *rt, stage_ring *r, const char *src, size_t n, size_t i,
-          pg_stream stream)
-{
-    int q = (int)(i % STAGE_BUFS);
-    size_t off = i * r->chunk;
-    pg_err err = rt->memcpy_async(r->buf[q], src + off, min_size(r->chunk, n - off),
-                                  PG_MEMCPY_D2H, stream);
-    return err == PG_SUCCESS ? rt->event_record(r->done[q], stream) : err;
-}
-
-static pg_err
-staged_d2h(const pg_backend *rt, stage_ring *r, char *dst, const char *src, size_t n,
-           pg_stream stream)
-{
-    pg_err err = PG_SUCCESS;
-    size_t chunks = (n + r->chunk - 1) / r->chunk, queued = 0;
-    for (size_t i = 0; i < chunks && err == PG_SUCCESS; i++) {
-        int k = (int)(i % STAGE_BUFS);
-        size_t off = i * r->chunk, len = min_size(r->chunk, n - off);
-        while (queued < chunks && queued < i + STAGE_BUFS && err == PG_SUCCESS) {
-            err = issue_d2h(rt, r, src, n, queued++, stream);
-        }
-        if (err == PG_SUCCESS) {
-            err = rt->event_synchronize(r->done[k]);
-        }
-        if (err == PG_SUCCESS) {
-            pg_host_memcpy(dst + off, r->buf[k], len);
-        }
-    }
-    if (err != PG_SUCCESS) {
-        (void)rt->stream_synchronize(stream);
-    }
-    return err;
-}
-
-/* ---- a staged copy as one job on the pool --------------------------------------- */
+/* ---- a staged copy: one job on the pool ------------------------------------------ */
 
 /* The staged pieces are cut into units of a huge page. Each worker takes the
  * next unit, waits until its buffer may be used (host to device: the DMA of
@@ -241,7 +177,9 @@ staged_d2h(const pg_backend *rt, stage_ring *r, char *dst, const char *src, size
  * fed: it issues a piece once its units are in (host to device) or once its
  * buffer's units are out (device to host), and says which pieces have
  * landed. No step waits for every thread: a worker that loses its core
- * holds back one unit, while the others go on up to a ring ahead. */
+ * holds back one unit, while the others go on up to a ring ahead. Where the
+ * pool is busy (another thread's copy), the caller copies the units itself
+ * between its other steps. */
 typedef struct {
     int h2d;
     char *host; /* the source (h2d) or the destination */
@@ -253,30 +191,31 @@ typedef struct {
     atomic_int stop;               /* an error: leave */
 } stage_job;
 
-/* Waits until piece k's buffer may be used by a worker (1), or the job stops
- * (0): spinning for the first ten thousand turns (a 4 MiB piece lands every
- * 75 us or so), then in naps of 20 us. */
+/* Whether piece k's buffer may be used by the copying threads. */
 static int
-wait_usable(stage_job *j, size_t k)
+usable(stage_job *j, size_t k)
 {
     size_t ahead = j->h2d ? STAGE_BUFS : 0; /* h2d: a ring ahead of the DMA */
-    for (unsigned i = 0;; i++) {
-        if (atomic_load_explicit(&j->landed, memory_order_acquire) + ahead > k) {
-            return 1;
-        }
-        if (atomic_load_explicit(&j->stop, memory_order_relaxed)) {
-            return 0;
-        }
-        if (i < 10000) {
-            pg_host_relax();
-        }
-        else {
-            struct timespec nap = {0, 20000};
-            nanosleep(&nap, NULL);
-        }
-    }
+    return atomic_load_explicit(&j->landed, memory_order_acquire) + ahead > k;
 }
 
+static void
+copy_unit(stage_job *j, size_t u)
+{
+    size_t off = u * j->unit, k = off / j->piece, len = min_size(j->unit, j->n - off);
+    char *staged = (char *)j->buf[k % STAGE_BUFS] + (off - k * j->piece);
+    if (j->h2d) {
+        memcpy(staged, j->host + off, len);
+    }
+    else {
+        memcpy(j->host + off, staged, len);
+    }
+    atomic_fetch_add_explicit(&j->out[k % STAGE_BUFS], 1, memory_order_release);
+}
+
+/* A worker: unit after unit, each once its buffer may be used, waiting by
+ * spinning for the first ten thousand turns (a 4 MiB piece lands every 75 us
+ * or so), then in naps of 20 us; it leaves when the job stops. */
 static void
 job_part(void *arg, int part, int parts)
 {
@@ -284,25 +223,23 @@ job_part(void *arg, int part, int parts)
     (void)part;
     (void)parts;
     for (;;) {
-        size_t u = atomic_fetch_add(&j->next, 1), off, k, len;
-        char *staged;
+        size_t u = atomic_fetch_add(&j->next, 1);
         if (u >= j->units) {
             return;
         }
-        off = u * j->unit;
-        k = off / j->piece;
-        if (!wait_usable(j, k)) {
-            return;
+        for (unsigned i = 0; !usable(j, u * j->unit / j->piece); i++) {
+            if (atomic_load_explicit(&j->stop, memory_order_relaxed)) {
+                return;
+            }
+            if (i < 10000) {
+                pg_host_relax();
+            }
+            else {
+                struct timespec nap = {0, 20000};
+                nanosleep(&nap, NULL);
+            }
         }
-        staged = (char *)j->buf[k % STAGE_BUFS] + (off - k * j->piece);
-        len = min_size(j->unit, j->n - off);
-        if (j->h2d) {
-            memcpy(staged, j->host + off, len);
-        }
-        else {
-            memcpy(j->host + off, staged, len);
-        }
-        atomic_fetch_add_explicit(&j->out[k % STAGE_BUFS], 1, memory_order_release);
+        copy_unit(j, u);
     }
 }
 
@@ -331,52 +268,62 @@ issue(const pg_backend *rt, stage_ring *r, stage_job *j, char *dev, size_t k,
     return err == PG_SUCCESS ? rt->event_record(r->done[q], stream) : err;
 }
 
-/* The copy as one job on `threads` of the pool (the caller's included): 1
- * with *err set, or 0 where the pool is busy (another thread's copy) or
- * memory is short. */
+/* The caller, with no workers: the next unit, if its buffer may be used (1). */
 static int
-staged_job(const pg_backend *rt, stage_ring *r, int h2d, char *host, char *dev,
-           size_t n, pg_stream stream, int threads, pg_err *err)
+copy_next_unit(stage_job *j)
 {
+    size_t u = atomic_load_explicit(&j->next, memory_order_relaxed);
+    if (u >= j->units || !usable(j, u * j->unit / j->piece)) {
+        return 0;
+    }
+    atomic_store_explicit(&j->next, u + 1, memory_order_relaxed);
+    copy_unit(j, u);
+    return 1;
+}
+
+/* host <-> dev through the ring, as one job on `threads` of the pool (the
+ * caller's included); returns once the copy is complete. */
+static pg_err
+staged(const pg_backend *rt, stage_ring *r, int h2d, char *host, char *dev, size_t n,
+       pg_stream stream, int threads)
+{
+    pg_err err = PG_SUCCESS;
     size_t huge = pg_host_huge_page_size(), pieces = (n + r->chunk - 1) / r->chunk;
     size_t issued = 0, landed = 0;
-    stage_job *j = calloc(1, sizeof *j);
-    if (j == NULL) {
-        return 0;
-    }
-    j->h2d = h2d;
-    j->host = host;
-    j->n = n;
-    j->piece = r->chunk;
-    j->unit = r->chunk % huge == 0 ? huge : r->chunk;
-    j->per_piece = j->piece / j->unit;
-    j->units = (n + j->unit - 1) / j->unit;
-    j->buf = r->buf;
-    if (pg_host_parallel_begin(job_part, j, threads) == 0) {
-        free(j);
-        return 0;
-    }
-    *err = PG_SUCCESS;
-    while (landed < pieces && *err == PG_SUCCESS) {
-        if (issued < pieces && can_issue(j, issued)) {
-            *err = issue(rt, r, j, dev, issued++, stream);
+    stage_job j = {.h2d = h2d, .host = host, .n = n, .piece = r->chunk, .buf = r->buf};
+    int alone;
+    j.unit = r->chunk % huge == 0 ? huge : r->chunk;
+    j.per_piece = j.piece / j.unit;
+    j.units = (n + j.unit - 1) / j.unit;
+    alone = pg_host_parallel_begin(job_part, &j, threads) == 0;
+    while (landed < pieces && err == PG_SUCCESS) {
+        if (issued < pieces && can_issue(&j, issued)) {
+            err = issue(rt, r, &j, dev, issued++, stream);
+        }
+        else if (alone && copy_next_unit(&j)) {
+            continue;
         }
         else if (landed < issued &&
-                 (*err = rt->event_query(r->done[landed % STAGE_BUFS])) == PG_SUCCESS) {
-            atomic_store_explicit(&j->landed, ++landed, memory_order_release);
+                 (err = rt->event_query(r->done[landed % STAGE_BUFS])) == PG_SUCCESS) {
+            atomic_store_explicit(&j.landed, ++landed, memory_order_release);
         }
-        else if (*err == PG_ERR_NOT_READY || landed == issued) {
-            *err = PG_SUCCESS;
+        else if (err == PG_ERR_NOT_READY || landed == issued) {
+            err = PG_SUCCESS;
             pg_host_relax(); /* the workers or the DMA engine are behind */
         }
     }
-    if (*err != PG_SUCCESS) {
-        atomic_store(&j->stop, 1);
+    if (err != PG_SUCCESS) {
+        atomic_store(&j.stop, 1);
         (void)rt->stream_synchronize(stream);
     }
-    pg_host_parallel_end();
-    free(j);
-    return 1;
+    if (!alone) {
+        pg_host_parallel_end(); /* the workers copy out the last pieces */
+    }
+    else {
+        while (err == PG_SUCCESS && copy_next_unit(&j)) {
+        }
+    }
+    return err;
 }
 
 /* Straight to the backend: one call. */
@@ -415,13 +362,10 @@ copy(void *dst, const void *src, size_t n, int kind, pg_stream stream, int sync,
     /* Faulting new pages in is the kernel's work, on every core; a copy
      * between touched memory and the ring is bounded by memory, and does
      * better on fewer threads (hostcopy.c's copy threads). */
-    if (!staged_job(
-            rt, r, kind == PG_MEMCPY_H2D, kind == PG_MEMCPY_H2D ? (char *)src : dst,
-            kind == PG_MEMCPY_H2D ? dst : (char *)src, n, stream,
-            fresh ? pg_host_parallel_threads() : pg_host_copy_threads(), &err)) {
-        err = kind == PG_MEMCPY_H2D ? staged_h2d(rt, r, dst, src, n, stream)
-                                    : staged_d2h(rt, r, dst, src, n, stream);
-    }
+    err = kind == PG_MEMCPY_H2D
+              ? staged(rt, r, 1, (char *)src, dst, n, stream, pg_host_copy_threads())
+              : staged(rt, r, 0, dst, (char *)src, n, stream,
+                       fresh ? pg_host_parallel_threads() : pg_host_copy_threads());
     ring_release(r);
     return err;
 }

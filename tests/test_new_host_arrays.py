@@ -279,6 +279,53 @@ def test_copies_from_several_threads_at_once(rng):
     assert errors == []
 
 
+
+def test_staged_copies_both_ways_from_several_threads_at_once(rng, staged):
+    """One thread's staged copy runs as a job on the pool; a thread that finds
+    the pool busy stages its copy alone: every copy exact either way."""
+    _core._host_arrays(copy_threads=3)
+    xs = [random_array(rng, (MIN // 8 + 4099 * i,), np.float64) for i in range(4)]
+    errors = []
+
+    def work(i):
+        try:
+            d = cuda.to_device(xs[i])
+            for _ in range(4):
+                d.copy_to_device(xs[i][::-1].copy())
+                out = np.zeros_like(xs[i])
+                d.copy_to_host(out=out)
+                if not (np.array_equal(out, xs[i][::-1])
+                        and np.array_equal(cuda.to_device(xs[i]).copy_to_host(), xs[i])):
+                    errors.append(i)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+def test_a_staged_copy_that_fails_midway_stops_its_workers(rng, staged):
+    """A graph capture refuses host copies at the first piece, while the pool's
+    workers are already copying the pieces ahead: the copy raises, its workers
+    leave, and the next copies run exact."""
+    _core._host_arrays(copy_threads=4)
+    x = random_array(rng, 20 * MIB // 8, np.float64)
+    d = cuda.to_device(x)
+    for copy_in in (True, False):
+        with pytest.raises(pygpu.CudaError, match="captured"):
+            with cuda.graph():
+                if copy_in:
+                    d.copy_to_device(x[::-1].copy())
+                else:
+                    d.copy_to_host()
+    np.testing.assert_array_equal(d.copy_to_host(), x)
+    d.copy_to_device(x[::-1].copy())
+    np.testing.assert_array_equal(d.copy_to_host(), x[::-1])
+
 # ---- failures, signals, fork ---------------------------------------------------------
 
 def run_python(code, timeout=120):
