@@ -258,26 +258,31 @@ def test_many_arrays_leak_nothing(rng):
     assert _core._host_arrays()["mapped_bytes"] == 0 or before > 0
 
 
-def test_copies_from_several_threads_at_once(rng):
-    xs = [random_array(rng, (MIN // 8 + 17 * i,), np.float64) for i in range(4)]
-    ds = [cuda.to_device(x) for x in xs]
+def failures_in_threads(check, n=4):
+    """check(i) on n threads at once: the i that found a wrong copy, and the
+    exceptions raised."""
     errors = []
 
     def work(i):
         try:
-            for _ in range(5):
-                if not np.array_equal(ds[i].copy_to_host(), xs[i]):
-                    errors.append(i)
-        except Exception as e:  # noqa: BLE001 - reported below
+            if not check(i):
+                errors.append(i)
+        except Exception as e:  # noqa: BLE001 - reported by the caller
             errors.append(e)
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(n)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert errors == []
+    return errors
 
+
+def test_copies_from_several_threads_at_once(rng):
+    xs = [random_array(rng, (MIN // 8 + 17 * i,), np.float64) for i in range(4)]
+    ds = [cuda.to_device(x) for x in xs]
+    assert failures_in_threads(
+        lambda i: all(np.array_equal(ds[i].copy_to_host(), xs[i]) for _ in range(5))) == []
 
 
 def test_staged_copies_both_ways_from_several_threads_at_once(rng, staged):
@@ -285,27 +290,18 @@ def test_staged_copies_both_ways_from_several_threads_at_once(rng, staged):
     the pool busy stages its copy alone: every copy exact either way."""
     _core._host_arrays(copy_threads=3)
     xs = [random_array(rng, (MIN // 8 + 4099 * i,), np.float64) for i in range(4)]
-    errors = []
 
-    def work(i):
-        try:
-            d = cuda.to_device(xs[i])
-            for _ in range(4):
-                d.copy_to_device(xs[i][::-1].copy())
-                out = np.zeros_like(xs[i])
-                d.copy_to_host(out=out)
-                if not (np.array_equal(out, xs[i][::-1])
-                        and np.array_equal(cuda.to_device(xs[i]).copy_to_host(), xs[i])):
-                    errors.append(i)
-        except Exception as e:  # noqa: BLE001 - reported below
-            errors.append(e)
-
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    def check(i):
+        d = cuda.to_device(xs[i])
+        for _ in range(4):
+            d.copy_to_device(xs[i][::-1].copy())
+            out = np.zeros_like(xs[i])
+            d.copy_to_host(out=out)
+            if not (np.array_equal(out, xs[i][::-1])
+                    and np.array_equal(cuda.to_device(xs[i]).copy_to_host(), xs[i])):
+                return False
+        return True
+    assert failures_in_threads(check) == []
 
 
 def test_a_staged_copy_that_fails_midway_stops_its_workers(rng, staged):
