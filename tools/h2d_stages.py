@@ -1,11 +1,12 @@
 """Host to device pageable, measured after each stage of `python -m benchmarks`
-(issue 14): the staged copy of 1 GiB (default settings, the pool's threads
-sleeping between pieces, 6 copy threads) and a copy into a new array, fresh,
+(issue 14): the staged copy of 1 GiB into an existing array and through
+`cuda.to_device` (the benchmark's form), with the pool's threads sleeping
+between copies, on 6 copy threads, and a copy into a new array; fresh,
 after loading the peers, after raw C's program and library, and after the
-launch, bandwidth and matmul rows. On an H100 host the staged copy fell from
-38 to 52 GB/s to 6.2 GB/s right after the launch rows, and came back after
-the bandwidth rows; see docs/PERFORMANCE.md. Needs a GPU; run from the
-repository's root:
+launch, bandwidth and matmul rows. On an H100 host, with the copy of each
+piece waiting for all of its threads (before 16cc1f7), the staged copy fell
+from 38 to 52 GB/s to 6.2 GB/s right after the launch rows; see
+docs/PERFORMANCE.md. Needs a GPU; run from the repository's root:
 
     python tools/h2d_stages.py
 """
