@@ -93,24 +93,26 @@ mod_host_arrays(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *
 {
     static const pg_signature sig = {"_host_arrays",
                                      0,
-                                     5,
+                                     6,
                                      {{"min_bytes", pg_conv_object_or_none},
                                       {"copy_threads", pg_conv_object_or_none},
                                       {"stage_bytes", pg_conv_object_or_none},
                                       {"spin_ns", pg_conv_object_or_none},
-                                      {"stage_always", pg_conv_object_or_none}}};
+                                      {"stage_always", pg_conv_object_or_none},
+                                      {"fail_piece", pg_conv_object_or_none}}};
     pg_state *st = pg_state_of_module(m);
     PyObject *min_bytes = NULL, *copiers = NULL, *stage = NULL, *spin = NULL,
-             *always = NULL;
-    Py_ssize_t mb = 0, nc = 0, ns = 0, nspin = 0;
+             *always = NULL, *fail = NULL;
+    Py_ssize_t mb = 0, nc = 0, ns = 0, nspin = 0, nfail = 0;
     int on = 0;
     size_t count, bytes;
     if (pg_parse(st, &sig, args, nargs, kwnames, &min_bytes, &copiers, &stage, &spin,
-                 &always) < 0 ||
+                 &always, &fail) < 0 ||
         setting(min_bytes, "min_bytes", 1, &mb) < 0 ||
         setting(copiers, "copy_threads", -1, &nc) < 0 ||
         setting(stage, "stage_bytes", 1, &ns) < 0 ||
-        setting(spin, "spin_ns", -1, &nspin) < 0) {
+        setting(spin, "spin_ns", -1, &nspin) < 0 ||
+        setting(fail, "fail_piece", -1, &nfail) < 0) {
         return NULL;
     }
     if (always != NULL && (on = PyObject_IsTrue(always)) < 0) {
@@ -140,6 +142,9 @@ mod_host_arrays(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *
     if (always != NULL) {
         pg_set_stage_always(on);
     }
+    if (fail != NULL) {
+        pg_set_stage_fail_piece((long)nfail);
+    }
     pg_host_mapped(&count, &bytes);
     return Py_BuildValue(
         "{snsnsnsnsisnslsO}", "mapped", (Py_ssize_t)count, "mapped_bytes",
@@ -160,7 +165,7 @@ PyMethodDef pg_pinned_functions[] = {
     {"_host_arrays", (PyCFunction)(void (*)(void))mod_host_arrays,
      METH_FASTCALL | METH_KEYWORDS,
      "_host_arrays(min_bytes=None, copy_threads=None, stage_bytes=None, "
-     "spin_ns=None, stage_always=None)\n--\n\n"
+     "spin_ns=None, stage_always=None, fail_piece=None)\n--\n\n"
      "For tests and tuning: the memory pygpu maps for large new host arrays "
      "(copy_to_host() without out=), and the staged copies. Sets what is given "
      "(min_bytes: arrays of at least this many bytes take it; copy_threads: "
@@ -168,7 +173,9 @@ PyMethodDef pg_pinned_functions[] = {
      "of a new array, -1 for the defaults; stage_bytes: the piece of a staged "
      "copy; spin_ns: how long the copy threads spin for the next piece before "
      "they sleep, -1 for the default; stage_always: stage large pageable copies "
-     "also where the backend does not gain from it, as on the simulator) and "
+     "also where the backend does not gain from it, as on the simulator; "
+     "fail_piece: the next staged copy fails where it would issue this piece, "
+     "-1 for none) and "
      "returns the settings and the live mappings (mapped, mapped_bytes)."},
     {NULL},
 };

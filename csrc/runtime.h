@@ -655,6 +655,9 @@ size_t pg_stage_bytes(void);
 void pg_set_stage_bytes(size_t n);
 int pg_stage_always(void);
 void pg_set_stage_always(int on);
+/* Tests: the next staged copy fails (invalid value) where it would issue
+ * piece k, its workers copying the pieces ahead; -1: none. */
+void pg_set_stage_fail_piece(long k);
 /* In a forked child: the rings' locks unlocked afresh (context.c's handler). */
 void pg_transfer_after_fork(void);
 

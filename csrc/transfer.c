@@ -42,7 +42,8 @@ typedef struct {
 } stage_ring;
 
 static _Atomic size_t stage_bytes = STAGE_CHUNK;
-static atomic_int stage_always; /* tests: stage where the backend would not */
+static atomic_int stage_always;     /* tests: stage where the backend would not */
+static atomic_long fail_piece = -1; /* tests: the next staged copy fails there */
 
 void
 pg_set_stage_always(int on)
@@ -54,6 +55,12 @@ int
 pg_stage_always(void)
 {
     return atomic_load(&stage_always);
+}
+
+void
+pg_set_stage_fail_piece(long k)
+{
+    atomic_store(&fail_piece, k < 0 ? -1 : k);
 }
 
 size_t
@@ -223,7 +230,11 @@ job_part(void *arg, int part, int parts)
     (void)part;
     (void)parts;
     for (;;) {
-        size_t u = atomic_fetch_add(&j->next, 1);
+        size_t u;
+        if (atomic_load_explicit(&j->stop, memory_order_relaxed)) {
+            return;
+        }
+        u = atomic_fetch_add(&j->next, 1);
         if (u >= j->units) {
             return;
         }
@@ -291,6 +302,7 @@ staged(const pg_backend *rt, stage_ring *r, int h2d, char *host, char *dev, size
     size_t huge = pg_host_huge_page_size(), pieces = (n + r->chunk - 1) / r->chunk;
     size_t issued = 0, landed = 0;
     stage_job j = {.h2d = h2d, .host = host, .n = n, .piece = r->chunk, .buf = r->buf};
+    long fail = atomic_exchange(&fail_piece, -1);
     int alone;
     j.unit = r->chunk % huge == 0 ? huge : r->chunk;
     j.per_piece = j.piece / j.unit;
@@ -298,7 +310,9 @@ staged(const pg_backend *rt, stage_ring *r, int h2d, char *host, char *dev, size
     alone = pg_host_parallel_begin(job_part, &j, threads) == 0;
     while (landed < pieces && err == PG_SUCCESS) {
         if (issued < pieces && can_issue(&j, issued)) {
-            err = issue(rt, r, &j, dev, issued++, stream);
+            err = (long)issued == fail ? PG_ERR_INVALID_VALUE
+                                       : issue(rt, r, &j, dev, issued, stream);
+            issued++;
         }
         else if (alone && copy_next_unit(&j)) {
             continue;
@@ -349,6 +363,13 @@ copy(void *dst, const void *src, size_t n, int kind, pg_stream stream, int sync,
     pg_err err;
     if (n == 0) {
         return PG_SUCCESS;
+    }
+    if (pg_capture_thread()) {
+        /* A graph records no copy between host and device (cuda.graph), on
+         * any stream: a staged copy would wait for its pieces, which a
+         * capturing thread must not, and a small one be refused or not by
+         * its stream and size. */
+        return PG_ERR_STREAM_CAPTURE_UNSUPPORTED;
     }
     if (n < STAGE_MIN ||
         !((rt->caps & PG_CAP_STAGES_PAGEABLE) || atomic_load(&stage_always)) ||

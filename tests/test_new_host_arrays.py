@@ -38,7 +38,7 @@ def staged():
     before = _core._host_arrays(stage_always=True)
     yield
     _core._host_arrays(copy_threads=-1, stage_bytes=before["stage_bytes"], spin_ns=-1,
-                       stage_always=False)
+                       stage_always=False, fail_piece=-1)
 
 
 def is_ours(h):
@@ -304,23 +304,42 @@ def test_staged_copies_both_ways_from_several_threads_at_once(rng, staged):
     assert failures_in_threads(check) == []
 
 
-def test_a_staged_copy_that_fails_midway_stops_its_workers(rng, staged):
-    """A graph capture refuses host copies at the first piece, while the pool's
-    workers are already copying the pieces ahead: the copy raises, its workers
-    leave, and the next copies run exact."""
-    _core._host_arrays(copy_threads=4)
-    x = random_array(rng, 20 * MIB // 8, np.float64)
+@pytest.mark.parametrize("threads", [1, 4])
+@pytest.mark.parametrize("piece", [0, 3, 20])
+def test_a_staged_copy_that_fails_midway_stops_its_workers(rng, staged, threads, piece):
+    """A staged copy that fails at its first, a middle or its ring-wrapping
+    piece (fail_piece), while the pool's workers copy the pieces ahead:
+    the copy raises, its workers leave, and the next copies are exact."""
+    _core._host_arrays(copy_threads=threads, stage_bytes=MIB)
+    x = random_array(rng, 24 * MIB // 8, np.float64)
     d = cuda.to_device(x)
     for copy_in in (True, False):
-        with pytest.raises(pygpu.CudaError, match="captured"):
-            with cuda.graph():
-                if copy_in:
-                    d.copy_to_device(x[::-1].copy())
-                else:
-                    d.copy_to_host()
-    np.testing.assert_array_equal(d.copy_to_host(), x)
+        _core._host_arrays(fail_piece=piece)
+        with pytest.raises(pygpu.CudaError, match="invalid argument"):
+            if copy_in:
+                d.copy_to_device(x[::-1].copy())
+            else:
+                d.copy_to_host()
+    np.testing.assert_array_equal(d.copy_to_host()[piece * MIB // 8:],
+                                  x[piece * MIB // 8:])  # no piece from there on went
     d.copy_to_device(x[::-1].copy())
     np.testing.assert_array_equal(d.copy_to_host(), x[::-1])
+
+
+def test_a_capturing_thread_copies_nothing_between_host_and_device(rng, staged):
+    """cuda.graph records no copy between host and device, on any stream: a
+    staged copy would wait for its pieces, which a capturing thread must not;
+    small and large copies are refused alike."""
+    x = random_array(rng, 3 * MIB // 8, np.float64)
+    d = cuda.to_device(x)
+    s = cuda.stream()
+    for n in (1024, x.size):
+        for transfer in (lambda n=n: cuda.to_device(x[:n], stream=s),
+                         lambda n=n: d[:n].copy_to_host(stream=s)):
+            with pytest.raises(pygpu.CudaError, match="captured"):
+                with cuda.graph():
+                    transfer()
+    np.testing.assert_array_equal(d.copy_to_host(stream=s), x)
 
 # ---- failures, signals, fork ---------------------------------------------------------
 
