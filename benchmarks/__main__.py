@@ -54,53 +54,31 @@ def median(xs):
 def gpu_ms(fn, reps=20, warmup=2, budget_s=None):
     """Median milliseconds of fn() between two events on the default stream;
     with budget_s, fewer repeats (at least 3) once that many seconds are spent."""
-    from pygpu import cuda
-
-    for _ in range(warmup):
-        fn()
-    cuda.synchronize()
-    a, b = cuda.event(), cuda.event()
-    times = []
-    start = time.perf_counter()
-    for _ in range(reps):
-        a.record(0)
-        fn()
-        b.record(0)
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-        if budget_s is not None and len(times) >= 3 and time.perf_counter() - start > budget_s:
-            break
-    return median(times)
+    return gpu_ms_rounds({"fn": fn}, reps, warmup, budget_s)["fn"]
 
 
 def gpu_ms_rounds(forms, rounds=10, warmup=2, budget_s=None):
     """Median milliseconds of each form (name -> fn) between two events on the
-    default stream, in interleaved rounds: each round times every form once,
-    starting one form later than the round before, so that every form sees
-    the same GPU clocks (the same cuBLAS call, timed 10 times in a row a few
-    seconds apart, moved by up to 10% between two runs on one H100). With
-    budget_s, fewer rounds (at least 3) once that many seconds are spent."""
+    default stream, in interleaved() rounds, so that every form sees the same
+    GPU clocks (the same cuBLAS call, timed 10 times in a row a few seconds
+    apart, moved by up to 10% between two runs on one H100)."""
     from pygpu import cuda
 
-    names = list(forms)
-    for name in names:
-        for _ in range(warmup):
-            forms[name]()
-    cuda.synchronize()
     a, b = cuda.event(), cuda.event()
-    per = {name: [] for name in names}
-    start = time.perf_counter()
-    for r in range(rounds):
-        k = r % len(names)
-        for name in names[k:] + names[:k]:
+
+    def timed(fn):
+        def once(count):
             a.record(0)
-            forms[name]()
+            fn()
             b.record(0)
             b.synchronize()
-            per[name].append(a.elapsed_time(b))
-        if budget_s is not None and r >= 2 and time.perf_counter() - start > budget_s:
-            break
-    return {name: median(xs) for name, xs in per.items()}
+            return a.elapsed_time(b)
+        return once
+    for fn in forms.values():
+        for _ in range(warmup - 1):  # interleaved() runs one more
+            fn()
+    cuda.synchronize()
+    return interleaved({name: timed(fn) for name, fn in forms.items()}, rounds, 1, budget_s)
 
 
 def launch_us(fn, *args, bursts=100, burst=256):
@@ -136,11 +114,13 @@ def wall_ms(fn, reps=5, warmup=1):
     return median(times)
 
 
-def interleaved(forms, rounds, burst):
-    """Median microseconds per launch of each form over `rounds` rounds.
+def interleaved(forms, rounds, burst, budget_s=None):
+    """Median of each form's time over `rounds` rounds (with budget_s, fewer,
+    at least 3, once that many seconds are spent).
 
     forms: name -> f(count), which synchronizes the device, runs one burst of
-    `count` launches and returns microseconds per launch (negative: failed).
+    `count` launches and returns its time (microseconds per launch for the
+    launch forms; negative: failed).
     Each round runs one burst of every form, starting one form later than the
     round before, so that no form always follows the same one; host launch
     times drift by tens of percent within a run, and this way every form
@@ -149,10 +129,13 @@ def interleaved(forms, rounds, burst):
     for name in names:
         forms[name](burst)  # warm-up
     per = {name: [] for name in names}
+    start = time.perf_counter()
     for r in range(rounds):
         k = r % len(names)
         for name in names[k:] + names[:k]:
             per[name].append(forms[name](burst))
+        if budget_s is not None and r >= 2 and time.perf_counter() - start > budget_s:
+            break
     return {name: (None if min(xs) < 0 else median(xs)) for name, xs in per.items()}
 
 
