@@ -66,12 +66,13 @@ cpu_count(void)
  * job (the job_ fields, then generation, under pm_lock); each worker runs its
  * part and counts itself off pending, the last one waking the caller.
  *
- * A staged copy hands out a piece every 100 us or so; waking a sleeping
- * thread through a condition variable takes tens of microseconds under a
- * hypervisor, and the piece waits for its last thread to start. So a worker,
- * and the caller waiting for them, first spins (pm_spin_ns, while the next
- * piece is due), and only then sleeps. On an H100 host (16 cores under KVM,
- * 1 GiB, 12 threads, interleaved rounds) spinning 300 us took host to device
+ * Waking a sleeping thread through a condition variable takes tens of
+ * microseconds under a hypervisor, and a job waits for its last thread to
+ * start. So a worker, and the caller waiting for them, first spins
+ * (pm_spin_ns, while the next job may be due: copies in a row), and only
+ * then sleeps. When a staged copy was a job per 4 MiB piece (before
+ * transfer.c's one job a copy), on an H100 host (16 cores under KVM, 1 GiB,
+ * 12 threads, interleaved rounds) spinning 300 us took host to device
  * pageable from 0.66x to 0.97x of pinned, and device to host into touched
  * memory from 0.58x to 0.83x. */
 static pthread_mutex_t pm_lock = PTHREAD_MUTEX_INITIALIZER;

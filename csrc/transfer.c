@@ -9,9 +9,9 @@
  * backend that does not gain from staging (no PG_CAP_STAGES_PAGEABLE), go
  * straight to the backend.
  *
- * A staged copy runs as one job on hostcopy.c's pool: every core but the
- * caller's takes the next unit (a huge page) of the pieces, waits until its
- * buffer may be used, and copies it; the caller keeps the DMA engine fed.
+ * A staged copy runs as one job on hostcopy.c's pool: each worker takes the
+ * next unit (a huge page) of the pieces, waits until its buffer may be used,
+ * and copies it; the caller keeps the DMA engine fed.
  * Into a new host array (memory that hostcopy.c mapped for it, none of it
  * present yet) the first touch of each page costs the kernel a fault and the
  * zeroing of the page, more than the copy itself: there one thread to a huge
@@ -198,12 +198,13 @@ typedef struct {
     atomic_int stop;               /* an error: leave */
 } stage_job;
 
-/* Whether piece k's buffer may be used by the copying threads. */
+/* Whether unit u's buffer may be used by the copying threads. */
 static int
-usable(stage_job *j, size_t k)
+usable(stage_job *j, size_t u)
 {
     size_t ahead = j->h2d ? STAGE_BUFS : 0; /* h2d: a ring ahead of the DMA */
-    return atomic_load_explicit(&j->landed, memory_order_acquire) + ahead > k;
+    return atomic_load_explicit(&j->landed, memory_order_acquire) + ahead >
+           u * j->unit / j->piece;
 }
 
 static void
@@ -238,7 +239,7 @@ job_part(void *arg, int part, int parts)
         if (u >= j->units) {
             return;
         }
-        for (unsigned i = 0; !usable(j, u * j->unit / j->piece); i++) {
+        for (unsigned i = 0; !usable(j, u); i++) {
             if (atomic_load_explicit(&j->stop, memory_order_relaxed)) {
                 return;
             }
@@ -284,7 +285,7 @@ static int
 copy_next_unit(stage_job *j)
 {
     size_t u = atomic_load_explicit(&j->next, memory_order_relaxed);
-    if (u >= j->units || !usable(j, u * j->unit / j->piece)) {
+    if (u >= j->units || !usable(j, u)) {
         return 0;
     }
     atomic_store_explicit(&j->next, u + 1, memory_order_relaxed);
