@@ -45,7 +45,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import _core
+from . import _cache, _core
 from ._core import CompileError, HostArg
 
 _nvrtc_version = None
@@ -83,10 +83,6 @@ def nvrtc_version():
     return _nvrtc_version
 
 
-def _cache_dir():
-    return Path(os.environ.get("PYGPU_CACHE_DIR") or Path.home() / ".cache" / "pygpu")
-
-
 def _checked(source, options):
     """The options as a tuple of str; TypeError for a source or options of
     another type."""
@@ -114,19 +110,16 @@ def compile_cuda(source, options=(), arch=None, name_expressions=()):
     version = nvrtc_version()
     key = hashlib.sha256(repr((source, options, arch, version,
                                name_expressions)).encode()).hexdigest()
-    path = _cache_dir() / f"{key}.cubin"
-    names = _cache_dir() / f"{key}.names"
-    try:
-        lowered = names.read_text().split("\n") if name_expressions else []
-        if len(lowered) == len(name_expressions):
-            return path.read_bytes(), "", lowered
-    except OSError:
-        pass
+    image = _cache.load(f"{key}.cubin")
+    names = _cache.load(f"{key}.names") if name_expressions else b""
+    lowered = names.decode().split("\n") if names else []
+    if image is not None and len(lowered) == len(name_expressions):
+        return image, "", lowered
     image, log, lowered = _core._nvrtc_compile(source, "pygpu_kernel.cu", options,
                                                name_expressions)
     if name_expressions:
-        _write_atomically(names, "\n".join(lowered).encode())
-    _write_atomically(path, image)
+        _cache.store(f"{key}.names", "\n".join(lowered).encode())
+    _cache.store(f"{key}.cubin", image)
     return image, log, list(lowered)
 
 
@@ -167,17 +160,6 @@ _REFUSED = [
      "textures and surfaces"),
     (re.compile(r"<<<"), "dynamic parallelism (a kernel launching kernels with <<<>>>)"),
 ]
-
-
-def _write_atomically(path, data):
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)  # atomic: a concurrent reader sees all or nothing
-    except OSError:
-        pass  # an unwritable cache only costs a recompile
 
 
 def _version_of(command):
@@ -325,8 +307,8 @@ def compile_host(source, options=(), check=False, name_expressions=()):
     # headers) and which compiler
     key = hashlib.sha256(repr((unit, flags, where, version,
                                _prelude_digest())).encode()).hexdigest()
-    path = _cache_dir() / f"{key}.so"
-    if path.exists():
+    path = _cache.load_path(f"{key}.so")
+    if path is not None:
         return path, ""
     with tempfile.TemporaryDirectory(prefix="pygpu-") as tmp:
         src = Path(tmp) / "kernel.cpp"
@@ -339,13 +321,7 @@ def compile_host(source, options=(), check=False, name_expressions=()):
                                "the kernel source; see .log")
             exc.log = r.stderr
             raise exc
-        image = out.read_bytes()
-        _write_atomically(path, image)
-        if not path.exists():  # no cache: load it from a file of its own
-            fd, name = tempfile.mkstemp(suffix=".so", prefix="pygpu-")
-            with os.fdopen(fd, "wb") as f:
-                f.write(image)
-            path = Path(name)
+        path = _cache.store(f"{key}.so", out.read_bytes())
     return path, r.stderr
 
 
