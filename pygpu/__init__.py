@@ -119,6 +119,7 @@ def get_memory_pool(device=None):
 
 
 from . import blas, cuda, kernels  # noqa: E402  (they use the names above)
+from ._cache import UnsafeCacheWarning  # noqa: E402
 from ._dask_hook import install as _install_dask_hook  # noqa: E402
 from .rawkernel import CompileError, In, InOut, Out, RawKernel, RawModule  # noqa: E402
 
@@ -127,7 +128,7 @@ _install_dask_hook()  # Dask and distributed find DeviceArray by themselves (pyg
 __all__ = [
     "CudaError", "Device", "DeviceArray", "Event", "KernelAssertionError", "KernelError",
     "MemoryPool", "NoDeviceError",
-    "OutOfMemoryError", "Stream", "get_memory_pool",
+    "OutOfMemoryError", "Stream", "UnsafeCacheWarning", "get_memory_pool",
     "CompileError", "In", "InOut", "Out", "RawKernel", "RawModule", "from_dlpack",
     "add", "add_one", "asarray", "asnumpy", "blas", "cuda", "empty", "empty_like", "full",
     "kernels", "matmul", "multiply", "ones", "subtract", "ones_like", "zeros", "zeros_like",

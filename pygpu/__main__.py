@@ -31,7 +31,8 @@ def _parser():
         description="Report pygpu's devices, then run a short demo: a vector add and "
                     "three matrix products (naive and shared-memory kernels, and @, "
                     "which runs in cuBLAS where it is found), each timed and checked "
-                    "against NumPy. The device report ends with what @ runs in. "
+                    "against NumPy. The device report ends with what @ runs in and "
+                    "the file of each NVIDIA library loaded (cuBLAS, NVRTC). "
                     "Without a GPU it runs on pygpu's CPU simulator, with smaller "
                     "sizes, and says so.",
         epilog="Exit status: 0 if every result matches NumPy, 1 if one does not or "

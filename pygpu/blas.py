@@ -6,14 +6,17 @@ and where no cuBLAS is found. Either way the answer is NumPy's (within float
 tolerance). cuBLAS is loaded at the first product, never at `import pygpu`,
 from the first of:
 
-- ``PYGPU_CUBLAS``: the path of a libcublas.so to use; ``PYGPU_CUBLAS=0``
-  uses pygpu's kernels only;
+- ``PYGPU_CUBLAS``: the absolute path of a libcublas.so to use (a relative
+  one is refused); ``PYGPU_CUBLAS=0`` uses pygpu's kernels only;
 - the loader's own search (LD_LIBRARY_PATH, ld.so.cache): libcublas.so.13,
   then .so.12;
-- the CUDA toolkit: $CUDA_HOME, $CUDA_PATH, /usr/local/cuda (lib64, lib,
-  targets/*/lib);
-- NVIDIA's wheels on sys.path (nvidia-cublas: nvidia/cu13/lib,
-  nvidia/cublas/lib).
+- the CUDA toolkit: $CUDA_HOME and $CUDA_PATH (each only if absolute), then
+  /usr/local/cuda (lib64, lib, targets/*/lib);
+- NVIDIA's wheels (nvidia-cublas: nvidia/cu13/lib, nvidia/cublas/lib) in this
+  interpreter's site-packages, never in the current directory or other
+  sys.path entries.
+
+pygpu/_libs.py owns this search for every NVIDIA library.
 
 A library newer than the driver's CUDA version is passed over.
 `matmul_backend()` says which is in use, and why (`cuda.detect()` and
@@ -25,13 +28,11 @@ error. It is off by default, as in CuPy and PyTorch:
 ``pygpu.blas.set_allow_tf32(True)`` turns it on for the process.
 """
 
-import glob
 import os
 import re
-import sys
 import threading
 
-from . import _core
+from . import _core, _libs
 
 _lock = threading.Lock()
 _loaded = None  # None: not tried; else (path, version) or (None, why not)
@@ -40,37 +41,6 @@ _loaded = None  # None: not tried; else (path, version) or (None, why not)
 def _soname_major(path):
     m = re.search(r"\.so\.(\d+)", os.path.basename(path))
     return int(m.group(1)) if m else None
-
-
-def _cublas_candidates():
-    """Where to look for libcublas, best first."""
-    env = os.environ.get("PYGPU_CUBLAS", "").strip()
-    if env:
-        yield env
-    yield from ("libcublas.so.13", "libcublas.so.12")
-    homes = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"]
-    for home in filter(None, homes):
-        for sub in ("lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"):
-            yield from sorted(glob.glob(os.path.join(home, sub, "libcublas.so.*")),
-                              reverse=True)
-    for entry in sys.path:  # NVIDIA's wheels
-        for sub in ("cu13", "cublas"):
-            yield from sorted(glob.glob(os.path.join(entry, "nvidia", sub, "lib",
-                                                     "libcublas.so.*")), reverse=True)
-
-
-def _where_loaded(path):
-    """The file the loader took for `path` (a bare soname finds one itself)."""
-    if os.sep in path:
-        return path
-    try:
-        with open("/proc/self/maps") as maps:
-            for line in maps:
-                if "/libcublas.so" in line:
-                    return line.split(None, 5)[-1].strip()
-    except OSError:
-        pass
-    return path
 
 
 def _driver_major():
@@ -89,18 +59,15 @@ def _load():
     with _lock:
         if _loaded is not None:
             return _loaded[0] is not None
-        if os.environ.get("PYGPU_CUBLAS", "").strip() == "0":
+        if _libs.disabled("cublas"):
             _loaded = (None, "PYGPU_CUBLAS=0")
             return False
         if not _core._blas_available():
             _loaded = (None, f"the {_core.versions()['backend']} has no cuBLAS")
             return False
         driver = _driver_major()
-        errors, seen = [], set()
-        for path in _cublas_candidates():
-            if path in seen:
-                continue
-            seen.add(path)
+        refused, errors = [], []
+        for path in _libs.cublas_candidates(refused):
             major = _soname_major(path)
             if driver is not None and major is not None and major > driver:
                 errors.append(f"{path}: cuBLAS {major} needs a CUDA {major} driver "
@@ -111,11 +78,11 @@ def _load():
             except OSError as exc:
                 errors.append(str(exc))
                 continue
-            _loaded = (_where_loaded(path), version)
+            _loaded = (_libs.record("cublas", path), version)
             return True
         _loaded = (None, "cuBLAS was not found (install the CUDA toolkit or the "
-                         "nvidia-cublas wheel, or set PYGPU_CUBLAS to the path of "
-                         "libcublas.so). Tried: " + "; ".join(errors[-4:]))
+                         "nvidia-cublas wheel, or set PYGPU_CUBLAS to the absolute path of "
+                         "libcublas.so). Tried: " + "; ".join(refused + errors[-4:]))
         return False
 
 

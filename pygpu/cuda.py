@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from . import _core, blas
+from . import _core, _libs, blas
 from ._core import (
     Device,
     Event,
@@ -115,9 +115,10 @@ def detect():
 
     Each line gives the index, name, compute capability, total and free memory
     and multiprocessor count; with two or more devices, a matrix says which
-    pairs can have peer access; the last line says what `@` runs in (cuBLAS,
-    loaded here if it was not yet, or pygpu's own kernels, and why). Without
-    a device, it prints why.
+    pairs can have peer access; then what `@` runs in (cuBLAS, loaded here if
+    it was not yet, or pygpu's own kernels, and why); the last line gives the
+    file of each NVIDIA library loaded so far (NVRTC is loaded by the first
+    kernel compiled on a GPU, not here). Without a device, it prints why.
     """
     try:
         count = _core.device_count()
@@ -140,6 +141,7 @@ def detect():
     if count > 1:
         _print_peer_access(count)
     print(f"matmul: {blas.matmul_backend()}")
+    print(f"libraries: {_libs.summary()}")
     return supported
 
 

@@ -34,44 +34,30 @@ not a template becomes a kernel that get_function finds; templates are found
 by their name expressions.
 """
 
-import glob
 import hashlib
 import os
 import re
 import shlex
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
-from . import _cache, _core
+from . import _cache, _core, _libs
 from ._core import CompileError, HostArg
 
 _nvrtc_version = None
-
-
-def _nvrtc_candidates():
-    yield from filter(None, [os.environ.get("PYGPU_NVRTC")])
-    # the loader's own search first: LD_LIBRARY_PATH, ld.so.cache
-    yield from ("libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so")
-    homes = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"]
-    for home in filter(None, homes):
-        for sub in ("lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"):
-            yield from sorted(glob.glob(os.path.join(home, sub, "libnvrtc.so*")), reverse=True)
-    for entry in sys.path:  # NVIDIA's wheels (nvidia-cuda-nvrtc)
-        yield from sorted(glob.glob(os.path.join(entry, "nvidia", "*", "lib", "libnvrtc.so*")),
-                          reverse=True)
 
 
 def nvrtc_version():
     """Load NVRTC (once) and return its (major, minor) version."""
     global _nvrtc_version
     if _nvrtc_version is None:
-        errors = []
-        for path in _nvrtc_candidates():
+        refused, errors = [], []
+        for path in _libs.nvrtc_candidates(refused):
             try:
                 _nvrtc_version = _core._nvrtc_load(path)
+                _libs.record("nvrtc", path)
                 break
             except OSError as exc:
                 errors.append(str(exc))
@@ -79,7 +65,7 @@ def nvrtc_version():
             raise RuntimeError(
                 "NVRTC, which compiles CUDA C at run time, was not found: install the "
                 "CUDA toolkit or the nvidia-cuda-nvrtc wheel, or set PYGPU_NVRTC to the "
-                "path of libnvrtc.so. Tried: " + "; ".join(errors[-4:]))
+                "absolute path of libnvrtc.so. Tried: " + "; ".join(refused + errors[-4:]))
     return _nvrtc_version
 
 

@@ -90,9 +90,11 @@ def test_detect_prints_one_line_per_device(capsys):
     n = len(cuda.gpus)
     assert n >= 1
     # with two or more devices, the peer-access matrix follows (test_peer_access.py);
-    # the last line says what @ runs in (test_matmul.py)
-    assert len(out) == n + 1 + (n + 2 if n > 1 else 0) + 1
-    assert out[-1].startswith("matmul: ")
+    # then what @ runs in (test_matmul.py) and the NVIDIA libraries loaded
+    # (test_library_search.py)
+    assert len(out) == n + 1 + (n + 2 if n > 1 else 0) + 2
+    assert out[-2].startswith("matmul: ")
+    assert out[-1].startswith("libraries: ")
     for i, line in enumerate(out[1:n + 1]):
         dev = cuda.gpus[i]
         assert line.startswith(f"id {i}: {dev.name}")

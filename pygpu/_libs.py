@@ -1,0 +1,175 @@
+"""Where pygpu finds NVIDIA's libraries (NVRTC, cuBLAS, ...), and which it loaded.
+
+A library is looked for by absolute path or by bare soname only, never by a
+path relative to the current directory, in this order:
+
+- ``PYGPU_<NAME>`` (``PYGPU_NVRTC``, ``PYGPU_CUBLAS``): the absolute path of
+  the library to use. A relative one is refused (the search goes on, and the
+  list of what was tried says why); ``PYGPU_<NAME>=0`` turns the library off;
+- the loader's own search (LD_LIBRARY_PATH, ld.so.cache): bare sonames such
+  as libnvrtc.so.13;
+- the CUDA toolkit: $CUDA_HOME and $CUDA_PATH (each only if it is an
+  absolute path), then /usr/local/cuda: lib64, lib, targets/*/lib;
+- NVIDIA's wheels (nvidia-cuda-nvrtc, nvidia-cublas, ...) in this
+  interpreter's site-packages: site.getsitepackages(), the user site when it
+  is enabled, sysconfig's purelib and platlib. Not the other sys.path
+  entries: '' (the current directory under `python -c`, stdin and the REPL)
+  and the script's directory are anyone's to write.
+
+LIBRARIES is the one list of the libraries searched for; adding one is an
+entry. `record()` notes the file each library was loaded from, and `loaded()`
+and `summary()` say it (`cuda.detect()` and `python -m pygpu` print it).
+"""
+
+import glob
+import os
+import re
+import site
+import sysconfig
+from typing import NamedTuple
+
+
+class Library(NamedTuple):
+    sonames: tuple  # what the loader searches for, best first
+    wheels: tuple  # the folders under site-packages/nvidia/ whose lib/ may hold it
+
+
+LIBRARIES = {
+    "nvrtc": Library(("libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"), ("*",)),
+    "cublas": Library(("libcublas.so.13", "libcublas.so.12"), ("cu13", "cublas")),
+}
+
+TOOLKIT = "/usr/local/cuda"
+TOOLKIT_LIBS = ("lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib")
+
+_loaded = {}  # name -> the file it was loaded from, in the order loaded
+
+
+def setting(name):
+    """The name of the variable that gives lib<name>'s path: PYGPU_NVRTC."""
+    return f"PYGPU_{name.upper()}"
+
+
+def disabled(name):
+    """Whether PYGPU_<NAME>=0 turns lib<name> off."""
+    return os.environ.get(setting(name), "").strip() == "0"
+
+
+def _absolute(var, tried):
+    """$var if it is an absolute path; None if unset or not (saying so in `tried`)."""
+    value = os.environ.get(var, "").strip()
+    if value and not os.path.isabs(value):
+        if tried is not None:
+            tried.append(f"{var}={value!r} was not used: it must be an absolute path")
+        return None
+    return value or None
+
+
+def site_dirs():
+    """This interpreter's site-packages directories, where pip puts NVIDIA's
+    wheels, as absolute paths: the user site first (when enabled), as in
+    sys.path, then site.getsitepackages(), then sysconfig's purelib, platlib."""
+    dirs = [site.getusersitepackages()] if site.ENABLE_USER_SITE is True else []
+    dirs += site.getsitepackages()
+    paths = sysconfig.get_paths()
+    dirs += [paths["purelib"], paths["platlib"]]
+    found = []
+    for d in dirs:
+        if d and os.path.isabs(d) and os.path.normpath(d) not in found:
+            found.append(os.path.normpath(d))
+    return found
+
+
+def _version_key(path):
+    """libx.so.13.1 sorts after libx.so.13, after libx.so.12.9, after libx.so."""
+    return tuple(int(n) for n in re.findall(r"\d+", os.path.basename(path).partition(".so")[2]))
+
+
+def _files(folder, name, sonames):
+    """lib<name>.so.* in `folder`, newest first, then lib<name>.so if that is
+    one of its sonames."""
+    found = glob.glob(os.path.join(glob.escape(folder), f"lib{name}.so.*"))
+    bare = os.path.join(folder, f"lib{name}.so")
+    tail = [bare] if f"lib{name}.so" in sonames and os.path.exists(bare) else []
+    return sorted(found, key=_version_key, reverse=True) + tail
+
+
+def candidates(name, tried=None):
+    """Where to look for lib<name> (a key of LIBRARIES), best first: each an
+    absolute path or a bare soname, once. `tried`, a list, gets a line for
+    each setting refused (relative, or PYGPU_<NAME>=0)."""
+    sonames, wheels = LIBRARIES[name]
+    var = setting(name)
+    if disabled(name):
+        if tried is not None:
+            tried.append(f"{var}=0")
+        return
+
+    def wanted():
+        yield _absolute(var, tried)
+        yield from sonames
+        homes = [_absolute("CUDA_HOME", tried), _absolute("CUDA_PATH", tried), TOOLKIT]
+        for home in filter(None, homes):
+            for sub in TOOLKIT_LIBS:
+                yield from _files(os.path.join(home, sub), name, sonames)
+        for where in site_dirs():
+            for wheel in wheels:
+                pattern = os.path.join(glob.escape(where), "nvidia", wheel, "lib")
+                for folder in sorted(glob.glob(pattern)):
+                    yield from _files(folder, name, sonames)
+
+    seen = set()
+    for path in wanted():
+        # an absolute path, or a soname the loader searches for; never relative
+        if path and (os.path.isabs(path) or os.sep not in path) and path not in seen:
+            seen.add(path)
+            yield path
+
+
+def nvrtc_candidates(tried=None):
+    """Where to look for NVRTC, best first (see candidates)."""
+    return candidates("nvrtc", tried)
+
+
+def cublas_candidates(tried=None):
+    """Where to look for cuBLAS, best first (see candidates)."""
+    return candidates("cublas", tried)
+
+
+def _mapped(soname):
+    """The file this process mapped for `soname` (libnvrtc.so.13 may be
+    /usr/local/cuda-13.0/lib/libnvrtc.so.13.0.88), from /proc/self/maps; None
+    if none is, or the maps cannot be read."""
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                fields = line.split(None, 5)
+                if len(fields) < 6:
+                    continue
+                file = fields[5].strip()
+                base = os.path.basename(file)
+                if os.path.isabs(file) and (base == soname or base.startswith(soname + ".")):
+                    return file
+    except OSError:
+        pass
+    return None
+
+
+def record(name, path):
+    """Note that lib<name> was loaded from `path`, what dlopen was given, and
+    return the file: `path` if absolute, else the file the loader took for
+    that soname (the soname itself where /proc/self/maps cannot tell)."""
+    where = path if os.path.isabs(path) else _mapped(os.path.basename(path)) or path
+    _loaded[name] = where
+    return where
+
+
+def loaded():
+    """{name: file} of the NVIDIA libraries this process loaded, as loaded."""
+    return dict(_loaded)
+
+
+def summary():
+    """One line: "nvrtc /usr/local/cuda/lib64/libnvrtc.so.13, cublas ...", or
+    "none loaded yet"."""
+    return ", ".join(f"{name} {path}" for name, path in _loaded.items()) or "none loaded yet"
