@@ -34,6 +34,7 @@ not a template becomes a kernel that get_function finds; templates are found
 by their name expressions.
 """
 
+import functools
 import hashlib
 import os
 import re
@@ -93,8 +94,9 @@ def compile_cuda(source, options=(), arch=None, name_expressions=()):
         arch = f"sm_{major}{minor}"
     if not any(o.startswith(("-arch", "--gpu-architecture")) for o in options):
         options += (f"--gpu-architecture={arch}",)
+    options += (f"--include-path={_INCLUDE}",)
     version = nvrtc_version()
-    key = hashlib.sha256(repr((source, options, arch, version,
+    key = hashlib.sha256(repr((source, options, arch, version, _headers_digest(),
                                name_expressions)).encode()).hexdigest()
     image = _cache.load(f"{key}.cubin")
     names = _cache.load(f"{key}.names") if name_expressions else b""
@@ -111,6 +113,9 @@ def compile_cuda(source, options=(), arch=None, name_expressions=()):
 
 _PRELUDE = Path(__file__).with_name("sim_prelude.h")
 _SIM_INCLUDE = Path(__file__).with_name("sim_include")
+# pygpu's device headers (<pygpu/ufunc.h>, ...): the generated kernels include
+# them, and so may users' kernels, on both backends
+_INCLUDE = Path(__file__).with_name("include")
 _host_compilers = {}
 
 # `extern __shared__ [__align__(n)] T name[];`: the launch's dynamic shared
@@ -267,10 +272,21 @@ def _c_string(text):
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+@functools.cache
+def _headers_digest():
+    """The digest of pygpu's device headers, part of every cache key."""
+    h = hashlib.sha256()
+    for p in sorted(_INCLUDE.rglob("*.h")):
+        h.update(str(p.relative_to(_INCLUDE)).encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()
+
+
+@functools.cache
 def _prelude_digest():
     h = hashlib.sha256(_PRELUDE.read_bytes())
     for p in sorted(_SIM_INCLUDE.glob("*.h")):
         h.update(p.name.encode() + p.read_bytes())
+    h.update(_headers_digest().encode())
     return h.hexdigest()
 
 
@@ -288,6 +304,7 @@ def compile_host(source, options=(), check=False, name_expressions=()):
              if check else [])
     flags = ["-std=c++17", "-O2", "-fPIC", "-shared", "-fno-exceptions",
              "-fno-threadsafe-statics", "-fvisibility=hidden", "-w", f"-I{_SIM_INCLUDE}",
+             f"-I{_INCLUDE}",
              *extra, *flags]
     # the key: what the compiler gets (the unit, its flags, the prelude and its
     # headers) and which compiler

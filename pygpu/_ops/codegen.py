@@ -1,0 +1,133 @@
+"""Kernels from the op table: CUDA C rendered from one template, compiled by
+the one compile path (pygpu.rawkernel: NVRTC on a GPU, the host compiler on
+the simulator) through the one disk cache (pygpu/_cache.py), and kept in
+memory once loaded.
+
+For one op and one loop (its type signature) there are kernels for each
+layout class and each choice of which inputs are scalars:
+
+- layout "c": every array operand contiguous in the loop's dtype, walked by a
+  flat index; layout "s": any strides (negative, zero for broadcast axes), up
+  to MAX_DIMS axes after folding, walked by coordinates;
+- each input is an array ("a", by pointer) or a scalar ("s", by value, cast
+  once); outputs are always arrays.
+
+A compiled unit holds the kernels of one loop on a GPU (a first call compiles
+only what it needs), and of every loop of the op on the simulator (the host
+compiler's start-up dominates there: one unit per op keeps the test suite's
+compiles few).
+"""
+
+import itertools
+import threading
+from pathlib import Path
+
+from .. import _core
+from .table import DEVICE_TYPES
+
+MAX_DIMS = 4
+INCLUDE = Path(__file__).resolve().parent.parent / "include"
+
+# a type character -> the name it has in kernel names
+_TAGS = {"?": "b1", "b": "i1", "B": "u1", "h": "i2", "H": "u2", "i": "i4", "I": "u4",
+         "q": "i8", "Q": "u8", "e": "f2", "f": "f4", "d": "f8", "F": "c8", "D": "c16"}
+
+
+def storage(char):
+    return DEVICE_TYPES[char]
+
+
+def compute(char):
+    return "float" if char == "e" else DEVICE_TYPES[char]
+
+
+def kernel_name(op, ins, outs, layout, mask):
+    sig = "_".join(_TAGS[c] for c in ins) + "__" + "_".join(_TAGS[c] for c in outs)
+    return f"pg_{op.name}__{sig}__{layout}{mask}"
+
+
+def masks(nin):
+    """Which inputs are scalars: 'aa', 'as', 'sa' (never all scalars)."""
+    return ["".join(m) for m in itertools.product("as", repeat=nin) if "a" in m]
+
+
+def _kernel(op, ins, outs, layout, mask):
+    params, pre, body = [], [], []
+    for k, c in enumerate(ins):
+        if mask[k] == "s":
+            params.append(f"{storage(c)} v{k}")
+            pre.append(f"const T{k} s{k} = pg::cast<T{k}>(v{k});")
+        elif layout == "c":
+            params.append(f"const {storage(c)} *p{k}")
+        else:
+            params.append(f"const char *p{k}")
+    for k, c in enumerate(outs):
+        params.append(f"{storage(c)} *q{k}" if layout == "c" else f"char *q{k}")
+    params.append("long long n")
+    arrays = [f"p{k}" for k in range(len(ins)) if mask[k] == "a"] + \
+        [f"q{k}" for k in range(len(outs))]
+    if layout == "s":
+        params += [f"long long d{j}" for j in range(1, MAX_DIMS)]
+        params += [f"long long {a}s{j}" for a in arrays for j in range(MAX_DIMS)]
+        body.append("long long r = i;")
+        for j in range(MAX_DIMS - 1, 0, -1):
+            body.append(f"const long long c{j} = r % d{j}; r /= d{j};")
+        body.append("const long long c0 = r;")
+        for a in arrays:
+            terms = " + ".join(f"c{j} * {a}s{j}" for j in range(MAX_DIMS))
+            body.append(f"const long long {a}o = {terms};")
+    for k, c in enumerate(ins):
+        if mask[k] == "s":
+            body.append(f"T{k} in{k} = s{k};")
+        elif layout == "c":
+            body.append(f"T{k} in{k} = pg::cast<T{k}>(p{k}[i]);")
+        else:
+            body.append(f"T{k} in{k} = pg::cast<T{k}>(*(const {storage(c)} *)(p{k} + p{k}o));")
+    body += [f"R{k} out{k};" for k in range(len(outs))]
+    body.append("{ " + op.code_for(ins, outs) + " }")
+    for k, c in enumerate(outs):
+        target = f"q{k}[i]" if layout == "c" else f"*({storage(c)} *)(q{k} + q{k}o)"
+        body.append(f"{target} = pg::cast<{storage(c)}>(out{k});")
+    types = [f"typedef {compute(c)} T{k};" for k, c in enumerate(ins)] + \
+            [f"typedef {compute(c)} R{k};" for k, c in enumerate(outs)]
+    inner = "\n        ".join(body)
+    return (f'extern "C" __global__ void {kernel_name(op, ins, outs, layout, mask)}('
+            f'{", ".join(params)})\n{{\n    {" ".join(types)}\n    {" ".join(pre)}\n'
+            "    const long long step = (long long)gridDim.x * blockDim.x;\n"
+            "    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; "
+            "i < n; i += step) {\n"
+            f"        {inner}\n    }}\n}}\n")
+
+
+def render(op, loops):
+    """The CUDA C of a unit: every layout and scalar choice of each loop."""
+    parts = ["#include <pygpu/ufunc.h>\n"]
+    for ins, outs in loops:
+        for layout in ("c", "s"):
+            for mask in masks(len(ins)):
+                parts.append(_kernel(op, ins, outs, layout, mask))
+    return "\n".join(parts)
+
+
+_lock = threading.Lock()
+_units = {}  # (op name, loops) -> RawModule
+_functions = {}  # (op name, ins, outs, layout, mask) -> Function
+
+
+def function(op, ins, outs, layout, mask):
+    """The kernel, compiled (or loaded from the caches) on first use."""
+    key = (op.name, ins, outs, layout, mask)
+    f = _functions.get(key)
+    if f is not None:
+        return f
+    from ..rawkernel import RawModule
+
+    loops = op.loops if _core._host_modules() else ((ins, outs),)
+    with _lock:
+        unit = _units.get((op.name, loops))
+        if unit is None:
+            unit = RawModule(render(op, loops), check=False)
+            _units[(op.name, loops)] = unit
+    f = unit.get_function(kernel_name(op, ins, outs, layout, mask))
+    _functions[key] = f
+    return f

@@ -1,0 +1,209 @@
+"""The one table of elementwise ops: every kernel the generator makes, every
+pygpu ufunc, and every generated test reads it (docs/ARCHITECTURE.md,
+"Generated kernels").
+
+An entry gives an op's name (NumPy's), its C code, and how its results
+compare with NumPy's. The rest comes from NumPy itself, so that pygpu's loops
+are NumPy's: the number of inputs and outputs, and the type signatures in
+NumPy's loop order (`ufunc.types`), kept where every type is one the device
+has (DEVICE_TYPES). The reference is `numpy.<name>`.
+
+The C code is one or more statements over `in0`, `in1`, ... (the inputs, in
+their compute types: float for float16, else the dtype's C type) that set
+`out0`, `out1`, ...; `T0`, `T1`, ... name the inputs' compute types and `R0`,
+... the outputs'. The code may differ by the kind of the loop's first input
+(b bool, i signed, u unsigned, f float, c complex) or for one loop ("ee->e"):
+a dict from a key (a loop, or a string of kinds) to the code, the most
+specific key winning. The device functions (pg::...) are in
+pygpu/include/pygpu/ufunc.h.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+# NumPy's type characters the device has, and their C storage types. 'l' and
+# 'q' are both int64 on the platforms pygpu runs on: the loops are deduplicated
+# by dtype, keeping NumPy's first.
+DEVICE_TYPES = {
+    "?": "bool", "b": "signed char", "B": "unsigned char", "h": "short",
+    "H": "unsigned short", "i": "int", "I": "unsigned int", "l": "long long",
+    "L": "unsigned long long", "q": "long long", "Q": "unsigned long long",
+    "e": "pg::half", "f": "float", "d": "double",
+    "F": "pg::complex<float>", "D": "pg::complex<double>",
+}
+KINDS = {"?": "b", **dict.fromkeys("bhilq", "i"), **dict.fromkeys("BHILQ", "u"),
+         **dict.fromkeys("efd", "f"), **dict.fromkeys("FD", "c")}
+
+
+def canonical(char):
+    """One character per dtype: 'l' -> 'q', 'L' -> 'Q'."""
+    return np.dtype(char).char if char not in "lL" else {"l": "q", "L": "Q"}[char]
+
+
+@dataclass(frozen=True)
+class Op:
+    name: str
+    code: object  # str, or {key: str}: see the module's docstring
+    exact: object = True  # False, or the kinds it is exact for ("biuf"): else the
+    # answer may differ from NumPy's in the last bits (ulps)
+    domain: tuple = None  # for tests: (low, high) of random inputs that make sense
+    loops: tuple = field(default=None, compare=False)  # (in chars, out chars), derived
+
+    @property
+    def ufunc(self):
+        return getattr(np, self.name)
+
+    @property
+    def nin(self):
+        return len(self.loops[0][0])
+
+    @property
+    def nout(self):
+        return len(self.loops[0][1])
+
+    def exact_for(self, char):
+        """Whether the loop whose first output is `char` gives NumPy's bits."""
+        return self.exact is True or (isinstance(self.exact, str) and KINDS[char] in self.exact)
+
+    def code_for(self, ins, outs):
+        """The C code of the loop (ins, outs), e.g. ("ff", "f")."""
+        if isinstance(self.code, str):
+            return self.code
+        loop = f"{ins}->{outs}"
+        if loop in self.code:
+            return self.code[loop]
+        kind = KINDS[ins[0]]
+        for key, code in self.code.items():
+            if "->" not in key and kind in key:
+                return code
+        raise KeyError(f"{self.name}: no code for the loop {loop}")
+
+
+def numpy_loops(name):
+    """(ins, outs) of NumPy's loops for `name` whose types the device has, in
+    NumPy's order, one per dtype signature, characters made canonical."""
+    seen, loops = set(), []
+    for t in getattr(np, name).types:
+        ins, outs = t.split("->")
+        if not all(c in DEVICE_TYPES for c in ins + outs):
+            continue
+        key = ("".join(canonical(c) for c in ins), "".join(canonical(c) for c in outs))
+        if key not in seen:
+            seen.add(key)
+            loops.append(key)
+    return tuple(loops)
+
+
+_PI = "3.141592653589793238462643383279502884"
+
+_UNARY_MATH = ["sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
+               "arcsinh", "arccosh", "arctanh", "exp", "exp2", "expm1", "log", "log2",
+               "log10", "log1p", "sqrt"]
+_DOMAINS = {"arcsin": (-1, 1), "arccos": (-1, 1), "arctanh": (-0.99, 0.99),
+            "arccosh": (1, 10), "log": (0.01, 100), "log2": (0.01, 100),
+            "log10": (0.01, 100), "log1p": (-0.99, 100), "sqrt": (0, 100),
+            "exp": (-20, 20), "exp2": (-20, 20), "expm1": (-20, 20), "sinh": (-20, 20),
+            "cosh": (-20, 20)}
+
+_ENTRIES = [
+    *(Op(n, f"out0 = pg::{n}(in0);", exact=False, domain=_DOMAINS.get(n))
+      for n in _UNARY_MATH),
+    Op("cbrt", "out0 = pg::cbrt(in0);", exact=False),
+    Op("arctan2", "out0 = pg::arctan2(in0, in1);", exact=False),
+    Op("hypot", "out0 = pg::hypot(in0, in1);", exact=False),
+    Op("logaddexp", "out0 = pg::logaddexp(in0, in1);", exact=False),
+    Op("logaddexp2", "out0 = pg::logaddexp2(in0, in1);", exact=False),
+    Op("power", {"iu": "out0 = pg::int_power(in0, in1);", "fc": "out0 = pg::pow(in0, in1);"},
+       exact=False, domain=(0.1, 4)),
+    Op("float_power", "out0 = pg::pow(in0, in1);", exact=False, domain=(0.1, 4)),
+    Op("deg2rad", f"out0 = in0 * (T0)({_PI} / 180.0);", exact=False),
+    Op("radians", f"out0 = in0 * (T0)({_PI} / 180.0);", exact=False),
+    Op("rad2deg", f"out0 = in0 * (T0)(180.0 / {_PI});", exact=False),
+    Op("degrees", f"out0 = in0 * (T0)(180.0 / {_PI});", exact=False),
+    # arithmetic
+    Op("add", {"b": "out0 = in0 || in1;", "iu": "out0 = pg::wrap_add(in0, in1);",
+               "fc": "out0 = in0 + in1;"}),
+    Op("subtract", {"iu": "out0 = pg::wrap_sub(in0, in1);", "fc": "out0 = in0 - in1;"}),
+    Op("multiply", {"b": "out0 = in0 && in1;", "iu": "out0 = pg::wrap_mul(in0, in1);",
+                    "fc": "out0 = in0 * in1;"}, exact="biuf"),
+    Op("divide", "out0 = in0 / in1;", exact=False),
+    Op("floor_divide", {"iu": "out0 = pg::int_floor_divide(in0, in1);",
+                        "f": "T0 m; out0 = pg::float_divmod(in0, in1, &m);"}),
+    Op("remainder", {"iu": "out0 = pg::int_remainder(in0, in1);",
+                     "f": "pg::float_divmod(in0, in1, &out0);"}),
+    Op("fmod", {"iu": "out0 = pg::int_fmod(in0, in1);", "f": "out0 = pg::fmod(in0, in1);"}),
+    Op("divmod", {"iu": "out0 = pg::int_floor_divide(in0, in1); "
+                        "out1 = pg::int_remainder(in0, in1);",
+                  "f": "out0 = pg::float_divmod(in0, in1, &out1);"}),
+    Op("negative", {"iu": "out0 = pg::wrap_neg(in0);", "fc": "out0 = -in0;"}),
+    Op("positive", "out0 = in0;"),
+    Op("absolute", {"b": "out0 = in0;", "iu": "out0 = pg::int_abs(in0);",
+                    "f": "out0 = pg::fabs(in0);", "c": "out0 = pg::abs(in0);"},
+       exact=False),
+    Op("fabs", "out0 = pg::fabs(in0);"),
+    Op("square", {"iu": "out0 = pg::wrap_mul(in0, in0);", "fc": "out0 = in0 * in0;"},
+       exact="biuf"),
+    Op("reciprocal", {"iu": "out0 = in0 == 0 ? (R0)0 : (R0)(1 / in0);",
+                      "f": "out0 = (T0)1 / in0;", "c": "out0 = pg::cast<T0>(1.0) / in0;"},
+       exact=False, domain=(1, 100)),
+    Op("sign", {"i": "out0 = (T0)((in0 > 0) - (in0 < 0));", "u": "out0 = in0 > 0;",
+                "f": "out0 = pg::float_sign(in0);", "c": "out0 = pg::complex_sign(in0);"},
+       exact=False),
+    Op("conjugate", {"biuf": "out0 = in0;", "c": "out0 = pg::conj(in0);"}),
+    Op("heaviside", "out0 = pg::heaviside(in0, in1);"),
+    Op("copysign", "out0 = pg::copysign(in0, in1);"),
+    Op("nextafter", {"ee->e": "out0 = pg::half_nextafter(in0, in1);",
+                     "f": "out0 = pg::nextafter(in0, in1);"}),
+    Op("spacing", {"e->e": "out0 = pg::half_spacing(in0);", "f": "out0 = pg::spacing(in0);"}),
+    Op("ldexp", "out0 = pg::ldexp(in0, pg::clamp_int(in1));"),
+    Op("frexp", "int e; out0 = pg::frexp(in0, &e); out1 = e;"),
+    Op("modf", "out0 = pg::modf(in0, &out1);"),
+    # rounding
+    Op("floor", {"biu": "out0 = in0;", "f": "out0 = pg::floor(in0);"}),
+    Op("ceil", {"biu": "out0 = in0;", "f": "out0 = pg::ceil(in0);"}),
+    Op("trunc", {"biu": "out0 = in0;", "f": "out0 = pg::trunc(in0);"}),
+    Op("rint", "out0 = pg::rint(in0);"),
+    # comparisons and extrema
+    Op("equal", "out0 = pg::eq(in0, in1);"),
+    Op("not_equal", "out0 = !pg::eq(in0, in1);"),
+    Op("less", "out0 = pg::lt(in0, in1);"),
+    Op("less_equal", "out0 = pg::le(in0, in1);"),
+    Op("greater", "out0 = pg::lt(in1, in0);"),
+    Op("greater_equal", "out0 = pg::le(in1, in0);"),
+    Op("maximum", "out0 = pg::maximum(in0, in1);"),
+    Op("minimum", "out0 = pg::minimum(in0, in1);"),
+    Op("fmax", "out0 = pg::fmax(in0, in1);"),
+    Op("fmin", "out0 = pg::fmin(in0, in1);"),
+    # predicates
+    Op("isnan", {"biu": "out0 = false;", "fc": "out0 = pg::is_nan(in0);"}),
+    Op("isinf", {"biu": "out0 = false;", "fc": "out0 = pg::is_inf(in0);"}),
+    Op("isfinite", {"biu": "out0 = true;", "fc": "out0 = pg::is_finite(in0);"}),
+    Op("signbit", "out0 = pg::sign_bit(in0);"),
+    # logic
+    Op("logical_and", "out0 = pg::cast<bool>(in0) && pg::cast<bool>(in1);"),
+    Op("logical_or", "out0 = pg::cast<bool>(in0) || pg::cast<bool>(in1);"),
+    Op("logical_xor", "out0 = pg::cast<bool>(in0) != pg::cast<bool>(in1);"),
+    Op("logical_not", "out0 = !pg::cast<bool>(in0);"),
+    # bits
+    Op("bitwise_and", "out0 = (R0)(in0 & in1);"),
+    Op("bitwise_or", "out0 = (R0)(in0 | in1);"),
+    Op("bitwise_xor", "out0 = (R0)(in0 ^ in1);"),
+    Op("invert", {"b": "out0 = !in0;", "iu": "out0 = (R0)~in0;"}),
+    Op("left_shift", "out0 = pg::left_shift(in0, in1);"),
+    Op("right_shift", "out0 = pg::right_shift(in0, in1);"),
+    Op("bitwise_count", "out0 = pg::bit_count(in0);"),
+    Op("gcd", "out0 = pg::gcd(in0, in1);"),
+    Op("lcm", "out0 = pg::lcm(in0, in1);"),
+]
+
+# Every op, by name, with NumPy's loops filled in.
+OPS = {op.name: Op(op.name, op.code, op.exact, op.domain, numpy_loops(op.name))
+       for op in _ENTRIES}
+
+# NumPy's other names for the same ufuncs (np.abs is np.absolute, ...)
+ALIASES = {"abs": "absolute", "conj": "conjugate", "mod": "remainder",
+           "true_divide": "divide", "bitwise_not": "invert", "bitwise_invert": "invert",
+           "bitwise_left_shift": "left_shift", "bitwise_right_shift": "right_shift",
+           "acos": "arccos", "acosh": "arccosh", "asin": "arcsin", "asinh": "arcsinh",
+           "atan": "arctan", "atanh": "arctanh", "atan2": "arctan2", "pow": "power"}

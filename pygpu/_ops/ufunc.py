@@ -1,0 +1,427 @@
+"""pygpu's ufuncs: NumPy's semantics on DeviceArrays, with kernels from the op
+table (table.py) made by the generator (codegen.py).
+
+`pygpu.sin(d)`, `np.sin(d)` (through DeviceArray.__array_ufunc__) and the
+operators that C does not do itself (`d / 2`, `-d`, `d ** 2`, `d & 3`, ...)
+all come here. What NumPy decides, NumPy decides: the loop (type signature)
+comes from `numpy.ufunc.resolve_dtypes`, with Python scalars passed as their
+types so that NEP 50's rules hold (`np.float32(2) + d` and `2.0 * d` keep
+NumPy's answers), and so do NumPy's errors for casting and broadcasting.
+pygpu then casts array inputs whose dtype is not the loop's, picks a kernel
+by layout (contiguous, or strided with up to codegen.MAX_DIMS folded axes)
+and by which inputs are scalars, and writes outputs (through a temporary
+where out= has another dtype, overlaps an input, or where= masks it).
+"""
+
+import math
+
+import numpy as np
+
+from .. import _core
+from .._core import DeviceArray
+from . import codegen
+from .table import ALIASES, DEVICE_TYPES, OPS, Op, canonical
+
+_PY_SCALARS = (int, float, complex)
+_KWARGS = frozenset(("out", "where", "casting", "order", "dtype", "signature", "subok"))
+_THREADS = 256
+_MAX_BLOCKS = 1 << 20
+
+
+def _host_array_error(name, x):
+    return TypeError(
+        f"{name}: one operand is a {type(x).__module__}.{type(x).__name__} in host memory; "
+        "pygpu does not copy between host and device implicitly: copy it to the device "
+        "first with pygpu.asarray(x) (or bring the DeviceArray to the host with "
+        ".copy_to_host())")
+
+
+def _dtype_error(name, dtype):
+    supported = ", ".join(sorted({np.dtype(c).name for c in DEVICE_TYPES}))
+    return TypeError(f"{name}: pygpu has no {dtype} ({np.dtype(dtype).name}) on the device; "
+                     f"the device's dtypes are {supported}")
+
+
+def _operand(name, x):
+    """A DeviceArray, a Python scalar (weak, NEP 50) or a NumPy scalar of a
+    device dtype; None for a type pygpu leaves to others (NotImplemented)."""
+    if isinstance(x, DeviceArray):
+        return x
+    if isinstance(x, bool):
+        return np.bool_(x)
+    if isinstance(x, np.generic) or (isinstance(x, np.ndarray) and x.ndim == 0):
+        if isinstance(x, np.ndarray):
+            x = x[()]
+        if not isinstance(x, np.generic) or x.dtype.char not in DEVICE_TYPES:
+            raise _dtype_error(name, x.dtype if isinstance(x, np.generic) else np.dtype(object))
+        return x
+    if isinstance(x, _PY_SCALARS):
+        return x
+    if isinstance(x, np.ndarray):
+        raise _host_array_error(name, x)
+    if isinstance(x, (list, tuple)):
+        raise TypeError(f"{name}: one operand is a {type(x).__name__} (host data); copy it "
+                        "to the device first with pygpu.asarray(x)")
+    return None
+
+
+def _scalar_type(x):
+    """What resolve_dtypes is given for a scalar: its dtype, or for a Python
+    int, float or complex the type itself (a weak scalar)."""
+    if isinstance(x, np.generic):
+        return x.dtype
+    for t in _PY_SCALARS:
+        if isinstance(x, t):
+            return t
+    raise AssertionError(x)
+
+
+def _resolve(op, operands, outs, dtype, signature, casting):
+    """(ins, outs) of the loop NumPy picks, as canonical type characters."""
+    given = [x.dtype if isinstance(x, DeviceArray) else _scalar_type(x) for x in operands]
+    given += [o.dtype if o is not None else None for o in outs]
+    if dtype is not None:
+        if signature is not None:
+            raise TypeError("cannot specify both 'signature' and 'dtype'")
+        signature = (None,) * op.nin + (np.dtype(dtype),) * op.nout
+    extra = {} if signature is None else {"signature": signature}
+    resolved = op.ufunc.resolve_dtypes(tuple(given), casting=casting, **extra)
+    for d in resolved:
+        if d.char not in DEVICE_TYPES:
+            raise _dtype_error(op.name, d)
+    ins = "".join(canonical(d.char) for d in resolved[:op.nin])
+    outs_ = "".join(canonical(d.char) for d in resolved[op.nin:])
+    if (ins, outs_) not in op.loops:
+        raise TypeError(f"{op.name}: pygpu has no loop for {ins}->{outs_}")
+    return ins, outs_
+
+
+def _extent(a):
+    """[lo, hi) of the bytes a DeviceArray spans."""
+    lo = hi = a.ptr
+    for n, s in zip(a.shape, a.strides, strict=True):
+        if n == 0:
+            return a.ptr, a.ptr
+        if s < 0:
+            lo += (n - 1) * s
+        else:
+            hi += (n - 1) * s
+    return lo, hi + a.itemsize
+
+
+def _unsafe_overlap(out, x):
+    """Whether writing `out` element by element can change what is still to be
+    read of `x`: they share memory, and not as the same elements in the same
+    order."""
+    if out.size == 0 or x.size == 0:
+        return False
+    lo1, hi1 = _extent(out)
+    lo2, hi2 = _extent(x)
+    if hi1 <= lo2 or hi2 <= lo1:
+        return False
+    return not (x.ptr == out.ptr and x.shape == out.shape and x.strides == out.strides
+                and x.dtype == out.dtype)
+
+
+def _byte_strides(a, shape):
+    """a's strides seen in the broadcast `shape`: 0 on broadcast axes."""
+    pad = len(shape) - a.ndim
+    return [0 if i < pad or a.shape[i - pad] == 1 else a.strides[i - pad]
+            for i in range(len(shape))]
+
+
+def _fold(shape, strides):
+    """Axes of length 1 dropped and neighbours folded where every operand
+    steps through both as through one; (shape, strides per operand)."""
+    dims = [(n, [s[i] for s in strides]) for i, n in enumerate(shape) if n != 1]
+    out = []
+    for n, st in dims:
+        if out:
+            m, prev = out[-1]
+            if all(p == q * n for p, q in zip(prev, st, strict=True)):
+                out[-1] = (m * n, st)
+                continue
+        out.append((n, st))
+    return [n for n, _ in out], [[st[k] for _, st in out] for k in range(len(strides))]
+
+
+def _launch(op, loop, inputs, targets, shape):
+    n = math.prod(shape)
+    if n == 0:
+        return
+    ins, outs = loop
+    arrays = [x for x in inputs if isinstance(x, DeviceArray)] + targets
+    mask = "".join("a" if isinstance(x, DeviceArray) else "s" for x in inputs)
+    dims, strides = _fold(shape, [_byte_strides(a, shape) for a in arrays])
+    blocks = min(-(-n // _THREADS), _MAX_BLOCKS)
+    if len(dims) <= 1 and all(not st or st[0] == a.itemsize
+                              for a, st in zip(arrays, strides, strict=True)):
+        f = codegen.function(op, ins, outs, "c", mask)
+        f[blocks, _THREADS](*inputs, *targets, n)
+    elif len(dims) <= codegen.MAX_DIMS:
+        pad = codegen.MAX_DIMS - len(dims)
+        dims = [1] * pad + dims
+        flat = [s for st in strides for s in [0] * pad + st]
+        f = codegen.function(op, ins, outs, "s", mask)
+        f[blocks, _THREADS](*inputs, *targets, n, *dims[1:], *flat)
+    else:  # more axes than the kernels take: one launch per index of the first
+        for i in range(shape[0]):
+            sub = [x[i if x.shape[0] != 1 else 0]
+                   if isinstance(x, DeviceArray) and x.ndim == len(shape) else x
+                   for x in inputs]
+            _launch(op, loop, sub, [t[i] for t in targets], shape[1:])
+
+
+def _scalar_value(op, x, dtype):
+    """A scalar operand as a NumPy scalar of the loop's dtype."""
+    return np.asarray(x, dtype=dtype)[()] if not isinstance(x, np.generic) \
+        else x.astype(dtype)
+
+
+_COMPARISONS = frozenset(("equal", "not_equal", "less", "less_equal", "greater",
+                          "greater_equal"))
+
+
+def _device_of(arrays):
+    devices = {a.device.id for a in arrays}
+    if len(devices) > 1:
+        raise ValueError("the arrays are on different devices "
+                         f"({', '.join(map(str, sorted(devices)))}); copy them to one device "
+                         "first (d.copy_to_device or cuda.to_device under "
+                         "`with cuda.gpus[i]:`)")
+    return arrays[0].device
+
+
+def call(op, args, out=None, where=True, casting="same_kind", order="K", dtype=None,
+         signature=None, subok=True):
+    """op(*args, out=..., ...) with NumPy's semantics; NotImplemented where an
+    operand is of a type pygpu leaves to others."""
+    name = op.name
+    if len(args) < op.nin or len(args) > op.nin + op.nout:
+        raise TypeError(f"{name}() takes from {op.nin} to {op.nin + op.nout} positional "
+                        f"arguments but {len(args)} were given")
+    if len(args) > op.nin:
+        if out is not None:
+            raise TypeError("cannot specify 'out' as both a positional and keyword argument")
+        out = args[op.nin:]
+        args = args[:op.nin]
+    outs = _outs(name, op.nout, out)
+    operands = [_operand(name, x) for x in args]
+    if any(x is None for x in operands):
+        return NotImplemented
+    arrays = [x for x in operands if isinstance(x, DeviceArray)]
+    if not arrays:  # scalars alone: a 0-d array of the first, as pygpu.asarray
+        operands[0] = _core.asarray(np.asarray(operands[0]))
+        arrays = [operands[0]]
+    if where is not True:
+        if isinstance(where, (bool, np.bool_)):
+            where = bool(where)
+        elif not isinstance(where, DeviceArray):
+            if isinstance(where, np.ndarray):
+                raise _host_array_error(name, where)
+            raise TypeError(f"{name}: where must be a bool DeviceArray or a bool, not "
+                            f"{type(where).__name__}")
+    device = _device_of(arrays + [o for o in outs if o is not None] +
+                        ([where] if isinstance(where, DeviceArray) else []))
+    for o in outs:
+        if o is not None and not o.flags.writeable:
+            raise ValueError("output array is read-only")
+    ins, outs_ = _resolve(op, operands, outs, dtype, signature, casting)
+    shape = np.broadcast_shapes(*[a.shape for a in arrays])
+    for o in outs:
+        if o is not None and np.broadcast_shapes(shape, o.shape) != o.shape:
+            raise ValueError(f"non-broadcastable output operand with shape {o.shape} doesn't "
+                             f"match the broadcast shape {shape}")
+    if any(o is not None for o in outs):
+        shape = next(o.shape for o in outs if o is not None)
+    if isinstance(where, DeviceArray):
+        np.broadcast_shapes(where.shape, shape)
+    with device:
+        return _compute(op, (ins, outs_), operands, outs, where, shape)
+
+
+def _outs(name, nout, out):
+    if out is None:
+        return [None] * nout
+    if not isinstance(out, tuple):
+        out = (out,)
+    if len(out) != nout:
+        raise ValueError(f"{name}: the 'out' tuple must have exactly {nout} entries: one "
+                         "per ufunc output")
+    for o in out:
+        if o is not None and not isinstance(o, DeviceArray):
+            if isinstance(o, np.ndarray):
+                raise _host_array_error(name, o)
+            raise TypeError(f"{name}: out must be a pygpu.DeviceArray, not {type(o).__name__}")
+    return list(out)
+
+
+def _compute(op, loop, operands, outs, where, shape):
+    ins, outs_ = loop
+    inputs = []
+    try:
+        for x, c in zip(operands, ins, strict=True):
+            dt = np.dtype(c)
+            if isinstance(x, DeviceArray):
+                inputs.append(x if x.dtype == dt else x.astype(dt))
+            else:
+                inputs.append(_scalar_value(op, x, dt))
+    except OverflowError:
+        if op.name not in _COMPARISONS:
+            raise
+        return _constant_comparison(op, operands, outs, shape)
+    arrays_in = [x for x in inputs if isinstance(x, DeviceArray)]
+    targets = []
+    for o, c in zip(outs, outs_, strict=True):
+        dt = np.dtype(c)
+        direct = (o is not None and o.dtype == dt and where is True and
+                  not any(_unsafe_overlap(o, x) for x in arrays_in))
+        targets.append(o if direct else _core.empty(shape, dt))
+    if where is not False:
+        _launch(op, loop, inputs, targets, shape)
+    results = []
+    for o, t in zip(outs, targets, strict=True):
+        if o is None:
+            results.append(t)
+        elif o is not t:
+            if where is True:
+                o[...] = t
+            elif where is not False:
+                ch = canonical(o.dtype.char)
+                _compute(WHERE, ("?" + ch + ch, ch), [where, t, o], [o], True, o.shape)
+            results.append(o)
+        else:
+            results.append(o)
+    return results[0] if len(results) == 1 else tuple(results)
+
+
+def _constant_comparison(op, operands, outs, shape):
+    """A comparison with a Python int beyond the array's dtype: NumPy's answer
+    is the same for every element."""
+    stand_ins = [np.zeros((), x.dtype) if isinstance(x, DeviceArray) else x for x in operands]
+    value = bool(op.ufunc(*stand_ins))
+    result = _core.full(shape, value, dtype=np.bool_) if outs[0] is None else outs[0]
+    if outs[0] is not None:
+        result[...] = value
+    return result
+
+
+class ufunc:
+    """A NumPy ufunc on DeviceArrays: `pygpu.sin(d)`, with NumPy's arguments
+    (out=, where=, casting=, dtype=, signature=) and answers. `np.sin(d)` comes
+    here too."""
+
+    def __init__(self, op):
+        self._op = op
+        self.__name__ = op.name
+        self.__qualname__ = op.name
+        self.__doc__ = (f"{op.name}(*args, out=None, where=True, casting='same_kind', "
+                        f"dtype=None)\n\nnumpy.{op.name} on the device: NumPy's loops and "
+                        "answers (docs/SEMANTICS.md lists where the last bits may differ).")
+
+    nin = property(lambda self: self._op.nin)
+    nout = property(lambda self: self._op.nout)
+    nargs = property(lambda self: self._op.nin + self._op.nout)
+    types = property(lambda self: [f"{i}->{o}" for i, o in self._op.loops])
+    ntypes = property(lambda self: len(self._op.loops))
+
+    def __call__(self, *args, **kwargs):
+        bad = set(kwargs) - _KWARGS
+        if bad:
+            raise TypeError(f"{self.__name__}() got an unexpected keyword argument "
+                            f"{sorted(bad)[0]!r}")
+        r = call(self._op, args, **kwargs)
+        if r is NotImplemented:
+            bad = next(x for x in args if _operand(self.__name__, x) is None)
+            raise TypeError(f"{self.__name__}: pygpu takes DeviceArrays and scalars, not "
+                            f"{type(bad).__name__}")
+        return r
+
+    def __repr__(self):
+        return f"<pygpu.ufunc '{self.__name__}'>"
+
+    def _unsupported(self, method):
+        raise TypeError(f"pygpu: {self.__name__}.{method} is not supported yet")
+
+    def reduce(self, *args, **kwargs):
+        self._unsupported("reduce")
+
+    def accumulate(self, *args, **kwargs):
+        self._unsupported("accumulate")
+
+    def outer(self, *args, **kwargs):
+        self._unsupported("outer")
+
+    def at(self, *args, **kwargs):
+        self._unsupported("at")
+
+    def reduceat(self, *args, **kwargs):
+        self._unsupported("reduceat")
+
+
+# np.where's kernel: not a ufunc, but an entry like one (its loops given)
+_WHERE_LOOPS = tuple((f"?{c}{c}", c) for c in dict.fromkeys(canonical(c) for c in DEVICE_TYPES))
+WHERE = Op("where", "out0 = in0 ? in1 : in2;", loops=_WHERE_LOOPS)
+
+UFUNCS = {name: ufunc(op) for name, op in OPS.items()}
+UFUNCS.update({alias: UFUNCS[name] for alias, name in ALIASES.items()})
+
+
+def array_ufunc(np_ufunc, method, inputs, kwargs):
+    """DeviceArray.__array_ufunc__ (NEP 13)."""
+    name = np_ufunc.__name__
+    op = OPS.get(name)
+    if op is None:
+        raise TypeError(f"pygpu: numpy.{name} is not supported on DeviceArrays yet")
+    if method != "__call__":
+        raise TypeError(f"pygpu: numpy.{name}.{method} is not supported on DeviceArrays yet")
+    bad = set(kwargs) - _KWARGS
+    if bad:
+        raise TypeError(f"pygpu: numpy.{name} with {sorted(bad)[0]}= is not supported")
+    return call(op, inputs, **kwargs)
+
+
+_REFLECTABLE = frozenset(("divide", "floor_divide", "remainder", "power", "divmod",
+                          "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift",
+                          "right_shift"))
+
+
+def operator(name, a, b, inplace):
+    """A Python operator the C slots pass on: `a / b`, `-a` (b None), `a /= b`
+    (inplace). NotImplemented lets Python try the other operand."""
+    op = OPS[name]
+    if b is None and name not in _REFLECTABLE:
+        return call(op, (a,))
+    if inplace:
+        return call(op, (a, b), out=(a,) * op.nout if op.nout == 1 else None)
+    return call(op, (a, b))
+
+
+def where(condition, x, y):
+    """numpy.where(condition, x, y) on the device: x where condition is true,
+    else y, broadcast together; the dtype is NumPy's result_type of x and y."""
+    c = _operand("where", condition)
+    if c is None:
+        raise TypeError(f"where: condition must be a DeviceArray, not {type(condition).__name__}")
+    xs = [_operand("where", v) for v in (x, y)]
+    if any(v is None for v in xs):
+        raise TypeError("where: x and y must be DeviceArrays or scalars")
+    dtype = np.result_type(*[v.dtype if isinstance(v, (DeviceArray, np.generic)) else v
+                             for v in xs])
+    if dtype.char not in DEVICE_TYPES:
+        raise _dtype_error("where", dtype)
+    if not isinstance(c, DeviceArray) or c.dtype != np.bool_:
+        c = call(OPS["not_equal"], (c, 0)) if isinstance(c, DeviceArray) else bool(c)
+    return _where(c, xs, dtype)
+
+
+def _where(c, xs, dtype):
+    operands = [c, *xs]
+    arrays = [v for v in operands if isinstance(v, DeviceArray)]
+    if not arrays:
+        return _core.asarray(np.where(c, *xs))
+    shape = np.broadcast_shapes(*[a.shape for a in arrays])
+    ch = canonical(dtype.char)
+    loop = ("?" + ch + ch, ch)
+    with _device_of(arrays):
+        return _compute(WHERE, loop, operands, [None], True, shape)
