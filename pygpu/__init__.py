@@ -125,6 +125,16 @@ from .rawkernel import CompileError, In, InOut, Out, RawKernel, RawModule  # noq
 
 _install_dask_hook()  # Dask and distributed find DeviceArray by themselves (pygpu/dask.py)
 
+# NumPy's ufuncs on DeviceArrays (pygpu.sin, pygpu.maximum, ...), from the op
+# table; add, subtract and multiply stay the C functions above (they take
+# stream=), and NumPy's functions made of ufuncs (where, clip, round, ...)
+from ._ops.functions import around, clip, conj, imag, isclose, real, round, where  # noqa: E402
+from ._ops.ufunc import UFUNCS as _UFUNCS  # noqa: E402
+from ._ops.ufunc import ufunc  # noqa: E402
+
+_UFUNC_NAMES = sorted(n for n in _UFUNCS if n not in globals())
+globals().update({n: _UFUNCS[n] for n in _UFUNC_NAMES})
+
 __all__ = [
     "CudaError", "Device", "DeviceArray", "Event", "KernelAssertionError", "KernelError",
     "MemoryPool", "NoDeviceError",
@@ -132,4 +142,6 @@ __all__ = [
     "CompileError", "In", "InOut", "Out", "RawKernel", "RawModule", "from_dlpack",
     "add", "add_one", "asarray", "asnumpy", "blas", "cuda", "empty", "empty_like", "full",
     "kernels", "matmul", "multiply", "ones", "subtract", "ones_like", "zeros", "zeros_like",
+    "around", "clip", "conj", "imag", "isclose", "real", "round", "ufunc", "where",
+    *_UFUNC_NAMES,
 ]

@@ -201,6 +201,15 @@ _ENTRIES = [
 OPS = {op.name: Op(op.name, op.code, op.exact, op.domain, numpy_loops(op.name))
        for op in _ENTRIES}
 
+# Kernels of NumPy's functions that are not ufuncs, with their loops given:
+# numpy.where, and the real and imaginary parts of complex numbers.
+_EVERY_TYPE = tuple(dict.fromkeys(canonical(c) for c in DEVICE_TYPES))
+INTERNAL = {op.name: op for op in (
+    Op("where", "out0 = in0 ? in1 : in2;", loops=tuple((f"?{c}{c}", c) for c in _EVERY_TYPE)),
+    Op("real", "out0 = in0.re;", loops=(("F", "f"), ("D", "d"))),
+    Op("imag", "out0 = in0.im;", loops=(("F", "f"), ("D", "d"))),
+)}
+
 # NumPy's other names for the same ufuncs (np.abs is np.absolute, ...)
 ALIASES = {"abs": "absolute", "conj": "conjugate", "mod": "remainder",
            "true_divide": "divide", "bitwise_not": "invert", "bitwise_invert": "invert",

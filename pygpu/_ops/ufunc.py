@@ -20,7 +20,7 @@ import numpy as np
 from .. import _core
 from .._core import DeviceArray
 from . import codegen
-from .table import ALIASES, DEVICE_TYPES, OPS, Op, canonical
+from .table import ALIASES, DEVICE_TYPES, INTERNAL, OPS, canonical
 
 _PY_SCALARS = (int, float, complex)
 _KWARGS = frozenset(("out", "where", "casting", "order", "dtype", "signature", "subok"))
@@ -224,20 +224,38 @@ def call(op, args, out=None, where=True, casting="same_kind", order="K", dtype=N
     device = _device_of(arrays + [o for o in outs if o is not None] +
                         ([where] if isinstance(where, DeviceArray) else []))
     for o in outs:
-        if o is not None and not o.flags.writeable:
+        if o is not None and not o.flags["WRITEABLE"]:
             raise ValueError("output array is read-only")
     ins, outs_ = _resolve(op, operands, outs, dtype, signature, casting)
-    shape = np.broadcast_shapes(*[a.shape for a in arrays])
-    for o in outs:
-        if o is not None and np.broadcast_shapes(shape, o.shape) != o.shape:
-            raise ValueError(f"non-broadcastable output operand with shape {o.shape} doesn't "
-                             f"match the broadcast shape {shape}")
-    if any(o is not None for o in outs):
-        shape = next(o.shape for o in outs if o is not None)
+    shape = _broadcast(arrays, outs)
     if isinstance(where, DeviceArray):
         np.broadcast_shapes(where.shape, shape)
     with device:
         return _compute(op, (ins, outs_), operands, outs, where, shape)
+
+
+def _shape_text(shape):
+    return "(" + ",".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _broadcast(arrays, outs):
+    """The shape of the operation: the inputs broadcast together, which must
+    then broadcast to the outputs' shape; NumPy's errors."""
+    given = [o for o in outs if o is not None]
+    try:
+        shape = np.broadcast_shapes(*[a.shape for a in arrays])
+        for o in given:
+            np.broadcast_shapes(shape, o.shape)
+    except ValueError:
+        shapes = [a.shape for a in arrays] + [o.shape for o in given]
+        raise ValueError("operands could not be broadcast together with shapes " +
+                         " ".join(str(s).replace(" ", "") for s in shapes) + " ") from None
+    for o in given:
+        if np.broadcast_shapes(shape, o.shape) != o.shape:
+            raise ValueError(f"non-broadcastable output operand with shape "
+                             f"{_shape_text(o.shape)} doesn't match the broadcast shape "
+                             f"{_shape_text(np.broadcast_shapes(shape, o.shape))}")
+    return given[0].shape if given else shape
 
 
 def _outs(name, nout, out):
@@ -270,6 +288,8 @@ def _compute(op, loop, operands, outs, where, shape):
         if op.name not in _COMPARISONS:
             raise
         return _constant_comparison(op, operands, outs, shape)
+    if op.name == "power" and ins[1] in "bhiq":
+        _refuse_negative_exponent(inputs[1])
     arrays_in = [x for x in inputs if isinstance(x, DeviceArray)]
     targets = []
     for o, c in zip(outs, outs_, strict=True):
@@ -293,6 +313,16 @@ def _compute(op, loop, operands, outs, where, shape):
         else:
             results.append(o)
     return results[0] if len(results) == 1 else tuple(results)
+
+
+def _refuse_negative_exponent(e):
+    """NumPy's ValueError for an integer to a negative integer power."""
+    if isinstance(e, DeviceArray):
+        negative = e.size and bool(np.any(call(OPS["less"], (e, 0)).copy_to_host()))
+    else:
+        negative = e < 0
+    if negative:
+        raise ValueError("Integers to negative integer powers are not allowed.")
 
 
 def _constant_comparison(op, operands, outs, shape):
@@ -359,9 +389,7 @@ class ufunc:
         self._unsupported("reduceat")
 
 
-# np.where's kernel: not a ufunc, but an entry like one (its loops given)
-_WHERE_LOOPS = tuple((f"?{c}{c}", c) for c in dict.fromkeys(canonical(c) for c in DEVICE_TYPES))
-WHERE = Op("where", "out0 = in0 ? in1 : in2;", loops=_WHERE_LOOPS)
+WHERE = INTERNAL["where"]
 
 UFUNCS = {name: ufunc(op) for name, op in OPS.items()}
 UFUNCS.update({alias: UFUNCS[name] for alias, name in ALIASES.items()})
@@ -399,29 +427,30 @@ def operator(name, a, b, inplace):
 
 def where(condition, x, y):
     """numpy.where(condition, x, y) on the device: x where condition is true,
-    else y, broadcast together; the dtype is NumPy's result_type of x and y."""
+    else y, broadcast together; the dtype is NumPy's result_type of x and y
+    (NEP 50: a Python scalar takes the array's dtype)."""
     c = _operand("where", condition)
-    if c is None:
-        raise TypeError(f"where: condition must be a DeviceArray, not {type(condition).__name__}")
     xs = [_operand("where", v) for v in (x, y)]
-    if any(v is None for v in xs):
-        raise TypeError("where: x and y must be DeviceArrays or scalars")
+    if c is None or any(v is None for v in xs):
+        bad = next(v for v in (condition, x, y) if _operand("where", v) is None)
+        raise TypeError(f"where takes DeviceArrays and scalars, not {type(bad).__name__}")
     dtype = np.result_type(*[v.dtype if isinstance(v, (DeviceArray, np.generic)) else v
                              for v in xs])
     if dtype.char not in DEVICE_TYPES:
         raise _dtype_error("where", dtype)
-    if not isinstance(c, DeviceArray) or c.dtype != np.bool_:
-        c = call(OPS["not_equal"], (c, 0)) if isinstance(c, DeviceArray) else bool(c)
-    return _where(c, xs, dtype)
+    ch = canonical(dtype.char)
+    return apply(WHERE, ("?" + ch + ch, ch), [c, *xs])
 
 
-def _where(c, xs, dtype):
-    operands = [c, *xs]
+def apply(op, loop, operands, out=None):
+    """op's kernel for `loop` (ins, outs) on the operands (DeviceArrays and
+    scalars, cast to the loop's types), broadcast together: for the table's
+    INTERNAL ops, whose loop the caller picks."""
     arrays = [v for v in operands if isinstance(v, DeviceArray)]
     if not arrays:
-        return _core.asarray(np.where(c, *xs))
-    shape = np.broadcast_shapes(*[a.shape for a in arrays])
-    ch = canonical(dtype.char)
-    loop = ("?" + ch + ch, ch)
-    with _device_of(arrays):
-        return _compute(WHERE, loop, operands, [None], True, shape)
+        operands = [_core.asarray(np.asarray(operands[0])), *operands[1:]]
+        arrays = operands[:1]
+    outs = [out]
+    shape = _broadcast(arrays, outs)
+    with _device_of(arrays + [o for o in outs if o is not None]):
+        return _compute(op, loop, operands, outs, True, shape)

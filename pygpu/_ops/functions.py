@@ -1,0 +1,114 @@
+"""NumPy's elementwise functions that are not ufuncs, made of the table's
+ufuncs and the where kernel, with NumPy's answers: where, clip, round and
+around, real, imag, conj, isclose."""
+
+import builtins
+
+import numpy as np
+
+from .._core import DeviceArray
+from .table import INTERNAL
+from .ufunc import UFUNCS as U
+from .ufunc import apply, where
+
+_NO_VALUE = np._NoValue
+
+
+def clip(a, a_min=_NO_VALUE, a_max=_NO_VALUE, out=None, *, min=_NO_VALUE,  # noqa: A002
+         max=_NO_VALUE, **kwargs):  # noqa: A002
+    """numpy.clip: minimum(maximum(a, a_min), a_max); either bound may be None."""
+    lo = a_min if a_min is not _NO_VALUE else (None if min is _NO_VALUE else min)
+    hi = a_max if a_max is not _NO_VALUE else (None if max is _NO_VALUE else max)
+    if lo is None and hi is None and a_min is _NO_VALUE and min is _NO_VALUE:
+        raise TypeError("clip() needs a_min or a_max (or min= or max=)")
+    if isinstance(a, DeviceArray) and a.dtype.kind in "iu":
+        # as NumPy: a Python int bound beyond the dtype is the dtype's limit
+        info = np.iinfo(a.dtype)
+        lo, hi = (b if type(b) is not int else builtins.min(builtins.max(b, info.min), info.max)
+                  for b in (lo, hi))
+    if lo is None and hi is None:
+        return U["positive"](a, out=out, **kwargs)
+    if hi is None:
+        return U["maximum"](a, lo, out=out, **kwargs)
+    if lo is None:
+        return U["minimum"](a, hi, out=out, **kwargs)
+    return U["minimum"](U["maximum"](a, lo, **kwargs), hi, out=out, **kwargs)
+
+
+def round(a, decimals=0, out=None):  # noqa: A001
+    """numpy.round: half to even, at `decimals` places (negative: tens,
+    hundreds, ...). Complex numbers round both parts."""
+    if not isinstance(a, DeviceArray):
+        raise TypeError(f"round takes a DeviceArray, not {type(a).__name__}")
+    decimals = int(decimals)
+    kind = a.dtype.kind
+    if kind in "biu":
+        if decimals >= 0:
+            return U["positive"](a, out=out) if kind != "b" else _copy_into(a, out)
+        f = a.dtype.type(10 ** -decimals) if 10 ** -decimals <= np.iinfo(a.dtype).max else None
+        if f is None:  # every value rounds to zero
+            return U["multiply"](a, 0, out=out)
+        r = U["multiply"](U["rint"](U["divide"](a, f)), f)
+        return _copy_into(r.astype(a.dtype), out)
+    if decimals == 0:
+        return U["rint"](a, out=out)
+    f = np.finfo(a.dtype).dtype.type(10.0 ** abs(decimals))
+    if decimals > 0:
+        return U["divide"](U["rint"](U["multiply"](a, f)), f, out=out)
+    return U["multiply"](U["rint"](U["divide"](a, f)), f, out=out)
+
+
+around = round
+
+
+def _copy_into(r, out):
+    if out is None:
+        return r if r.base is None else r.copy()
+    out[...] = r
+    return out
+
+
+def real(a):
+    """numpy.real: the real part (a new array for complex input, a itself
+    otherwise, as NumPy returns the array)."""
+    if a.dtype.kind != "c":
+        return a
+    return _part("real", a)
+
+
+def imag(a):
+    """numpy.imag: the imaginary part (zeros of a's dtype for real input)."""
+    if a.dtype.kind != "c":
+        return U["multiply"](a, a.dtype.type(0)) if a.dtype.kind != "b" else \
+            U["logical_and"](a, False)
+    return _part("imag", a)
+
+
+def _part(name, a):
+    loop = ("F", "f") if a.dtype == np.complex64 else ("D", "d")
+    return apply(INTERNAL[name], loop, [a])
+
+
+def conj(a, out=None):
+    """numpy.conj (numpy.conjugate)."""
+    return U["conjugate"](a, out=out)
+
+
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """numpy.isclose: |a - b| <= atol + rtol * |b|, with NumPy's handling of
+    infinities (equal ones are close) and of NaN (close only with
+    equal_nan)."""
+    dt = np.result_type(*[x.dtype if isinstance(x, (DeviceArray, np.generic)) else x
+                          for x in (a, b)], 1.0)
+    x = a.astype(dt) if isinstance(a, DeviceArray) and a.dtype != dt else a
+    y = b.astype(dt) if isinstance(b, DeviceArray) and b.dtype != dt else b
+    finite = U["logical_and"](U["isfinite"](x), U["isfinite"](y))
+    within = U["less_equal"](U["absolute"](U["subtract"](x, y)),
+                             U["add"](U["multiply"](U["absolute"](y), rtol), atol))
+    result = U["logical_or"](U["logical_and"](finite, within), U["equal"](x, y))
+    if equal_nan:
+        result = U["logical_or"](result, U["logical_and"](U["isnan"](x), U["isnan"](y)))
+    return result
+
+
+__all__ = ["around", "clip", "conj", "imag", "isclose", "real", "round", "where"]
