@@ -110,13 +110,15 @@ def render(op, loops):
 
 
 _lock = threading.Lock()
-_units = {}  # (op name, loops) -> RawModule
-_functions = {}  # (op name, ins, outs, layout, mask) -> Function
+_units = {}  # (device, op name, loops) -> RawModule
+_functions = {}  # (device, op name, ins, outs, layout, mask) -> Function
 
 
 def function(op, ins, outs, layout, mask):
-    """The kernel, compiled (or loaded from the caches) on first use."""
-    key = (op.name, ins, outs, layout, mask)
+    """The kernel for the current device, compiled (or loaded from the
+    caches) on first use."""
+    device = _core.get_device()
+    key = (device, op.name, ins, outs, layout, mask)
     f = _functions.get(key)
     if f is not None:
         return f
@@ -124,10 +126,10 @@ def function(op, ins, outs, layout, mask):
 
     loops = op.loops if _core._host_modules() else ((ins, outs),)
     with _lock:
-        unit = _units.get((op.name, loops))
+        unit = _units.get((device, op.name, loops))
         if unit is None:
             unit = RawModule(render(op, loops), check=False)
-            _units[(op.name, loops)] = unit
+            _units[(device, op.name, loops)] = unit
     f = unit.get_function(kernel_name(op, ins, outs, layout, mask))
     _functions[key] = f
     return f

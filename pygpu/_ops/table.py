@@ -216,3 +216,100 @@ ALIASES = {"abs": "absolute", "conj": "conjugate", "mod": "remainder",
            "bitwise_left_shift": "left_shift", "bitwise_right_shift": "right_shift",
            "acos": "arccos", "acosh": "arccosh", "asin": "arcsin", "asinh": "arcsinh",
            "atan": "arctan", "atanh": "arctanh", "atan2": "arctan2", "pow": "power"}
+
+
+# ---- reductions --------------------------------------------------------------
+# The reductions and scans (pygpu/_ops/reduction.py) come from this table too:
+# each kernel is a Reduction below on one loop type T (the loop NumPy picks,
+# e.g. int64 for the sum of int8), rendered into one kernel template
+# (pygpu/include/pygpu/ufunc.h, "Reductions and scans").
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """How a reduction combines, as C code over the loop's compute type `T`
+    and the accumulator `A`:
+
+    - op: the entry of OPS whose code, on the loop (A, A) -> A, combines two
+      partial results (`in0`, `in1` -> `out0`); or combine: that code itself,
+      for accumulators of a type of their own (acc);
+    - identity: what combines with anything to give it back; by default
+      NumPy's identity of the op (`numpy.add.identity`), else (for ops without
+      one, as maximum) a stand-in that no element can beat;
+    - map: an element's contribution, from `x` (the element, cast to its
+      compute type), `r` (its index along the reduced axis) and, for var,
+      `m` (the mean of its output, read from the kernel's `aux`);
+    - post: the result, from the total `a` and the launch's `k` (the count
+      that mean divides by, or ddof);
+    - acc: the accumulator's C type, from T ("real": T's real type).
+    """
+    name: str
+    op: str = None
+    combine: str = None
+    identity: str = None
+    map: str = "pg::cast<A>(x)"
+    post: str = "a"
+    acc: str = "T"
+
+    def combine_code(self, acc_char):
+        """(in0, in1) -> out0 on the accumulator (whose type character, for an
+        op's code, is acc_char)."""
+        if self.combine is not None:
+            return self.combine
+        return OPS[self.op].code_for(acc_char * 2, acc_char)
+
+    def identity_code(self):
+        if self.identity is not None:
+            return self.identity
+        value = OPS[self.op].ufunc.identity
+        if value is None:
+            return _STAND_INS[self.op]
+        return f"pg::cast<A>({str(value).lower() if isinstance(value, bool) else value})"
+
+
+# the start of the reductions of ops without an identity (NumPy starts from the
+# first element; these give the same answer)
+_STAND_INS = {"maximum": "pg::limits<A>::lowest()", "minimum": "pg::limits<A>::highest()",
+              "fmax": "pg::limits<A>::nan_or_lowest()",
+              "fmin": "pg::limits<A>::nan_or_highest()"}
+
+# The ops whose ufunc.reduce and ufunc.accumulate pygpu has: those whose order
+# of combining does not change the answer (a tree gives NumPy's bits).
+REORDERABLE = ("add", "multiply", "maximum", "minimum", "fmax", "fmin", "logical_and",
+               "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "gcd")
+
+_ARG = "pg::arg<T>"
+_COUNTED = "pg::counted<T>"
+_COUNTED_REAL = "pg::counted<typename pg::real_of<T>::type>"
+_NAN_FREE = "pg::is_nan(x) ? pg::cast<A>({}) : pg::cast<A>(x)"
+
+REDUCTIONS = {r.name: r for r in [
+    *(Reduction(name, op=name) for name in REORDERABLE),
+    Reduction("nansum", op="add", map=_NAN_FREE.format(0)),
+    Reduction("nanprod", op="multiply", map=_NAN_FREE.format(1)),
+    Reduction("count_nonzero", op="add", map="pg::cast<A>(pg::cast<bool>(x))"),
+    Reduction("mean", op="add", post="a / pg::cast<A>(k)"),
+    Reduction("var", op="add", acc="real", post="a / pg::cast<A>(k)",
+              map="pg::abs2(pg::cast<T>(x) - m)"),
+    Reduction("std", op="add", acc="real", post="pg::sqrt(a / pg::cast<A>(k))",
+              map="pg::abs2(pg::cast<T>(x) - m)"),
+    Reduction("nanmean", combine="out0 = pg::counted_add(in0, in1);", acc=_COUNTED,
+              identity="pg::no_count<T>()", map="pg::count_number<T>(x)",
+              post="a.v / pg::cast<T>(a.n)"),
+    Reduction("nanvar", combine="out0 = pg::counted_add(in0, in1);", acc=_COUNTED_REAL,
+              identity="pg::no_count<typename pg::real_of<T>::type>()",
+              map="pg::nan_sqdev<T>(x, m)", post="pg::dof_divide(a, k)"),
+    Reduction("nanstd", combine="out0 = pg::counted_add(in0, in1);", acc=_COUNTED_REAL,
+              identity="pg::no_count<typename pg::real_of<T>::type>()",
+              map="pg::nan_sqdev<T>(x, m)", post="pg::sqrt(pg::dof_divide(a, k))"),
+    Reduction("argmax", combine="out0 = pg::arg_max(in0, in1);", acc=_ARG,
+              identity="A::none()", map="A::at(x, r)", post="a.i"),
+    Reduction("argmin", combine="out0 = pg::arg_min(in0, in1);", acc=_ARG,
+              identity="A::none()", map="A::at(x, r)", post="a.i"),
+    Reduction("nanargmax", combine="out0 = pg::arg_max(in0, in1);", acc=_ARG,
+              identity="A::none()", map="pg::is_nan(x) ? A::none() : A::at(x, r)",
+              post="a.i == PG_ARG_NONE ? -1LL : a.i"),
+    Reduction("nanargmin", combine="out0 = pg::arg_min(in0, in1);", acc=_ARG,
+              identity="A::none()", map="pg::is_nan(x) ? A::none() : A::at(x, r)",
+              post="a.i == PG_ARG_NONE ? -1LL : a.i"),
+]}

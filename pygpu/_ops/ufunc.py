@@ -145,10 +145,11 @@ def _fold(shape, strides):
     return [n for n, _ in out], [[st[k] for _, st in out] for k in range(len(strides))]
 
 
-def _launch(op, loop, inputs, targets, shape):
+def _kernel(op, loop, inputs, targets, shape):
+    """(the bound launch, its arguments after the operands) for the layout of
+    the operands; None where they have more than codegen.MAX_DIMS axes after
+    folding."""
     n = math.prod(shape)
-    if n == 0:
-        return
     ins, outs = loop
     arrays = [x for x in inputs if isinstance(x, DeviceArray)] + targets
     mask = "".join("a" if isinstance(x, DeviceArray) else "s" for x in inputs)
@@ -156,20 +157,29 @@ def _launch(op, loop, inputs, targets, shape):
     blocks = min(-(-n // _THREADS), _MAX_BLOCKS)
     if len(dims) <= 1 and all(not st or st[0] == a.itemsize
                               for a, st in zip(arrays, strides, strict=True)):
-        f = codegen.function(op, ins, outs, "c", mask)
-        f[blocks, _THREADS](*inputs, *targets, n)
-    elif len(dims) <= codegen.MAX_DIMS:
+        return codegen.function(op, ins, outs, "c", mask)[blocks, _THREADS], (n,)
+    if len(dims) <= codegen.MAX_DIMS:
         pad = codegen.MAX_DIMS - len(dims)
         dims = [1] * pad + dims
         flat = [s for st in strides for s in [0] * pad + st]
-        f = codegen.function(op, ins, outs, "s", mask)
-        f[blocks, _THREADS](*inputs, *targets, n, *dims[1:], *flat)
-    else:  # more axes than the kernels take: one launch per index of the first
-        for i in range(shape[0]):
-            sub = [x[i if x.shape[0] != 1 else 0]
-                   if isinstance(x, DeviceArray) and x.ndim == len(shape) else x
-                   for x in inputs]
-            _launch(op, loop, sub, [t[i] for t in targets], shape[1:])
+        return (codegen.function(op, ins, outs, "s", mask)[blocks, _THREADS],
+                (n, *dims[1:], *flat))
+    return None
+
+
+def _launch(op, loop, inputs, targets, shape):
+    if math.prod(shape) == 0:
+        return
+    kernel = _kernel(op, loop, inputs, targets, shape)
+    if kernel is not None:
+        launch, extra = kernel
+        launch(*inputs, *targets, *extra)
+        return
+    for i in range(shape[0]):  # more axes than the kernels take: one launch per index
+        sub = [x[i if x.shape[0] != 1 else 0]
+               if isinstance(x, DeviceArray) and x.ndim == len(shape) else x
+               for x in inputs]
+        _launch(op, loop, sub, [t[i] for t in targets], shape[1:])
 
 
 def _scalar_value(op, x, dtype):
@@ -196,6 +206,16 @@ def call(op, args, out=None, where=True, casting="same_kind", order="K", dtype=N
          signature=None, subok=True):
     """op(*args, out=..., ...) with NumPy's semantics; NotImplemented where an
     operand is of a type pygpu leaves to others."""
+    key = None
+    if (out is None and where is True and dtype is None and signature is None and
+            casting == "same_kind" and len(args) == op.nin):
+        key = _plan_key(op, args)
+        plan = _plans.get(key) if key is not None else None
+        if plan is not None and _core.get_device() == plan[0]:
+            try:
+                return plan[1](args)
+            except OverflowError:
+                pass  # a scalar beyond the loop's type: the slow path says what NumPy says
     name = op.name
     if len(args) < op.nin or len(args) > op.nin + op.nout:
         raise TypeError(f"{name}() takes from {op.nin} to {op.nin + op.nout} positional "
@@ -213,6 +233,7 @@ def call(op, args, out=None, where=True, casting="same_kind", order="K", dtype=N
     if not arrays:  # scalars alone: a 0-d array of the first, as pygpu.asarray
         operands[0] = _core.asarray(np.asarray(operands[0]))
         arrays = [operands[0]]
+        key = None  # a plan takes the operands as they come
     if where is not True:
         if isinstance(where, (bool, np.bool_)):
             where = bool(where)
@@ -231,7 +252,64 @@ def call(op, args, out=None, where=True, casting="same_kind", order="K", dtype=N
     if isinstance(where, DeviceArray):
         np.broadcast_shapes(where.shape, shape)
     with device:
-        return _compute(op, (ins, outs_), operands, outs, where, shape)
+        return _compute(op, (ins, outs_), operands, outs, where, shape, key)
+
+
+# ---- the fast path: a plan per op and operands' dtypes, shapes and strides ------------
+# What call() works out for one kind of call (the loop, the casts of scalars,
+# the output, the kernel and its launch configuration) is kept, keyed by the
+# operands' types, dtypes, shapes, strides and device, so that the next such
+# call only converts its scalars, allocates its result and launches.
+
+_plans = {}
+_MAX_PLANS = 4096
+_PY_TYPES = frozenset((bool, int, float, complex))
+
+
+def _plan_key(op, args):
+    key = [op.name]
+    for x in args:
+        t = type(x)
+        if t is DeviceArray:
+            key.append((x.dtype, x.shape, x.strides, x.device.id))
+        elif t in _PY_TYPES:
+            key.append(t)
+        elif isinstance(x, np.generic):
+            key.append(x.dtype)
+        else:
+            return None
+    return tuple(key)
+
+
+def _make_plan(key, op, loop, operands, inputs, targets, shape):
+    """Keep what the next call of this kind needs (see above)."""
+    if len(_plans) >= _MAX_PLANS:
+        _plans.clear()
+    ins, outs = loop
+    converts = []
+    for x, c in zip(operands, ins, strict=True):
+        if isinstance(x, DeviceArray):
+            if x.dtype != np.dtype(c):
+                return  # cast first: not kept
+            converts.append(None)
+        else:
+            converts.append(np.dtype(c).type)
+    out_dtypes = [np.dtype(c) for c in outs]
+    kernel = _kernel(op, loop, inputs, targets, shape) if math.prod(shape) else (None, ())
+    if kernel is None:
+        return
+    launch, extra = kernel
+    empty = _core.empty
+    single = len(out_dtypes) == 1
+
+    def run(args):
+        ins_ = [a if c is None else c(a) for a, c in zip(args, converts, strict=True)]
+        outs_ = [empty(shape, dt) for dt in out_dtypes]
+        if launch is not None:
+            launch(*ins_, *outs_, *extra)
+        return outs_[0] if single else tuple(outs_)
+
+    _plans[key] = (_core.get_device(), run)
 
 
 def _shape_text(shape):
@@ -274,7 +352,7 @@ def _outs(name, nout, out):
     return list(out)
 
 
-def _compute(op, loop, operands, outs, where, shape):
+def _compute(op, loop, operands, outs, where, shape, plan_key=None):
     ins, outs_ = loop
     inputs = []
     try:
@@ -299,6 +377,8 @@ def _compute(op, loop, operands, outs, where, shape):
         targets.append(o if direct else _core.empty(shape, dt))
     if where is not False:
         _launch(op, loop, inputs, targets, shape)
+    if plan_key is not None and not (op.name == "power" and ins[1] in "bhiq"):
+        _make_plan(plan_key, op, loop, operands, inputs, targets, shape)
     results = []
     for o, t in zip(outs, targets, strict=True):
         if o is None:

@@ -181,3 +181,29 @@ def test_many_axes_and_scalars_alone(rng):
                                rtol=1e-13)
     r = pygpu.sin(0.5)
     assert isinstance(r, pygpu.DeviceArray) and r.shape == () and r.dtype == np.float64
+
+
+def test_repeated_calls_stay_right(rng):
+    # the second call of a kind takes the kept plan (pygpu/_ops/ufunc.py): it
+    # must convert each call's own scalars and fall back where NumPy raises
+    from pygpu._ops import ufunc
+
+    x = rng.standard_normal(50).astype(np.float32)
+    d = pygpu.asarray(x)
+    for k in range(3):
+        for s in (2, 2.5, np.float32(-1.5), True):
+            got = pygpu.maximum(d, s)
+            assert got.dtype == np.maximum(x, s).dtype
+            np.testing.assert_array_equal(got.copy_to_host(), np.maximum(x, s))
+        r = pygpu.sin(0.25 * (k + 1))  # scalars alone: no plan
+        np.testing.assert_allclose(r.copy_to_host(), np.sin(0.25 * (k + 1)), rtol=1e-15)
+        np.testing.assert_array_equal(pygpu.sin(d[::2]).copy_to_host(), np.sin(x[::2]))
+    assert any(key[0] == "maximum" for key in ufunc._plans)
+    i8 = pygpu.asarray(np.arange(4, dtype=np.int8))
+    for v in (3, 100, 300, -200, 5):  # 300 and -200 do not fit: NumPy's OverflowError
+        if -128 <= v <= 127:
+            np.testing.assert_array_equal(pygpu.maximum(i8, v).copy_to_host(),
+                                          np.maximum(np.arange(4, dtype=np.int8), v))
+        else:
+            with pytest.raises(OverflowError):
+                pygpu.maximum(i8, v)
