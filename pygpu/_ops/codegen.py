@@ -26,6 +26,8 @@ from .. import _core
 from .table import DEVICE_TYPES
 
 MAX_DIMS = 4
+UNROLL = 4  # elements a thread per step of the contiguous kernels
+MAX_BLOCKS = 1 << 20
 INCLUDE = Path(__file__).resolve().parent.parent / "include"
 
 # a type character -> the name it has in kernel names
@@ -76,27 +78,59 @@ def _kernel(op, ins, outs, layout, mask):
         for a in arrays:
             terms = " + ".join(f"c{j} * {a}s{j}" for j in range(MAX_DIMS))
             body.append(f"const long long {a}o = {terms};")
+    code = "{ " + op.code_for(ins, outs) + " }"
+    types = [f"typedef {compute(c)} T{k};" for k, c in enumerate(ins)] + \
+            [f"typedef {compute(c)} R{k};" for k, c in enumerate(outs)]
+    head = (f'extern "C" __global__ void {kernel_name(op, ins, outs, layout, mask)}('
+            f'{", ".join(params)})\n{{\n    {" ".join(types)}\n    {" ".join(pre)}\n')
+    if layout == "c":
+        return head + _contiguous_body(ins, outs, mask, code)
     for k, c in enumerate(ins):
         if mask[k] == "s":
             body.append(f"T{k} in{k} = s{k};")
-        elif layout == "c":
-            body.append(f"T{k} in{k} = pg::cast<T{k}>(p{k}[i]);")
         else:
             body.append(f"T{k} in{k} = pg::cast<T{k}>(*(const {storage(c)} *)(p{k} + p{k}o));")
     body += [f"R{k} out{k};" for k in range(len(outs))]
-    body.append("{ " + op.code_for(ins, outs) + " }")
+    body.append(code)
     for k, c in enumerate(outs):
-        target = f"q{k}[i]" if layout == "c" else f"*({storage(c)} *)(q{k} + q{k}o)"
-        body.append(f"{target} = pg::cast<{storage(c)}>(out{k});")
-    types = [f"typedef {compute(c)} T{k};" for k, c in enumerate(ins)] + \
-            [f"typedef {compute(c)} R{k};" for k, c in enumerate(outs)]
+        body.append(f"*({storage(c)} *)(q{k} + q{k}o) = pg::cast<{storage(c)}>(out{k});")
     inner = "\n        ".join(body)
-    return (f'extern "C" __global__ void {kernel_name(op, ins, outs, layout, mask)}('
-            f'{", ".join(params)})\n{{\n    {" ".join(types)}\n    {" ".join(pre)}\n'
-            "    const long long step = (long long)gridDim.x * blockDim.x;\n"
+    return (head + "    const long long step = (long long)gridDim.x * blockDim.x;\n"
             "    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; "
             "i < n; i += step) {\n"
             f"        {inner}\n    }}\n}}\n")
+
+
+def _contiguous_body(ins, outs, mask, code):
+    """UNROLL elements a thread, a block's width apart (coalesced): every load
+    issued before the first result is computed, so that each thread has
+    UNROLL loads in flight."""
+    loads = [f"{storage(c)} v{k}[{UNROLL}];" for k, c in enumerate(ins) if mask[k] == "a"]
+    fill = " ".join(f"v{k}[u] = p{k}[i];" for k in range(len(ins)) if mask[k] == "a")
+    take = " ".join(f"T{k} in{k} = s{k};" if mask[k] == "s" else
+                    f"T{k} in{k} = pg::cast<T{k}>(v{k}[u]);" for k in range(len(ins)))
+    outs_ = " ".join(f"R{k} out{k};" for k in range(len(outs)))
+    store = " ".join(f"q{k}[i] = pg::cast<{storage(c)}>(out{k});" for k, c in enumerate(outs))
+    return (f"    const long long step = (long long)gridDim.x * blockDim.x * {UNROLL};\n"
+            f"    for (long long base = (long long)blockIdx.x * blockDim.x * {UNROLL} + "
+            "threadIdx.x; base < n; base += step) {\n"
+            f"        {' '.join(loads)}\n"
+            "#pragma unroll\n"
+            f"        for (int u = 0; u < {UNROLL}; u++) {{\n"
+            "            const long long i = base + (long long)u * blockDim.x;\n"
+            f"            if (i < n) {{ {fill} }}\n        }}\n"
+            "#pragma unroll\n"
+            f"        for (int u = 0; u < {UNROLL}; u++) {{\n"
+            "            const long long i = base + (long long)u * blockDim.x;\n"
+            f"            if (i < n) {{ {take} {outs_} {code} {store} }}\n        }}\n"
+            "    }\n}\n")
+
+
+def blocks(layout, n, threads):
+    """The grid for n elements: enough blocks for one pass (UNROLL elements a
+    thread on contiguous kernels), at most MAX_BLOCKS (the loops do the rest)."""
+    per = threads * (UNROLL if layout == "c" else 1)
+    return max(1, min(-(-n // per), MAX_BLOCKS))
 
 
 def render(op, loops):

@@ -25,7 +25,6 @@ from .table import ALIASES, DEVICE_TYPES, INTERNAL, OPS, canonical
 _PY_SCALARS = (int, float, complex)
 _KWARGS = frozenset(("out", "where", "casting", "order", "dtype", "signature", "subok"))
 _THREADS = 256
-_MAX_BLOCKS = 1 << 20
 
 
 def _host_array_error(name, x):
@@ -154,15 +153,16 @@ def _kernel(op, loop, inputs, targets, shape):
     arrays = [x for x in inputs if isinstance(x, DeviceArray)] + targets
     mask = "".join("a" if isinstance(x, DeviceArray) else "s" for x in inputs)
     dims, strides = _fold(shape, [_byte_strides(a, shape) for a in arrays])
-    blocks = min(-(-n // _THREADS), _MAX_BLOCKS)
     if len(dims) <= 1 and all(not st or st[0] == a.itemsize
                               for a, st in zip(arrays, strides, strict=True)):
-        return codegen.function(op, ins, outs, "c", mask)[blocks, _THREADS], (n,)
+        grid = codegen.blocks("c", n, _THREADS)
+        return codegen.function(op, ins, outs, "c", mask)[grid, _THREADS], (n,)
     if len(dims) <= codegen.MAX_DIMS:
         pad = codegen.MAX_DIMS - len(dims)
         dims = [1] * pad + dims
         flat = [s for st in strides for s in [0] * pad + st]
-        return (codegen.function(op, ins, outs, "s", mask)[blocks, _THREADS],
+        grid = codegen.blocks("s", n, _THREADS)
+        return (codegen.function(op, ins, outs, "s", mask)[grid, _THREADS],
                 (n, *dims[1:], *flat))
     return None
 
