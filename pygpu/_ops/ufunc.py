@@ -213,7 +213,7 @@ def call(op, args, out=None, where=True, casting="same_kind", order="K", dtype=N
         plan = _plans.get(key) if key is not None else None
         if plan is not None and _core.get_device() == plan[0]:
             try:
-                return plan[1](args)
+                return plan[1](*args)
             except OverflowError:
                 pass  # a scalar beyond the loop's type: the slow path says what NumPy says
     name = op.name
@@ -266,19 +266,26 @@ _MAX_PLANS = 4096
 _PY_TYPES = frozenset((bool, int, float, complex))
 
 
+def _descr(x):
+    t = type(x)
+    if t is DeviceArray:
+        return (x.dtype, x.shape, x.strides, x.device.id)
+    if t in _PY_TYPES:
+        return t
+    if isinstance(x, np.generic):
+        return x.dtype
+    return None
+
+
 def _plan_key(op, args):
-    key = [op.name]
-    for x in args:
-        t = type(x)
-        if t is DeviceArray:
-            key.append((x.dtype, x.shape, x.strides, x.device.id))
-        elif t in _PY_TYPES:
-            key.append(t)
-        elif isinstance(x, np.generic):
-            key.append(x.dtype)
-        else:
-            return None
-    return tuple(key)
+    if len(args) == 1:
+        a = _descr(args[0])
+        return None if a is None else (op.name, a)
+    if len(args) == 2:
+        a, b = _descr(args[0]), _descr(args[1])
+        return None if a is None or b is None else (op.name, a, b)
+    key = (op.name, *map(_descr, args))
+    return None if None in key else key
 
 
 def _make_plan(key, op, loop, operands, inputs, targets, shape):
@@ -299,17 +306,55 @@ def _make_plan(key, op, loop, operands, inputs, targets, shape):
     if kernel is None:
         return
     launch, extra = kernel
+    _plans[key] = (_core.get_device(), _runner(launch, extra, converts, out_dtypes, shape))
+
+
+def _runner(launch, extra, converts, out_dtypes, shape):
+    """The plan's work: convert the scalars, allocate, launch. The common
+    forms are written out: this is the hot path of every small operation."""
     empty = _core.empty
-    single = len(out_dtypes) == 1
+    if launch is None:  # no elements
+        def run(*args):
+            outs = tuple(empty(shape, dt) for dt in out_dtypes)
+            return outs[0] if len(outs) == 1 else outs
+        return run
+    if len(out_dtypes) == 1:
+        dt = out_dtypes[0]
+        if converts == [None]:
+            def run(a):
+                o = empty(shape, dt)
+                launch(a, o, *extra)
+                return o
+            return run
+        if converts == [None, None]:
+            def run(a, b):
+                o = empty(shape, dt)
+                launch(a, b, o, *extra)
+                return o
+            return run
+        if len(converts) == 2 and converts[0] is None:
+            cb = converts[1]
 
-    def run(args):
-        ins_ = [a if c is None else c(a) for a, c in zip(args, converts, strict=True)]
-        outs_ = [empty(shape, dt) for dt in out_dtypes]
-        if launch is not None:
-            launch(*ins_, *outs_, *extra)
-        return outs_[0] if single else tuple(outs_)
+            def run(a, b):
+                o = empty(shape, dt)
+                launch(a, cb(b), o, *extra)
+                return o
+            return run
+        if len(converts) == 2 and converts[1] is None:
+            ca = converts[0]
 
-    _plans[key] = (_core.get_device(), run)
+            def run(a, b):
+                o = empty(shape, dt)
+                launch(ca(a), b, o, *extra)
+                return o
+            return run
+
+    def run(*args):
+        ins = [a if c is None else c(a) for a, c in zip(args, converts, strict=True)]
+        outs = [empty(shape, dt) for dt in out_dtypes]
+        launch(*ins, *outs, *extra)
+        return outs[0] if len(outs) == 1 else tuple(outs)
+    return run
 
 
 def _shape_text(shape):
@@ -483,6 +528,8 @@ def array_ufunc(np_ufunc, method, inputs, kwargs):
         raise TypeError(f"pygpu: numpy.{name} is not supported on DeviceArrays yet")
     if method != "__call__":
         raise TypeError(f"pygpu: numpy.{name}.{method} is not supported on DeviceArrays yet")
+    if not kwargs:
+        return call(op, inputs)
     bad = set(kwargs) - _KWARGS
     if bad:
         raise TypeError(f"pygpu: numpy.{name} with {sorted(bad)[0]}= is not supported")
