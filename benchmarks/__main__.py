@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import sim, targets
+from . import compute, sim, targets
 from .tutorial import numba_kernels
 
 HERE = Path(__file__).resolve().parent
@@ -601,6 +601,17 @@ def bandwidth_rows(t, smoke, sizes, peers, raw, rng, reps):
         del dX
 
 
+def compute_rows(t, smoke, sizes, peers, rng, reps):
+    """Issue 22's rows (benchmarks/compute.py)."""
+    def copy_gbs(src, dst):
+        return 2 * src.nbytes / (gpu_ms(lambda: dst.copy_to_device(src), reps) * 1e6)
+
+    compute.elementwise_rows(t, smoke, sizes["vector"], peers, rng, reps, gpu_ms, absent,
+                             copy_gbs)
+    compute.host_cost_rows(t, smoke, peers, launch_us, absent)
+    compute.first_call_rows(t, smoke)
+
+
 def matmul_rows(t, smoke, sizes, peers, rng):
     import pygpu
     from pygpu import cuda
@@ -859,6 +870,7 @@ def run(args):
 
     launch_rows(t, smoke, exe, lib, peers, raw)
     bandwidth_rows(t, smoke, sizes, peers, raw, rng, reps)
+    compute_rows(t, smoke, sizes, peers, rng, reps)
     matmul_rows(t, smoke, sizes, peers, rng)
     transfer_rows(t, smoke, sizes, peers, raw, exe, rng)
     host_rows(t, smoke, sizes, peers, raw)

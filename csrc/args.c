@@ -140,13 +140,22 @@ pg_dtype_from_dlpack(int code, int bits)
 }
 
 int
+pg_unsupported_dtype(const char *prefix, PyArray_Descr *descr)
+{
+    PyErr_Format(PyExc_TypeError,
+                 "%spygpu does not support dtype %S (%s) on the device; supported "
+                 "dtypes are %s",
+                 prefix != NULL ? prefix : "", (PyObject *)descr,
+                 descr->typeobj != NULL ? descr->typeobj->tp_name : "?",
+                 supported_dtypes);
+    return -1;
+}
+
+int
 pg_check_dtype(PyArray_Descr *descr)
 {
     if (pg_dtype_info_of(descr->type_num) == NULL) {
-        PyErr_Format(PyExc_TypeError,
-                     "pygpu does not support dtype %R; supported dtypes are %s",
-                     (PyObject *)descr, supported_dtypes);
-        return -1;
+        return pg_unsupported_dtype(NULL, descr);
     }
     if (!PyArray_ISNBO(descr->byteorder)) {
         PyErr_Format(PyExc_TypeError,

@@ -425,10 +425,23 @@ Array_bool(PyObject *self)
     return r;
 }
 
+/* The element of a 0-d array, for int(), float() and complex(): NumPy 2
+ * converts no other array (bool() takes any size-1 array, as NumPy's). */
+static PyObject *
+scalar_of(PyObject *self)
+{
+    if (ARR(self)->nd != 0) {
+        PyErr_SetString(PyExc_TypeError,
+                        "only 0-dimensional arrays can be converted to Python scalars");
+        return NULL;
+    }
+    return Array_item(self, NULL);
+}
+
 static PyObject *
 Array_int(PyObject *self)
 {
-    PyObject *item = Array_item(self, NULL), *r;
+    PyObject *item = scalar_of(self), *r;
     if (item == NULL) {
         return NULL;
     }
@@ -440,13 +453,82 @@ Array_int(PyObject *self)
 static PyObject *
 Array_float(PyObject *self)
 {
-    PyObject *item = Array_item(self, NULL), *r;
+    PyObject *item = scalar_of(self), *r;
     if (item == NULL) {
         return NULL;
     }
     r = PyNumber_Float(item);
     Py_DECREF(item);
     return r;
+}
+
+static PyObject *
+Array_complex(PyObject *self, PyObject *Py_UNUSED(ignored))
+{
+    PyObject *item = scalar_of(self), *r;
+    if (item == NULL) {
+        return NULL;
+    }
+    r = PyObject_CallOneArg((PyObject *)&PyComplex_Type, item);
+    Py_DECREF(item);
+    return r;
+}
+
+/* ---- numbers: the operators of pygpu._ops.ufunc ------------------------------ */
+
+/* +, -, *, the comparisons and @ are C's (ops.c, matmul.c); the other
+ * operators are NumPy ufuncs that the Python side runs. */
+#define PY_BINARY(fn, name, inplace)                                                   \
+    static PyObject *fn(PyObject *a, PyObject *b)                                      \
+    {                                                                                  \
+        return pg_python_operator(name, a, b, inplace);                                \
+    }
+#define PY_UNARY(fn, name)                                                             \
+    static PyObject *fn(PyObject *a)                                                   \
+    {                                                                                  \
+        return pg_python_operator(name, a, NULL, 0);                                   \
+    }
+
+PY_BINARY(Array_true_divide, "divide", 0)
+PY_BINARY(Array_floor_divide, "floor_divide", 0)
+PY_BINARY(Array_remainder, "remainder", 0)
+PY_BINARY(Array_divmod, "divmod", 0)
+PY_BINARY(Array_and, "bitwise_and", 0)
+PY_BINARY(Array_or, "bitwise_or", 0)
+PY_BINARY(Array_xor, "bitwise_xor", 0)
+PY_BINARY(Array_lshift, "left_shift", 0)
+PY_BINARY(Array_rshift, "right_shift", 0)
+PY_BINARY(Array_itrue_divide, "divide", 1)
+PY_BINARY(Array_ifloor_divide, "floor_divide", 1)
+PY_BINARY(Array_iremainder, "remainder", 1)
+PY_BINARY(Array_iand, "bitwise_and", 1)
+PY_BINARY(Array_ior, "bitwise_or", 1)
+PY_BINARY(Array_ixor, "bitwise_xor", 1)
+PY_BINARY(Array_ilshift, "left_shift", 1)
+PY_BINARY(Array_irshift, "right_shift", 1)
+PY_UNARY(Array_negative, "negative")
+PY_UNARY(Array_positive, "positive")
+PY_UNARY(Array_absolute, "absolute")
+PY_UNARY(Array_invert, "invert")
+
+/* pow(a, b, mod): NumPy's power takes no modulus (NotImplemented, so that
+ * Python raises its TypeError) */
+static PyObject *
+Array_power(PyObject *a, PyObject *b, PyObject *mod)
+{
+    if (mod != Py_None) {
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    return pg_python_operator("power", a, b, 0);
+}
+
+static PyObject *
+Array_ipower(PyObject *a, PyObject *b, PyObject *mod)
+{
+    if (mod != Py_None) {
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    return pg_python_operator("power", a, b, 1);
 }
 
 /* ---- life cycle ------------------------------------------------------------- */
@@ -595,7 +677,8 @@ static PyGetSetDef Array_getset[] = {
     {NULL},
 };
 
-/* `x in d`, as NumPy: (d == x).any() */
+/* `x in d` is NumPy's: (d == x).any(), whatever d == x gives (a bool array,
+ * or Python's own answer where NumPy's == gives way). */
 static int
 Array_contains(PyObject *self, PyObject *value)
 {
@@ -606,11 +689,17 @@ Array_contains(PyObject *self, PyObject *value)
     if (st == NULL) {
         return -1;
     }
-    (void)pg_resolve_stream(st, NULL, &cur);
-    eq = pg_binary(st, PG_OP_EQUAL, self, value, NULL, &cur, 0);
-    if (eq != NULL) {
-        host = pg_array_to_new_host(st, ARR(eq), &cur);
+    eq = PyObject_RichCompare(self, value, Py_EQ);
+    if (eq == NULL) {
+        return -1;
     }
+    if (!pg_array_check(st, eq)) {
+        r = PyObject_IsTrue(eq);
+        Py_DECREF(eq);
+        return r;
+    }
+    (void)pg_resolve_stream(st, NULL, &cur);
+    host = pg_array_to_new_host(st, ARR(eq), &cur);
     if (host != NULL) {
         any = PyArray_Any((PyArrayObject *)host, NPY_RAVEL_AXIS, NULL);
     }
@@ -731,6 +820,13 @@ static PyMethodDef Array_methods[] = {
      METH_VARARGS | METH_KEYWORDS, NULL},
     {"__array_function__", (PyCFunction)(void (*)(void))Array_array_function,
      METH_FASTCALL, NULL},
+    {"__array_ufunc__", (PyCFunction)(void (*)(void))pg_array_ufunc,
+     METH_FASTCALL | METH_KEYWORDS,
+     "__array_ufunc__($self, ufunc, method, /, *inputs, **kwargs)\n--\n\n"
+     "NumPy's ufuncs on DeviceArrays (NEP 13): numpy.add(d, 1) and np.float32(2) + d "
+     "run on the device, as d + 1 does; host arrays are not copied implicitly."},
+    {"__complex__", Array_complex, METH_NOARGS,
+     "__complex__($self, /)\n--\n\nThe element of a 0-d array as a Python complex."},
     {"__reduce__", Array_reduce, METH_NOARGS, NULL},
     {NULL},
 };
@@ -764,6 +860,29 @@ static PyType_Slot Array_slots[] = {
     {Py_nb_inplace_add, pg_array_iadd},
     {Py_nb_inplace_subtract, pg_array_isubtract},
     {Py_nb_inplace_multiply, pg_array_imultiply},
+    {Py_nb_true_divide, Array_true_divide},
+    {Py_nb_floor_divide, Array_floor_divide},
+    {Py_nb_remainder, Array_remainder},
+    {Py_nb_divmod, Array_divmod},
+    {Py_nb_power, Array_power},
+    {Py_nb_negative, Array_negative},
+    {Py_nb_positive, Array_positive},
+    {Py_nb_absolute, Array_absolute},
+    {Py_nb_invert, Array_invert},
+    {Py_nb_and, Array_and},
+    {Py_nb_or, Array_or},
+    {Py_nb_xor, Array_xor},
+    {Py_nb_lshift, Array_lshift},
+    {Py_nb_rshift, Array_rshift},
+    {Py_nb_inplace_true_divide, Array_itrue_divide},
+    {Py_nb_inplace_floor_divide, Array_ifloor_divide},
+    {Py_nb_inplace_remainder, Array_iremainder},
+    {Py_nb_inplace_power, Array_ipower},
+    {Py_nb_inplace_and, Array_iand},
+    {Py_nb_inplace_or, Array_ior},
+    {Py_nb_inplace_xor, Array_ixor},
+    {Py_nb_inplace_lshift, Array_ilshift},
+    {Py_nb_inplace_rshift, Array_irshift},
     {Py_tp_richcompare, pg_array_richcompare},
     {Py_tp_hash, PyObject_HashNotImplemented},
     {Py_sq_contains, Array_contains},
@@ -895,6 +1014,146 @@ mod_full(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames
     if (pg_parse(st, &sig, args, nargs, kwnames, &shape, &value, &descr, &fortran) ==
         0) {
         res = fill_new(st, &shape, descr, fortran, value);
+    }
+    Py_XDECREF(descr);
+    return res;
+}
+
+/* empty_like, zeros_like, ones_like and full_like, as NumPy's: `a` is a
+ * DeviceArray or anything numpy.asarray takes (an ndarray, a list, a
+ * scalar), whose shape, dtype (unless dtype= says) and order (C, or F for an
+ * F-ordered array) the new array has, on the current device. A dtype the
+ * device lacks (numpy.asarray('abc') is <U3, of None object) is a TypeError
+ * naming it. value: NULL leaves the array uninitialized; zero fills it with
+ * zeros. */
+static PyObject *
+new_like(pg_state *st, const char *fname, PyObject *a, PyArray_Descr *dtype,
+         PyObject *value, int zero)
+{
+    PyArrayObject *h = NULL;
+    PyArray_Descr *descr = NULL;
+    PyObject *res = NULL;
+    pg_shape shape;
+    int fortran;
+    if (pg_array_check(st, a)) {
+        pg_array *p = ARR(a);
+        shape.nd = p->nd;
+        for (int i = 0; i < p->nd; i++) {
+            shape.dims[i] = p->shape[i];
+        }
+        fortran =
+            (p->flags & NPY_ARRAY_F_CONTIGUOUS) && !(p->flags & NPY_ARRAY_C_CONTIGUOUS);
+        descr = (PyArray_Descr *)Py_NewRef(dtype != NULL ? dtype : p->descr);
+    }
+    else {
+        h = (PyArrayObject *)PyArray_FromAny(a, NULL, 0, 0, 0, NULL);
+        if (h == NULL) {
+            return NULL;
+        }
+        if (PyArray_NDIM(h) > PG_MAXDIMS) {
+            PyErr_Format(PyExc_ValueError,
+                         "%s: a has %d dimensions; pygpu arrays have at most %d", fname,
+                         PyArray_NDIM(h), PG_MAXDIMS);
+            goto done;
+        }
+        shape.nd = PyArray_NDIM(h);
+        for (int i = 0; i < shape.nd; i++) {
+            shape.dims[i] = PyArray_DIM(h, i);
+        }
+        fortran = PyArray_IS_F_CONTIGUOUS(h) && !PyArray_IS_C_CONTIGUOUS(h);
+        if (dtype != NULL) {
+            descr = (PyArray_Descr *)Py_NewRef(dtype);
+        }
+        else if (pg_dtype_info_of(PyArray_TYPE(h)) == NULL) {
+            PyObject *prefix = PyUnicode_FromFormat(
+                "%s: numpy.asarray(a) of a %.100s has dtype %S and no dtype= was "
+                "given; ",
+                fname, Py_TYPE(a)->tp_name, (PyObject *)PyArray_DESCR(h));
+            const char *text = prefix == NULL ? NULL : PyUnicode_AsUTF8(prefix);
+            if (text != NULL) {
+                (void)pg_unsupported_dtype(text, PyArray_DESCR(h));
+            }
+            Py_XDECREF(prefix);
+            goto done;
+        }
+        else { /* pygpu's arrays are in the native byte order */
+            descr = PyArray_DescrNewByteorder(PyArray_DESCR(h), NPY_NATIVE);
+            if (descr == NULL) {
+                goto done;
+            }
+        }
+    }
+    if (value != NULL || zero) {
+        res = fill_new(st, &shape, descr, fortran, value);
+    }
+    else {
+        res =
+            (PyObject *)pg_array_empty(st, shape.nd, shape.dims, descr, fortran, NULL);
+    }
+done:
+    Py_XDECREF(h);
+    Py_XDECREF(descr);
+    return res;
+}
+
+static const pg_signature like_sig[3] = {
+    {"empty_like", 1, 2, {{"a", pg_conv_object}, {"dtype", pg_conv_dtype_or_none}}},
+    {"zeros_like", 1, 2, {{"a", pg_conv_object}, {"dtype", pg_conv_dtype_or_none}}},
+    {"ones_like", 1, 2, {{"a", pg_conv_object}, {"dtype", pg_conv_dtype_or_none}}},
+};
+
+static PyObject *
+like_function(PyObject *m, int which, PyObject *const *args, Py_ssize_t nargs,
+              PyObject *kwnames)
+{
+    pg_state *st = MODULE_STATE(m);
+    PyObject *a = NULL, *one = NULL, *res = NULL;
+    PyArray_Descr *descr = NULL;
+    if (pg_parse(st, &like_sig[which], args, nargs, kwnames, &a, &descr) < 0) {
+        return NULL;
+    }
+    if (which == 2 && (one = PyLong_FromLong(1)) == NULL) {
+        goto done;
+    }
+    res = new_like(st, like_sig[which].fname, a, descr, one, which == 1);
+done:
+    Py_XDECREF(one);
+    Py_XDECREF(descr);
+    return res;
+}
+
+static PyObject *
+mod_empty_like(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return like_function(m, 0, args, nargs, kwnames);
+}
+
+static PyObject *
+mod_zeros_like(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return like_function(m, 1, args, nargs, kwnames);
+}
+
+static PyObject *
+mod_ones_like(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    return like_function(m, 2, args, nargs, kwnames);
+}
+
+static PyObject *
+mod_full_like(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    static const pg_signature sig = {"full_like",
+                                     2,
+                                     3,
+                                     {{"a", pg_conv_object},
+                                      {"fill_value", pg_conv_object},
+                                      {"dtype", pg_conv_dtype_or_none}}};
+    pg_state *st = MODULE_STATE(m);
+    PyObject *a = NULL, *value = NULL, *res = NULL;
+    PyArray_Descr *descr = NULL;
+    if (pg_parse(st, &sig, args, nargs, kwnames, &a, &value, &descr) == 0) {
+        res = new_like(st, "full_like", a, descr, value, 0);
     }
     Py_XDECREF(descr);
     return res;
@@ -1089,6 +1348,20 @@ PyMethodDef pg_array_functions[] = {
     {"full", FASTKW(mod_full),
      "full(shape, fill_value, dtype=None, order='C')\n--\n\n"
      "A device array filled with fill_value (dtype from it when None)."},
+    {"empty_like", FASTKW(mod_empty_like),
+     "empty_like(a, dtype=None)\n--\n\n"
+     "An uninitialized device array with a's shape and dtype (unless dtype is given); "
+     "a is a DeviceArray or anything numpy.asarray takes, as in numpy.empty_like."},
+    {"zeros_like", FASTKW(mod_zeros_like),
+     "zeros_like(a, dtype=None)\n--\n\n"
+     "A device array of zeros with a's shape and dtype (unless dtype is given)."},
+    {"ones_like", FASTKW(mod_ones_like),
+     "ones_like(a, dtype=None)\n--\n\n"
+     "A device array of ones with a's shape and dtype (unless dtype is given)."},
+    {"full_like", FASTKW(mod_full_like),
+     "full_like(a, fill_value, dtype=None)\n--\n\n"
+     "A device array of a's shape and dtype (unless dtype is given) filled with "
+     "fill_value, converted as numpy.full_like converts it."},
     {"to_device", FASTKW(mod_to_device),
      "to_device(obj, stream=None, copy=True, to=None)\n--\n\n"
      "Copy a host array (or anything numpy.asarray takes) to a new device array, "

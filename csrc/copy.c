@@ -403,6 +403,13 @@ pg_array_assign(pg_state *st, pg_array *dst, PyObject *obj, const char *what,
     if (pg_array_check_writeable(dst, what) < 0) {
         return -1;
     }
+    if (obj == Py_None) { /* (NumPy would make it NaN, or refuse) */
+        PyErr_Format(PyExc_TypeError,
+                     "%s takes a DeviceArray or host data (a numpy.ndarray, or "
+                     "anything numpy.asarray takes), not None",
+                     what);
+        return -1;
+    }
     if (pg_array_check(st, obj)) {
         pg_array *src = ARR(obj);
         if (pg_check_same_shape(what, NULL, dst->nd, dst->shape, NULL, src->nd,

@@ -247,13 +247,6 @@ exec_module(PyObject *module)
             return -1;
         }
     }
-    /* NumPy's binary operators then give way to ours (NEP 13): np.float32(2)
-     * + d is d.__radd__, not a failed conversion of d to an ndarray */
-    if (PyDict_SetItemString(st->DeviceArrayType->tp_dict, "__array_ufunc__", Py_None) <
-        0) {
-        return -1;
-    }
-    PyType_Modified(st->DeviceArrayType);
     if (pg_context_init() < 0 || pg_errors_init(module, st) < 0 ||
         pg_kernels_init(module, st) < 0 || pg_rawkernel_init(module, st) < 0) {
         return -1;
@@ -300,6 +293,9 @@ module_traverse(PyObject *module, visitproc visit, void *arg)
     for (int i = 0; i < PG_OP_COUNT; i++) {
         Py_VISIT(st->ufuncs[i]);
     }
+    Py_VISIT(st->matmul_ufunc);
+    Py_VISIT(st->py_array_ufunc);
+    Py_VISIT(st->py_operator);
     return 0;
 }
 
@@ -335,6 +331,9 @@ module_clear(PyObject *module)
     for (int i = 0; i < PG_OP_COUNT; i++) {
         Py_CLEAR(st->ufuncs[i]);
     }
+    Py_CLEAR(st->matmul_ufunc);
+    Py_CLEAR(st->py_array_ufunc);
+    Py_CLEAR(st->py_operator);
     return 0;
 }
 

@@ -2,7 +2,10 @@
  * pygpu.add and add_one, and the operator + of DeviceArray (matmul and @
  * are matmul.c's).
  * They make dense operands where needed and go through launch.c's checks and
- * launchers (pg_kernel_run), as kernels.<name>[grid, block](...) does. */
+ * launchers (pg_kernel_run), as kernels.<name>[grid, block](...) does.
+ * Also the operators' answers to bad input (operands pygpu does not take,
+ * dtypes the device lacks), DeviceArray.__array_ufunc__, and the hand-over
+ * of the other operators and ufuncs to pygpu._ops.ufunc. */
 #include <string.h>
 
 #include "pygpu.h"
@@ -88,6 +91,100 @@ is_scalar_operand(PyObject *o)
         return 1;
     }
     return PyArray_Check(o) && PyArray_NDIM((PyArrayObject *)o) == 0;
+}
+
+/* A scalar operand of a dtype the device has: a Python number (or bool),
+ * or a NumPy scalar or 0-d ndarray of one of pygpu's dtypes. */
+static int
+is_device_scalar(PyObject *o)
+{
+    PyArray_Descr *d;
+    int r;
+    if (PyBool_Check(o) || PyLong_Check(o) || PyFloat_Check(o) || PyComplex_Check(o)) {
+        return 1;
+    }
+    if (PyArray_Check(o)) {
+        return PyArray_NDIM((PyArrayObject *)o) == 0 &&
+               pg_dtype_info_of(PyArray_TYPE((PyArrayObject *)o)) != NULL;
+    }
+    if (!PyArray_IsScalar(o, Generic)) {
+        return 0;
+    }
+    d = PyArray_DescrFromScalar(o);
+    if (d == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    r = pg_dtype_info_of(d->type_num) != NULL;
+    Py_DECREF(d);
+    return r;
+}
+
+/* 1 when o's type has an __array_ufunc__ (NEP 13) of its own, not ndarray's
+ * (None included): it takes part in NumPy's dispatch, and an operator gives
+ * way to it (NotImplemented), as NumPy's operators do. */
+static int
+overrides_ufuncs(PyObject *o)
+{
+    PyObject *attr, *base;
+    int r;
+    if (PyArray_CheckExact(o) || PyList_CheckExact(o) || PyTuple_CheckExact(o) ||
+        PyUnicode_CheckExact(o) || o == Py_None || PyArray_IsScalar(o, Generic)) {
+        return 0;
+    }
+    attr = PyObject_GetAttrString((PyObject *)Py_TYPE(o), "__array_ufunc__");
+    if (attr == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    base = PyObject_GetAttrString((PyObject *)&PyArray_Type, "__array_ufunc__");
+    if (base == NULL) {
+        PyErr_Clear();
+    }
+    r = attr != base;
+    Py_DECREF(attr);
+    Py_XDECREF(base);
+    return r;
+}
+
+/* Data in host memory that NumPy would take as an array operand: an ndarray
+ * (not 0-d, not of a type with its own __array_ufunc__), a list or a tuple.
+ * pygpu never copies it to the device behind the caller's back. */
+static int
+is_host_data(PyObject *o)
+{
+    if (PyList_Check(o) || PyTuple_Check(o)) {
+        return 1;
+    }
+    return PyArray_Check(o) && PyArray_NDIM((PyArrayObject *)o) > 0 &&
+           (PyArray_CheckExact(o) || !overrides_ufuncs(o));
+}
+
+/* Another library's device array (CUDA array interface, DLPack): an
+ * operator gives way to it (NotImplemented), and never asks NumPy to convert
+ * it (which would copy it to the host, or fail). */
+static int
+is_foreign_device_array(PyObject *o)
+{
+    PyObject *tp = (PyObject *)Py_TYPE(o);
+    if (PyArray_Check(o)) { /* host memory, whatever its DLPack says */
+        return 0;
+    }
+    return PyObject_HasAttrString(tp, "__cuda_array_interface__") ||
+           PyObject_HasAttrString(tp, "__dlpack__");
+}
+
+/* The TypeError for an operand that is neither a DeviceArray nor a scalar;
+ * host: it is host data, which pygpu copies only when told to. */
+static PyObject *
+not_an_operand(const char *what, PyObject *bad, int host)
+{
+    return PyErr_Format(PyExc_TypeError,
+                        "%s takes pygpu.DeviceArrays and scalars; got %.100s%s", what,
+                        Py_TYPE(bad)->tp_name,
+                        host ? " (host data: copy it to the device explicitly with "
+                               "pygpu.asarray first)"
+                             : "");
 }
 
 /* NumPy's ufunc for op, looked up once per module (numpy.add, ...). */
@@ -230,6 +327,53 @@ broadcast_error(pg_array *A, pg_array *B)
     return NULL;
 }
 
+/* "a float32 array", "a 0-d float128 array", "a numpy.longdouble" */
+static PyObject *
+describe_operand(PyObject *o, pg_array *a)
+{
+    if (a != NULL) {
+        return PyUnicode_FromFormat("a %S array", (PyObject *)a->descr);
+    }
+    if (PyArray_Check(o)) {
+        return PyUnicode_FromFormat("a 0-d %S array",
+                                    (PyObject *)PyArray_DESCR((PyArrayObject *)o));
+    }
+    return PyUnicode_FromFormat("a %s", Py_TYPE(o)->tp_name);
+}
+
+/* NumPy's answer may be a dtype the device does not have (a numpy.longdouble
+ * operand gives float128, a timedelta64 one timedelta64): TypeError naming
+ * it, before anything reads the dtype table. */
+static int
+check_device_dtypes(int op, PyObject *a, pg_array *A, PyObject *b, pg_array *B,
+                    const promotion *p)
+{
+    PyArray_Descr *bad = NULL;
+    PyObject *da = NULL, *db = NULL, *prefix = NULL;
+    const char *text = NULL;
+    if (pg_dtype_info_of(p->compute->type_num) == NULL) {
+        bad = p->compute;
+    }
+    else if (pg_dtype_info_of(p->result->type_num) == NULL) {
+        bad = p->result;
+    }
+    if (bad == NULL) {
+        return 0;
+    }
+    if ((da = describe_operand(a, A)) != NULL &&
+        (db = describe_operand(b, B)) != NULL &&
+        (prefix = PyUnicode_FromFormat("%s of %U and %U %s %S: ", op_names[op], da, db,
+                                       is_comparison(op) ? "compares in" : "gives",
+                                       (PyObject *)bad)) != NULL &&
+        (text = PyUnicode_AsUTF8(prefix)) != NULL) {
+        (void)pg_unsupported_dtype(text, bad);
+    }
+    Py_XDECREF(da);
+    Py_XDECREF(db);
+    Py_XDECREF(prefix);
+    return -1;
+}
+
 static int
 check_same_device(const char *what, pg_array *x, pg_array *y)
 {
@@ -309,12 +453,7 @@ pg_binary(pg_state *st, int op, PyObject *a, PyObject *b, PyObject *out_obj,
     if ((A == NULL && !is_scalar_operand(a)) || (B == NULL && !is_scalar_operand(b)) ||
         (A == NULL && B == NULL)) {
         PyObject *bad = A == NULL && !is_scalar_operand(a) ? a : b;
-        return PyErr_Format(PyExc_TypeError,
-                            "%s takes pygpu.DeviceArrays and scalars; got %.100s%s",
-                            what, Py_TYPE(bad)->tp_name,
-                            PyArray_Check(bad) || PyList_Check(bad)
-                                ? " (copy it to the device with pygpu.asarray first)"
-                                : "");
+        return not_an_operand(what, bad, is_host_data(bad));
     }
     if (out_obj != NULL) {
         if (!pg_array_check(st, out_obj)) {
@@ -333,8 +472,9 @@ pg_binary(pg_state *st, int op, PyObject *a, PyObject *b, PyObject *out_obj,
     }
     /* NumPy resolves the types first, then broadcasts: its errors come in
      * that order */
-    if (promote(st, op, a, A, b, B, out, &p) < 0) {
-        return NULL;
+    if (promote(st, op, a, A, b, B, out, &p) < 0 ||
+        check_device_dtypes(op, a, A, b, B, &p) < 0) {
+        goto done;
     }
     if (pg_broadcast_shape(A != NULL ? A->nd : 0, A != NULL ? A->shape : NULL,
                            B != NULL ? B->nd : 0, B != NULL ? B->shape : NULL, &nd,
@@ -453,25 +593,145 @@ done:
     return res;
 }
 
-/* The number protocol and rich comparison: NotImplemented for operands
- * that are neither arrays nor scalars, so that Python asks the other side. */
-static PyObject *
-binary_slot(int op, PyObject *a, PyObject *b, PyObject *out)
+/* The module state of an operation with one of our arrays among a and b. */
+static pg_state *
+state_of_operands(PyObject *a, PyObject *b)
 {
-    pg_state *st = NULL;
     PyTypeObject *tp = PyType_GetModuleByDef(Py_TYPE(a), &pg_module_def) != NULL
                            ? Py_TYPE(a)
                            : Py_TYPE(b);
-    pg_stream_ref cur;
+    pg_state *st;
     PyErr_Clear();
     st = pg_state_of_type(tp);
     if (st == NULL) {
         PyErr_Clear();
+    }
+    return st;
+}
+
+/* A new bool array of d's shape, on d's device, every element `value`. */
+static PyObject *
+constant_bool(pg_state *st, pg_array *d, int value)
+{
+    PyArray_Descr *b = PyArray_DescrFromType(NPY_BOOL);
+    pg_array *res = NULL;
+    pg_stream_ref cur;
+    (void)pg_resolve_stream(st, NULL, &cur);
+    res = pg_array_empty_on(st, pg_array_device(d), d->nd, d->shape, b, 0, &cur);
+    Py_DECREF(b);
+    if (res != NULL &&
+        pg_array_setitem(st, res, value ? Py_True : Py_False, &cur) < 0) {
+        Py_CLEAR(res);
+    }
+    return (PyObject *)res;
+}
+
+/* d == x and d != x for an x that is not a number of a device dtype (None, a
+ * string, a datetime, an object): what NumPy's == gives. NumPy converts x
+ * (numpy.asarray) and compares; where it has no loop for the two dtypes
+ * (float32 and <U1), or compares as Python objects that only an identical
+ * object equals (None, object()), the answer is the same for every element,
+ * and pygpu gives it. Where the answer hangs on the elements in a dtype the
+ * device lacks (Decimal, Fraction: object; timedelta64), TypeError. */
+static PyObject *
+compare_other(pg_state *st, int op, pg_array *d, PyObject *x)
+{
+    PyArrayObject *v = NULL;
+    PyObject *standin = NULL, *probe = NULL, *res = NULL, *prefix = NULL;
+    PyArray_Descr *common = NULL;
+    npy_intp zero = 0;
+    int cmp = op == PG_OP_EQUAL ? Py_EQ : Py_NE, constant = 0;
+    v = (PyArrayObject *)PyArray_FromAny(x, NULL, 0, 0, 0, NULL);
+    if (v == NULL) {
+        return NULL;
+    }
+    if (PyArray_NDIM(v) > 0) { /* (a buffer, an object with __array__) */
+        res = not_an_operand(op_names[op], x, 1);
+        goto done;
+    }
+    if (pg_dtype_info_of(PyArray_TYPE(v)) != NULL) { /* x.__array__() gave one */
+        pg_stream_ref cur;
+        (void)pg_resolve_stream(st, NULL, &cur);
+        res = pg_binary(st, op, (PyObject *)d, (PyObject *)v, NULL, &cur, 0);
+        goto done;
+    }
+    Py_INCREF(d->descr);
+    standin = PyArray_Empty(1, &zero, d->descr, 0);
+    if (standin == NULL) {
+        goto done;
+    }
+    /* NumPy's own == first, for its errors (a void x) */
+    probe = PyObject_RichCompare(standin, (PyObject *)v, cmp);
+    if (probe == NULL) {
+        goto done;
+    }
+    Py_CLEAR(probe);
+    probe =
+        PyObject_CallFunctionObjArgs(ufunc_of(st, op), standin, (PyObject *)v, NULL);
+    if (probe == NULL) {
+        /* no loop: NumPy's == gives False (!= True) for each element */
+        if (!PyErr_ExceptionMatches(PyExc_TypeError)) {
+            goto done;
+        }
+        PyErr_Clear();
+        constant = 1;
+    }
+    else if (PyArray_TYPE(v) == NPY_OBJECT &&
+             Py_TYPE(x)->tp_richcompare == PyBaseObject_Type.tp_richcompare) {
+        constant = 1; /* elem == x is `elem is x` for every number elem */
+    }
+    if (constant) {
+        res = constant_bool(st, d, op == PG_OP_NOT_EQUAL);
+        goto done;
+    }
+    common = PyArray_ResultType(1, &v, 1, &d->descr);
+    if (common != NULL &&
+        (prefix = PyUnicode_FromFormat(
+             "%s of a %S array and a %s compares in %S: ", op_names[op],
+             (PyObject *)d->descr, Py_TYPE(x)->tp_name, (PyObject *)common)) != NULL) {
+        const char *text = PyUnicode_AsUTF8(prefix);
+        if (text != NULL) {
+            (void)pg_unsupported_dtype(text, common);
+        }
+    }
+done:
+    Py_XDECREF(v);
+    Py_XDECREF(standin);
+    Py_XDECREF(probe);
+    Py_XDECREF(common);
+    Py_XDECREF(prefix);
+    return res;
+}
+
+/* The number protocol and rich comparison (a or b is one of our arrays):
+ * DeviceArrays and scalars are computed here; host data (an ndarray, a
+ * list, a tuple) is a TypeError that says to copy it explicitly; == and !=
+ * with anything else give NumPy's answer (compare_other); an operand with
+ * its own __array_ufunc__, or one pygpu does not know, gets NotImplemented,
+ * so that Python asks the other side. */
+static PyObject *
+binary_slot(int op, PyObject *a, PyObject *b, PyObject *out)
+{
+    pg_state *st = state_of_operands(a, b);
+    PyObject *other;
+    pg_stream_ref cur;
+    if (st == NULL) {
         Py_RETURN_NOTIMPLEMENTED;
     }
-    if ((!pg_array_check(st, a) && !is_scalar_operand(a)) ||
-        (!pg_array_check(st, b) && !is_scalar_operand(b))) {
-        Py_RETURN_NOTIMPLEMENTED;
+    other = pg_array_check(st, a) ? b : a;
+    if (!pg_array_check(st, other) &&
+        ((op == PG_OP_EQUAL || op == PG_OP_NOT_EQUAL) ? !is_device_scalar(other)
+                                                      : !is_scalar_operand(other))) {
+        if (overrides_ufuncs(other) || is_foreign_device_array(other)) {
+            Py_RETURN_NOTIMPLEMENTED;
+        }
+        if (!is_host_data(other)) {
+            if (other == b && (op == PG_OP_EQUAL || op == PG_OP_NOT_EQUAL)) {
+                return compare_other(st, op, (pg_array *)a, b);
+            }
+            Py_RETURN_NOTIMPLEMENTED;
+        }
+        /* host data: pg_binary says to copy it */
     }
     (void)pg_resolve_stream(st, NULL, &cur);
     return pg_binary(st, op, a, b, out, &cur, 0);
@@ -520,6 +780,159 @@ pg_array_richcompare(PyObject *a, PyObject *b, int cmp)
                               [Py_EQ] = PG_OP_EQUAL,   [Py_NE] = PG_OP_NOT_EQUAL,
                               [Py_GT] = PG_OP_GREATER, [Py_GE] = PG_OP_GREATER_EQUAL};
     return binary_slot(ops[cmp], a, b, NULL);
+}
+
+/* ---- the Python side: pygpu._ops.ufunc ----------------------------------------- */
+
+/* pygpu._ops.ufunc's function `name`, looked up at its first use and kept in
+ * *slot (the module state): a new reference, or NULL. */
+static PyObject *
+python_side(PyObject **slot, const char *name)
+{
+    PyObject *module, *fn;
+    if (*slot == NULL) {
+        module = PyImport_ImportModule("pygpu._ops.ufunc");
+        if (module == NULL) {
+            return NULL;
+        }
+        fn = PyObject_GetAttrString(module, name);
+        Py_DECREF(module);
+        if (fn == NULL) {
+            return NULL;
+        }
+        if (*slot == NULL) { /* (the import may have run this already) */
+            *slot = fn;
+        }
+        else {
+            Py_DECREF(fn);
+        }
+    }
+    return Py_NewRef(*slot);
+}
+
+PyObject *
+pg_python_operator(const char *name, PyObject *a, PyObject *b, int inplace)
+{
+    pg_state *st = state_of_operands(a, b != NULL ? b : a);
+    PyObject *fn = NULL, *args[4] = {NULL, a, b != NULL ? b : Py_None,
+                                     inplace ? Py_True : Py_False};
+    PyObject *res = NULL;
+    if (st == NULL) {
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    if ((fn = python_side(&st->py_operator, "operator")) == NULL ||
+        (args[0] = PyUnicode_FromString(name)) == NULL) {
+        goto done;
+    }
+    res = PyObject_Vectorcall(fn, args, 4, NULL);
+done:
+    Py_XDECREF(fn);
+    Py_XDECREF(args[0]);
+    return res;
+}
+
+/* Which of the C paths a ufunc call takes: the PG_OP_* of numpy.add, ...,
+ * PG_OP_COUNT for numpy.matmul, -1 for none (the Python side), -2 on error.
+ * A C path takes __call__ with two inputs, one of them a DeviceArray, none
+ * with an __array_ufunc__ of its own, and no keyword but out=(DeviceArray,). */
+static int
+c_path_of(pg_state *st, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+          PyObject **out)
+{
+    int op;
+    *out = NULL;
+    if (nargs != 4 || !PyUnicode_Check(args[1]) ||
+        PyUnicode_CompareWithASCIIString(args[1], "__call__") != 0 ||
+        (!pg_array_check(st, args[2]) && !pg_array_check(st, args[3]))) {
+        return -1;
+    }
+    if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) {
+        PyObject *o = args[nargs];
+        if (PyTuple_GET_SIZE(kwnames) != 1 ||
+            PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "out") !=
+                0 ||
+            !PyTuple_Check(o) || PyTuple_GET_SIZE(o) != 1 ||
+            !pg_array_check(st, PyTuple_GET_ITEM(o, 0))) {
+            return -1;
+        }
+        *out = PyTuple_GET_ITEM(o, 0);
+    }
+    for (int i = 2; i < 4; i++) {
+        if (!pg_array_check(st, args[i]) && !is_scalar_operand(args[i]) &&
+            overrides_ufuncs(args[i])) {
+            return -1;
+        }
+    }
+    for (op = PG_OP_ADD; op <= PG_OP_GREATER_EQUAL; op++) {
+        PyObject *u = ufunc_of(st, op);
+        if (u == NULL) {
+            return -2;
+        }
+        if (u == args[0]) {
+            return op;
+        }
+    }
+    if (st->matmul_ufunc == NULL) {
+        PyObject *np = PyImport_ImportModule("numpy");
+        if (np == NULL) {
+            return -2;
+        }
+        st->matmul_ufunc = PyObject_GetAttrString(np, "matmul");
+        Py_DECREF(np);
+        if (st->matmul_ufunc == NULL) {
+            return -2;
+        }
+    }
+    return args[0] == st->matmul_ufunc ? PG_OP_COUNT : -1;
+}
+
+PyObject *
+pg_array_ufunc(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+               PyObject *kwnames)
+{
+    pg_state *st = pg_state_of_type(Py_TYPE(self));
+    PyObject *out = NULL, *fn = NULL, *inputs = NULL, *kwargs = NULL, *res = NULL;
+    Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+    int op;
+    if (st == NULL) {
+        return NULL;
+    }
+    if (nargs < 2) {
+        PyErr_SetString(PyExc_TypeError,
+                        "__array_ufunc__(ufunc, method, *inputs, **kwargs) needs a "
+                        "ufunc and a method");
+        return NULL;
+    }
+    op = c_path_of(st, args, nargs, kwnames, &out);
+    if (op == -2) {
+        return NULL;
+    }
+    if (op == PG_OP_COUNT) {
+        return pg_matmul(st, args[2], args[3], "auto", out, NULL);
+    }
+    if (op >= 0) {
+        pg_stream_ref cur;
+        (void)pg_resolve_stream(st, NULL, &cur);
+        return pg_binary(st, op, args[2], args[3], out, &cur, 0);
+    }
+    if ((fn = python_side(&st->py_array_ufunc, "array_ufunc")) == NULL ||
+        (inputs = PyTuple_New(nargs - 2)) == NULL || (kwargs = PyDict_New()) == NULL) {
+        goto done;
+    }
+    for (Py_ssize_t i = 2; i < nargs; i++) {
+        PyTuple_SET_ITEM(inputs, i - 2, Py_NewRef(args[i]));
+    }
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        if (PyDict_SetItem(kwargs, PyTuple_GET_ITEM(kwnames, k), args[nargs + k]) < 0) {
+            goto done;
+        }
+    }
+    res = PyObject_CallFunctionObjArgs(fn, args[0], args[1], inputs, kwargs, NULL);
+done:
+    Py_XDECREF(fn);
+    Py_XDECREF(inputs);
+    Py_XDECREF(kwargs);
+    return res;
 }
 
 static PyObject *

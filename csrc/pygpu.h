@@ -51,6 +51,12 @@ typedef struct {
     /* numpy.add, numpy.less, ... for each PG_OP_* that NumPy has, looked up at
      * first use: NumPy answers what an operation's dtype is (ops.c) */
     PyObject *ufuncs[PG_OP_COUNT];
+    PyObject *matmul_ufunc; /* numpy.matmul, likewise */
+    /* pygpu._ops.ufunc's array_ufunc and operator, looked up at first use:
+     * the Python side of __array_ufunc__ and of the operators that have no C
+     * path (ops.c) */
+    PyObject *py_array_ufunc;
+    PyObject *py_operator;
 } pg_state;
 
 extern PyModuleDef pg_module_def;
@@ -333,6 +339,9 @@ const pg_dtype_info *pg_dtype_info_of(int type_num);
 int pg_dtype_from_dlpack(int code, int bits);
 /* Checks that descr is one of the supported dtypes; else TypeError. */
 int pg_check_dtype(PyArray_Descr *descr);
+/* TypeError "<prefix>pygpu does not support dtype float128 (numpy.longdouble)
+ * on the device; supported dtypes are ..."; prefix may be NULL. Returns -1. */
+int pg_unsupported_dtype(const char *prefix, PyArray_Descr *descr);
 /* Reads a shape (int or sequence of ints) into shape[]; returns nd or -1. */
 int pg_parse_shape(PyObject *obj, npy_intp *shape);
 
@@ -670,6 +679,16 @@ PyObject *pg_array_iadd(PyObject *a, PyObject *b);
 PyObject *pg_array_isubtract(PyObject *a, PyObject *b);
 PyObject *pg_array_imultiply(PyObject *a, PyObject *b);
 PyObject *pg_array_richcompare(PyObject *a, PyObject *b, int op);
+/* DeviceArray.__array_ufunc__ (NEP 13): numpy.add, subtract, multiply, the
+ * comparisons and matmul called with two operands (and at most out=) run
+ * here, as the operators do; anything else goes to
+ * pygpu._ops.ufunc.array_ufunc(ufunc, method, inputs, kwargs). */
+PyObject *pg_array_ufunc(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                         PyObject *kwnames);
+/* An operator with no C path (a / b, -a, a &= b, ...): the result of
+ * pygpu._ops.ufunc.operator(name, a, b, inplace), name being NumPy's ufunc
+ * ("divide", "negative", ...) and b NULL for a unary operator. */
+PyObject *pg_python_operator(const char *name, PyObject *a, PyObject *b, int inplace);
 
 /* ---- matmul.c: matmul and @, by the BLAS library or pygpu's kernels ---------- */
 

@@ -28,12 +28,16 @@ from ._core import (
     asarray,
     asnumpy,
     empty,
+    empty_like,
     from_dlpack,
     full,
+    full_like,
     matmul,
     multiply,
+    ones_like,
     subtract,
     zeros,
+    zeros_like,
 )
 
 __version__ = "0.1.0"
@@ -42,21 +46,6 @@ __version__ = "0.1.0"
 def ones(shape, dtype=None, order="C"):
     """A device array of ones (float64 unless dtype says otherwise)."""
     return full(shape, 1, dtype="float64" if dtype is None else dtype, order=order)
-
-
-def empty_like(a, dtype=None):
-    """An uninitialized device array with a's shape (and dtype, unless given)."""
-    return empty(a.shape, a.dtype if dtype is None else dtype)
-
-
-def zeros_like(a, dtype=None):
-    """A device array of zeros with a's shape (and dtype, unless given)."""
-    return zeros(a.shape, a.dtype if dtype is None else dtype)
-
-
-def ones_like(a, dtype=None):
-    """A device array of ones with a's shape (and dtype, unless given)."""
-    return full(a.shape, 1, a.dtype if dtype is None else dtype)
 
 
 class MemoryPool:
@@ -141,6 +130,7 @@ __all__ = [
     "OutOfMemoryError", "Stream", "UnsafeCacheWarning", "get_memory_pool",
     "CompileError", "In", "InOut", "Out", "RawKernel", "RawModule", "from_dlpack",
     "add", "add_one", "asarray", "asnumpy", "blas", "cuda", "empty", "empty_like", "full",
+    "full_like",
     "kernels", "matmul", "multiply", "ones", "subtract", "ones_like", "zeros", "zeros_like",
     "around", "clip", "conj", "imag", "isclose", "real", "round", "ufunc", "where",
     *_UFUNC_NAMES,

@@ -143,15 +143,20 @@ def test_array_protocol_refuses_silent_copies():
         np.array(d)
 
 
-def test_scalar_conversions_of_size_one_arrays():
+def test_scalar_conversions_as_numpy_2():
+    # float(), int(), complex() take 0-d arrays only (NumPy 2); bool() and
+    # item() take any size-1 array (tests/test_operator_input.py has the rest)
     d = cuda.to_device(np.array([[2.5]]))
-    assert float(d) == 2.5
-    assert int(d) == 2
+    assert float(d[0, 0]) == 2.5
+    assert int(d[0, 0]) == 2
     assert bool(d) is True
     assert d.item() == 2.5
     assert d[0, 0].item() == 2.5
-    with pytest.raises(ValueError, match="size 1"):
-        float(pygpu.zeros(3))
+    for convert in (float, int, complex):
+        with pytest.raises(TypeError, match="only 0-dimensional arrays"):
+            convert(d)
+        with pytest.raises(TypeError, match="only 0-dimensional arrays"):
+            convert(pygpu.zeros(3))
     with pytest.raises(ValueError, match="truth value of an array with more than one"):
         bool(pygpu.zeros(2))
     with pytest.raises(ValueError, match="truth value of an empty array"):

@@ -36,9 +36,12 @@ def _host_array_error(name, x):
 
 
 def _dtype_error(name, dtype):
-    supported = ", ".join(sorted({np.dtype(c).name for c in DEVICE_TYPES}))
-    return TypeError(f"{name}: pygpu has no {dtype} ({np.dtype(dtype).name}) on the device; "
-                     f"the device's dtypes are {supported}")
+    """The C side's message (args.c), said by the C side: one wording."""
+    try:
+        _core.empty(0, dtype)
+    except TypeError as exc:
+        return TypeError(f"{name}: {exc}")
+    return TypeError(f"{name}: pygpu does not support dtype {dtype} on the device")
 
 
 def _operand(name, x):

@@ -99,3 +99,19 @@ def test_op_matches_numpy_in_every_layout(name, ins, outs, rng):
                 check(op, got, want, outs)
             except AssertionError as exc:
                 raise AssertionError(f"{name} {ins}->{outs}, {layout}: {exc}") from None
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_op_through_numpy_returns_device_arrays(name, rng):
+    # np.<ufunc>(d) goes through DeviceArray.__array_ufunc__, and out= writes
+    op = OPS[name]
+    ins, outs = op.loops[-1]
+    host = [values(rng, c, (33,), op, k) for k, c in enumerate(ins)]
+    dev = [pygpu.asarray(x) for x in host]
+    with np.errstate(all="ignore"):
+        want = op.ufunc(*host)
+        check(op, op.ufunc(*dev), want, outs)
+        targets = tuple(pygpu.empty(33, np.dtype(c)) for c in outs)
+        got = op.ufunc(*dev, out=targets if len(targets) > 1 else targets[0])
+        assert (got if isinstance(got, tuple) else (got,))[0] is targets[0]
+        check(op, targets if len(targets) > 1 else targets[0], want, outs)

@@ -1,0 +1,149 @@
+"""Issue 22's rows: the generated elementwise kernels (and, where they exist,
+the reductions) against CuPy and PyTorch, as ratios to the device-to-device
+copy's bandwidth measured in the same run; the host cost of one small call;
+the first call of a new op with an empty cache and with the disk cache.
+
+Bytes count each read and each write once: `sin(x)` of n float32 moves 8n.
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+FIRST_CALL = r"""
+import time, numpy as np, pygpu
+d = pygpu.asarray(np.arange(1024, dtype=np.{dtype}))
+pygpu.cuda.synchronize()
+t = time.perf_counter()
+pygpu.{op}(d)
+pygpu.cuda.synchronize()
+print(time.perf_counter() - t)
+"""
+
+
+def _first_call_s(op, dtype, cache, env):
+    r = subprocess.run([sys.executable, "-c", FIRST_CALL.format(op=op, dtype=dtype)],
+                       capture_output=True, text=True,
+                       env=dict(env, PYGPU_CACHE_DIR=cache), timeout=600)
+    if r.returncode != 0:
+        print(f"first call of {op} failed: {r.stderr[-400:]}", file=sys.stderr)
+        return None
+    return float(r.stdout.strip().splitlines()[-1])
+
+
+def first_call_rows(t, smoke):
+    """A new op and dtype in a fresh process: compiled (empty cache), then
+    loaded from the disk cache (median of 3 fresh processes each)."""
+    env = dict(os.environ)
+    compiles, cached = [], []
+    for op, dtype in ([("sin", "float32"), ("arctan", "float64"),
+                       ("cbrt", "float32")][:1 if smoke else 3]):
+        with tempfile.TemporaryDirectory(prefix="pygpu-bench-cache-") as cache:
+            compiles.append(_first_call_s(op, dtype, cache, env))
+            cached.append(min(filter(None, [_first_call_s(op, dtype, cache, env)
+                                            for _ in range(3)]), default=None))
+    ok = [c for c in compiles if c is not None]
+    okc = [c for c in cached if c is not None]
+    t.add("compute.first_call", "first call of a new op and dtype, empty cache",
+          "1024 elements", "s", "lower", {"pygpu": max(ok) if ok else None})
+    t.add("compute.first_call.cached", "first call of an op, from the disk cache",
+          "1024 elements", "ms", "lower", {"pygpu": max(okc) * 1e3 if okc else None})
+
+
+FORMS = {"sin": ("sin", "sin", None), "div": ("x / 2", "divide", 2),
+         "square": ("x ** 2", "power", 2)}
+
+
+def _call(f, x, arg, out):
+    return f(x, out=out) if arg is None else f(x, arg, out=out)
+
+
+def elementwise_rows(t, smoke, n, peers, rng, reps, gpu_ms, absent, copy_gbs):
+    for dtype in (np.float32, np.float64):
+        _elementwise(t, n, peers, rng.standard_normal(n).astype(dtype), reps, gpu_ms,
+                     absent, copy_gbs)
+
+
+def _elementwise(t, n, peers, x, reps, gpu_ms, absent, copy_gbs):
+    import pygpu
+
+    cp, th = peers.get("cupy"), peers.get("torch")
+    name = x.dtype.name
+    dx = pygpu.asarray(x)
+    dy = pygpu.empty_like(dx)
+    copy = {"d2d copy": copy_gbs(dx, dy)}
+    moved = 2 * n * dx.itemsize
+    cx = cp.asarray(x) if cp is not None else None
+    cy = cp.empty_like(cx) if cp is not None else None
+    tx = th.from_numpy(x).cuda() if th is not None else None
+    ty = th.empty_like(tx) if th is not None else None
+    for key, (label, ufunc, arg) in FORMS.items():
+        vals = {"pygpu": moved / (gpu_ms(lambda u=ufunc, a=arg: _call(getattr(pygpu, u), dx, a,
+                                                                       dy), reps) * 1e6)}
+        tail = x[-4096:]
+        ref = getattr(np, ufunc)(tail) if arg is None else getattr(np, ufunc)(tail, arg)
+        if not np.allclose(dy.copy_to_host()[-4096:], ref, rtol=1e-5, equal_nan=True):
+            print(f"WARNING: {label} {name} result wrong", file=sys.stderr)
+        if cp is not None:
+            vals["CuPy"] = moved / (gpu_ms(lambda u=ufunc, a=arg: _call(getattr(cp, u), cx, a,
+                                                                         cy), reps) * 1e6)
+        if th is not None:
+            tf = {"sin": th.sin, "divide": th.div, "power": th.pow}[ufunc]
+            vals["PyTorch"] = moved / (gpu_ms(lambda f=tf, a=arg: _call(f, tx, a, ty), reps)
+                                       * 1e6)
+        absent(vals, "CuPy", "PyTorch")
+        t.add(f"compute.{key}.{name}", f"{label}, read + write", f"{n} {name}", "GB/s",
+              "higher", vals, copy)
+
+
+def host_cost_rows(t, smoke, peers, launch_us, absent):
+    """Host microseconds of one call on 1024 elements (bursts, as launches)."""
+    import pygpu
+
+    cp, th = peers.get("cupy"), peers.get("torch")
+    x = np.linspace(-1, 1, 1024, dtype=np.float32)
+    d = pygpu.asarray(x)
+    bursts = 5 if smoke else 100
+    rows = {"sin": (lambda: np.sin(d), lambda c: np.sin(c) if cp is None else cp.sin(c),
+                    lambda tt: tt.sin()),
+            "div": (lambda: d / 2, lambda c: c / 2, lambda tt: tt / 2)}
+    for key, (mine, cupy_form, torch_form) in rows.items():
+        vals = {"pygpu": launch_us(mine, bursts=bursts)}
+        if cp is not None:
+            c = cp.asarray(x)
+            vals["CuPy"] = launch_us(lambda c=c, f=cupy_form: f(c), bursts=bursts)
+        if th is not None:
+            tt = th.from_numpy(x).cuda()
+            vals["PyTorch"] = launch_us(lambda tt=tt, f=torch_form: f(tt), bursts=bursts)
+        absent(vals, "CuPy", "PyTorch")
+        label = {"sin": "np.sin(d)", "div": "d / 2"}[key]
+        t.add(f"compute.host.{key}", f"{label}, host cost of one call", "1024 float32", "us",
+              "lower", vals)
+
+
+def main():
+    """`python -m benchmarks.compute`: these rows alone, on a GPU."""
+    from . import __main__ as bench
+    from . import targets
+
+    t = bench.Table(target_list=targets.load_targets())
+    peers = bench.load_peers(False)
+    rng = np.random.default_rng(0)
+
+    def copy_gbs(src, dst):
+        return 2 * src.nbytes / (bench.gpu_ms(lambda: dst.copy_to_device(src), 20) * 1e6)
+
+    elementwise_rows(t, False, 1 << 28, peers, rng, 20, bench.gpu_ms, bench.absent, copy_gbs)
+    import pygpu
+
+    if hasattr(pygpu.DeviceArray, "__array_ufunc__"):
+        host_cost_rows(t, False, peers, bench.launch_us, bench.absent)
+    first_call_rows(t, False)
+    print(t.render())
+
+
+if __name__ == "__main__":
+    main()
