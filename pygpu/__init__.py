@@ -117,7 +117,19 @@ _install_dask_hook()  # Dask and distributed find DeviceArray by themselves (pyg
 # NumPy's ufuncs on DeviceArrays (pygpu.sin, pygpu.maximum, ...), from the op
 # table; add, subtract and multiply stay the C functions above (they take
 # stream=), and NumPy's functions made of ufuncs (where, clip, round, ...)
-from ._ops.functions import around, clip, conj, imag, isclose, real, round, where  # noqa: E402
+from ._ops.functions import (  # noqa: E402
+    around,
+    clip,
+    conj,
+    dot,
+    imag,
+    inner,
+    isclose,
+    real,
+    round,  # noqa: A004
+    vdot,
+    where,
+)
 from ._ops.ufunc import UFUNCS as _UFUNCS  # noqa: E402
 from ._ops.ufunc import ufunc  # noqa: E402
 
@@ -132,6 +144,7 @@ __all__ = [
     "add", "add_one", "asarray", "asnumpy", "blas", "cuda", "empty", "empty_like", "full",
     "full_like",
     "kernels", "matmul", "multiply", "ones", "subtract", "ones_like", "zeros", "zeros_like",
-    "around", "clip", "conj", "imag", "isclose", "real", "round", "ufunc", "where",
+    "around", "clip", "conj", "dot", "imag", "inner", "isclose", "real", "round", "ufunc",
+    "vdot", "where",
     *_UFUNC_NAMES,
 ]

@@ -111,4 +111,72 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     return result
 
 
-__all__ = ["around", "clip", "conj", "imag", "isclose", "real", "round", "where"]
+def _device_array(name, x):
+    if not isinstance(x, DeviceArray):
+        if isinstance(x, np.ndarray):
+            raise TypeError(f"{name}: one operand is a numpy.ndarray in host memory; copy it "
+                            "to the device first with pygpu.asarray(x)")
+        raise TypeError(f"{name} takes DeviceArrays, not {type(x).__name__}")
+    return x
+
+
+def _into(r, out):
+    if out is None:
+        return r
+    if out.shape != r.shape or out.dtype != r.dtype:
+        raise ValueError(f"output array is not acceptable (must have the right shape "
+                         f"{r.shape} and dtype {r.dtype}, as numpy.dot's out=)")
+    out[...] = r
+    return out
+
+
+def dot(a, b, out=None):
+    """numpy.dot through the matrix product (matmul, cuBLAS on a GPU): 0-d
+    operands multiply; 1-D by 1-D is the inner product (a 0-d array); N-D by
+    1-D sums over the last axis; N-D by M-D (M >= 2) over a's last and b's
+    second-to-last axes."""
+    if isinstance(a, DeviceArray) and isinstance(b, DeviceArray) and (a.ndim == 0 or
+                                                                       b.ndim == 0):
+        return U["multiply"](a, b, out=out)
+    a, b = _device_array("dot", a), _device_array("dot", b)
+    if b.ndim <= 2 or a.ndim <= 1:
+        if a.ndim <= 2 or b.ndim == 1:
+            return _into(a @ b, out)
+    # N-D by M-D: a (..., K) against b (..., K, N) with b's leading axes kept apart
+    k = a.shape[-1]
+    if b.shape[-2] != k:
+        raise ValueError(f"shapes {a.shape} and {b.shape} not aligned: {k} (dim "
+                         f"{a.ndim - 1}) != {b.shape[-2]} (dim {b.ndim - 2})")
+    axes = list(range(b.ndim))
+    moved = b.transpose(axes[-2:-1] + axes[:-2] + axes[-1:]).copy().reshape(k, -1)
+    r = a.copy().reshape(-1, k) @ moved
+    return _into(r.reshape(a.shape[:-1] + b.shape[:-2] + b.shape[-1:]), out)
+
+
+def vdot(a, b):
+    """numpy.vdot: the conjugate of a's elements, flattened, dotted with b's."""
+    a, b = _device_array("vdot", a), _device_array("vdot", b)
+    if a.size != b.size:
+        raise ValueError("cannot reshape: vdot needs arrays of the same size")
+    x = conj(a) if a.dtype.kind == "c" else a
+    return x.copy().reshape(-1) @ b.copy().reshape(-1)
+
+
+def inner(a, b):
+    """numpy.inner: sums over the last axes of a and b."""
+    if isinstance(a, DeviceArray) and isinstance(b, DeviceArray) and (a.ndim == 0 or
+                                                                       b.ndim == 0):
+        return U["multiply"](a, b)
+    a, b = _device_array("inner", a), _device_array("inner", b)
+    if a.shape[-1] != b.shape[-1]:
+        raise ValueError(f"shapes {a.shape} and {b.shape} not aligned: {a.shape[-1]} (dim "
+                         f"{a.ndim - 1}) != {b.shape[-1]} (dim {b.ndim - 1})")
+    if a.ndim == 1 and b.ndim == 1:
+        return a @ b
+    k = a.shape[-1]
+    r = a.copy().reshape(-1, k) @ b.copy().reshape(-1, k).T
+    return r.reshape(a.shape[:-1] + b.shape[:-1])
+
+
+__all__ = ["around", "clip", "conj", "dot", "imag", "inner", "isclose", "real", "round",
+           "vdot", "where"]

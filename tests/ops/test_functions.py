@@ -207,3 +207,26 @@ def test_repeated_calls_stay_right(rng):
         else:
             with pytest.raises(OverflowError):
                 pygpu.maximum(i8, v)
+
+
+@pytest.mark.parametrize("sa,sb", [((5,), (5,)), ((3, 5), (5,)), ((3, 5), (5, 4)),
+                                   ((2, 3, 5), (5, 4)), ((2, 3, 5), (6, 5, 4)), ((5,), (5, 4)),
+                                   ((2, 3, 5), (5,)), ((), (3,)), ((3, 2), ())])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128])
+def test_dot_inner_vdot_match_numpy(sa, sb, dtype, rng):
+    a = sample(rng, sa, dtype)
+    b = sample(rng, sb, dtype)
+    da, db = pygpu.asarray(a), pygpu.asarray(b)
+    tol = 1e-4 if dtype == np.float32 else 1e-12
+    got = pygpu.dot(da, db)
+    want = np.dot(a, b)
+    assert got.shape == np.shape(want) and got.dtype == np.result_type(want)
+    np.testing.assert_allclose(got.copy_to_host(), want, rtol=tol, atol=tol)
+    if len(sa) and len(sb) and sa[-1] == sb[-1]:
+        np.testing.assert_allclose(pygpu.inner(da, db).copy_to_host(), np.inner(a, b),
+                                   rtol=tol, atol=tol)
+    if a.size == b.size:
+        np.testing.assert_allclose(pygpu.vdot(da, db).copy_to_host(), np.vdot(a, b),
+                                   rtol=tol, atol=tol)
+    with pytest.raises(TypeError, match="pygpu.asarray"):
+        pygpu.dot(da, b if b.ndim else np.ones(3))
