@@ -1,5 +1,6 @@
-"""Build pygpu._core: C files by the C compiler, csrc/kernels.cu twice (nvcc for
-the GPU, the host C++ compiler for the simulator), cudart linked statically.
+"""Build pygpu._core: C files by the C compiler, csrc/kernels/kernels.cu twice
+(nvcc for the GPU, the host C++ compiler for the simulator), cudart linked
+statically.
 
 Environment:
   CUDA_HOME            the CUDA toolkit (else nvcc on PATH, else /usr/local/cuda)
@@ -19,12 +20,22 @@ from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).resolve().parent
 CSRC = HERE / "csrc"
-C_SOURCES = ["module.c", "errors.c", "format.c", "context.c", "device.c", "args.c",
-             "buffer.c", "core.c", "elementwise.c", "copy.c", "array.c", "ops.c",
-             "launch.c", "matmul.c", "rt.c", "capture.c", "rt_cuda.c", "rt_sim.c",
-             "rt_nvrtc.c", "rt_cublas.c", "hostcopy.c", "pool.c", "stream.c", "event.c",
-             "pinned.c", "poolmod.c", "transfer.c", "interop.c", "rawkernel.c", "peer.c",
-             "graph.c"]
+# csrc/ is laid out by layer (docs/ARCHITECTURE.md), top to bottom
+C_SOURCES = {
+    "types": ["module.c", "array.c", "device.c", "stream.c", "event.c", "graph.c",
+              "pinned.c", "poolmod.c"],
+    "ops": ["ops.c", "matmul.c"],
+    "launch": ["rawkernel.c", "launch.c"],
+    "arrays": ["interop.c", "copy.c", "elementwise.c", "core.c", "buffer.c"],
+    "base": ["args.c", "context.c", "errors.c", "format.c"],
+    "memory": ["pool.c", "transfer.c", "hostcopy.c"],
+    "runtime": ["rt.c", "rt_cuda.c", "rt_nvrtc.c", "rt_cublas.c", "capture.c", "peer.c"],
+    "simulator": ["rt_sim.c"],
+}
+# the folders whose headers are included by bare name ("pygpu.h", "runtime.h")
+INCLUDE_DIRS = [CSRC / d for d in ("base", "runtime", "simulator", "kernels")]
+KERNELS = CSRC / "kernels" / "kernels.cu"
+
 DEFAULT_ARCHS = "80;86;89;90"
 
 
@@ -65,6 +76,10 @@ def gencode_flags():
     return flags
 
 
+def include_flags():
+    return [f for d in INCLUDE_DIRS for f in ("-I", d)]
+
+
 def run(cmd):
     print(" ".join(str(c) for c in cmd), flush=True)
     subprocess.check_call([str(c) for c in cmd])
@@ -78,16 +93,16 @@ class BuildExt(build_ext):
         sim_obj = tmp / "kernels_sim.o"
         run([cxx, "-x", "c++", "-std=c++17", "-O2", "-fPIC", "-fno-exceptions",
              "-fno-rtti", "-fvisibility=hidden", "-Wall", "-Wno-unknown-pragmas",
-             *os.environ.get("CXXFLAGS", "").split(), "-I", CSRC,
-             "-c", CSRC / "kernels.cu", "-o", sim_obj])
+             *os.environ.get("CXXFLAGS", "").split(), *include_flags(),
+             "-c", KERNELS, "-o", sim_obj])
         ext.extra_objects = [str(sim_obj)]
         home = find_cuda()
         lib = cudart_static(home) if home else None
         if home and lib:
             cuda_obj = tmp / "kernels_cuda.o"
             run([home / "bin" / "nvcc", "-std=c++17", "-O3", "--threads", "0",
-                 "-Xcompiler", "-fPIC", "-I", CSRC, *gencode_flags(),
-                 "-c", CSRC / "kernels.cu", "-o", cuda_obj])
+                 "-Xcompiler", "-fPIC", *include_flags(), *gencode_flags(),
+                 "-c", KERNELS, "-o", cuda_obj])
             ext.extra_objects += [str(cuda_obj), str(lib)]
             ext.include_dirs.append(str(home / "include"))
             ext.define_macros.append(("PG_HAVE_CUDA", "1"))
@@ -103,12 +118,11 @@ class BuildExt(build_ext):
 
 ext = Extension(
     "pygpu._core",
-    sources=[f"csrc/{s}" for s in C_SOURCES],
-    include_dirs=[str(CSRC), numpy.get_include()],
+    sources=[f"csrc/{d}/{s}" for d, files in C_SOURCES.items() for s in files],
+    include_dirs=[*map(str, INCLUDE_DIRS), numpy.get_include()],
     extra_compile_args=["-std=c11", "-O2", "-Wall", "-Wextra", "-Wmissing-prototypes",
                         "-Wno-missing-braces", "-Wno-missing-field-initializers"],
-    depends=[str(p) for p in CSRC.glob("*.h")] + [str(CSRC / "kernels.cu"),
-                                                  str(CSRC / "kernels.def")],
+    depends=[str(p) for p in sorted(CSRC.glob("*/*")) if p.suffix in (".h", ".cu", ".def")],
 )
 
 setup(ext_modules=[ext], cmdclass={"build_ext": BuildExt})

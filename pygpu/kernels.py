@@ -21,7 +21,7 @@ import copyreg
 
 from ._core import kernels as _table
 
-# One name per entry of csrc/kernels.def, the one list of prebuilt kernels.
+# One name per entry of csrc/kernels/kernels.def, the one list of prebuilt kernels.
 globals().update(_table)
 
 

@@ -13,13 +13,13 @@
  * same argument checks as on a GPU, and how to call it with the parameters
  * that a launch gets (as cuLaunchKernel takes them).
  *
- * Threads are fibers of pygpu's one block runner (csrc/sim_exec.h): barriers
- * and warp intrinsics call into it (pg_sim_host), and it sets this module's
- * index variables thread by thread. __shared__ is `static`: one copy, reused
- * block after block. rawkernel.py writes `extern __shared__ T name[];` as a
- * reference to the launch's dynamic shared memory (PG_SIM_DYNAMIC_SHARED).
- * The layouts of pg_sim_host and the structures it names are csrc/runtime.h's;
- * PG_SIM_ABI is their version.
+ * Threads are fibers of pygpu's one block runner (csrc/simulator/sim_exec.h):
+ * barriers and warp intrinsics call into it (pg_sim_host), and it sets this
+ * module's index variables thread by thread. __shared__ is `static`: one copy,
+ * reused block after block. rawkernel.py writes `extern __shared__ T name[];`
+ * as a reference to the launch's dynamic shared memory (PG_SIM_DYNAMIC_SHARED).
+ * The layouts of pg_sim_host and the structures it names are
+ * csrc/runtime/runtime.h's; PG_SIM_ABI is their version.
  *
  * The checking mode (PG_SIM_CHECK, compiled by clang++ with
  * -fsanitize-coverage=trace-loads,trace-stores) gets a call for every load and
@@ -63,7 +63,7 @@ struct dim3 {
 };
 typedef dim3 uint3;
 
-/* csrc/runtime.h's layouts, spelled with this file's types */
+/* csrc/runtime/runtime.h's layouts, spelled with this file's types */
 extern "C" {
 typedef struct {
     dim3 thread, block, block_dim, grid_dim;

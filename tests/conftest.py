@@ -6,11 +6,16 @@ before any test touches a device. On the simulator two devices are simulated
 """
 
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import pygpu
+
+ROOT = Path(__file__).resolve().parent.parent
+# csrc/'s folders whose headers the C files include by bare name: setup.py's INCLUDE_DIRS
+CSRC_INCLUDES = [ROOT / "csrc" / d for d in ("base", "runtime", "simulator", "kernels")]
 
 GPU_PRESENT = pygpu._core.has_cuda() and os.environ.get("PYGPU_SIMULATOR", "") in ("", "0") \
     and pygpu.cuda.is_available()

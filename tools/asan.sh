@@ -20,9 +20,10 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export PYGPU_SIMULATOR=1 PYGPU_NO_POOL=1
 tests=("$@")
 if [ ${#tests[@]} -eq 0 ]; then
-    tests=(tests/test_arrays.py tests/test_copies.py tests/test_kernels.py
-           tests/test_errors_and_leaks.py tests/test_streams_and_pool.py
-           tests/test_interop.py tests/test_reliability.py tests/test_graphs.py)
+    tests=(tests/arrays/test_arrays.py tests/memory/test_copies.py
+           tests/kernels/test_kernels.py tests/runtime/test_errors_and_leaks.py
+           tests/memory/test_streams_and_pool.py tests/interop/test_interop.py
+           tests/quality/test_reliability.py tests/runtime/test_graphs.py)
 fi
 # --capture=sys: a sanitizer report on fd 2 reaches the terminal
 "$python" -m pytest -q -p no:cacheprovider --capture=sys "${tests[@]}"

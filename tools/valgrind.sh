@@ -8,8 +8,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 tests=("$@")
 if [ ${#tests[@]} -eq 0 ]; then
-    tests=(tests/test_arrays.py tests/test_copies.py tests/test_kernels.py
-           tests/test_streams_and_pool.py tests/test_errors_and_leaks.py)
+    tests=(tests/arrays/test_arrays.py tests/memory/test_copies.py
+           tests/kernels/test_kernels.py tests/memory/test_streams_and_pool.py
+           tests/runtime/test_errors_and_leaks.py)
 fi
 log=$(mktemp)
 py=$("${PYTHON:-python3}" -c 'import sys; print(sys.executable)')  # not a shim

@@ -9,7 +9,7 @@ import threading
 
 import numpy as np
 import pytest
-from conftest import ON_SIMULATOR
+from conftest import ON_SIMULATOR, ROOT
 
 import pygpu
 from pygpu import cuda
@@ -232,15 +232,16 @@ def test_simulator_under_address_and_undefined_behaviour_sanitizers():
     do the same with valgrind and compute-sanitizer; docs/RELIABILITY.md.)"""
     import shutil
 
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = str(ROOT)
     libasan = subprocess.run(["gcc", "-print-file-name=libasan.so"], capture_output=True,
                              text=True).stdout.strip() if shutil.which("gcc") else ""
     if not libasan or not os.path.isabs(libasan) or not shutil.which("g++"):
         pytest.skip("no gcc with AddressSanitizer here")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYGPU_")}
     env["PYTHON"] = sys.executable  # the interpreter running these tests, not PATH's
-    r = subprocess.run(["bash", os.path.join(root, "tools", "asan.sh"), "tests/test_kernels.py",
-                        "tests/test_copies.py", "tests/test_arrays.py", "tests/test_simulator.py"],
+    tests = ["tests/kernels/test_kernels.py", "tests/memory/test_copies.py",
+             "tests/arrays/test_arrays.py", "tests/simulator/test_simulator.py"]
+    r = subprocess.run(["bash", os.path.join(root, "tools", "asan.sh"), *tests],
                        capture_output=True, text=True, timeout=900, env=env, cwd=root)
     assert r.returncode == 0, (r.stdout + r.stderr)[-4000:]
     assert "passed" in r.stdout and "runtime error" not in r.stdout + r.stderr

@@ -17,12 +17,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import GPU_PRESENT, ON_SIMULATOR, random_array
+from conftest import CSRC_INCLUDES, GPU_PRESENT, ON_SIMULATOR, ROOT, random_array
 
 import pygpu
 from pygpu import cuda
 
-CSRC = Path(__file__).resolve().parent.parent / "csrc"
+RT_CUBLAS = ROOT / "csrc" / "runtime" / "rt_cublas.c"
+INCLUDES = [f"-I{d}" for d in CSRC_INCLUDES]
 DTYPES = [np.float16, np.float32, np.float64, np.complex64, np.complex128]
 # ||got - A @ B|| / (||A|| ||B||) for inputs of each dtype: the rounding of a
 # dot product (float16 adds in float32 and rounds once, as NumPy does)
@@ -329,7 +330,7 @@ def test_import_and_products_on_the_simulator_never_load_cublas():
 
 
 def test_soname_major_reads_the_library_version():
-    # the search order itself: tests/test_library_search.py
+    # the search order itself: tests/runtime/test_library_search.py
     from pygpu import blas
     assert blas._soname_major("/x/libcublas.so.12.9.1") == 12
     assert blas._soname_major("libcublas.so") is None
@@ -423,7 +424,7 @@ def test_cublas_values_declared_by_pygpu_are_the_headers(tmp_path):
     header = TOOLKIT / "include" / "cublas_api.h"
     if not header.exists():
         pytest.skip("no cuBLAS header (CUDA toolkit) here")
-    src = (CSRC / "rt_cublas.c").read_text()
+    src = RT_CUBLAS.read_text()
     values = re.findall(r"\bPG_\w+ = (-?\d+), +/\* (\w+) \*/", src)
     assert len(values) >= 15
     prog = "#include <stdio.h>\n#include <cublas_api.h>\nint main(void) {\n"
@@ -464,8 +465,8 @@ def test_cublas_loader_finds_its_entry_points_in_the_toolkits_library(tmp_path):
     if not libs:
         pytest.skip("no libcublas in the CUDA toolkit here")
     (tmp_path / "h.c").write_text(HARNESS)
-    r = subprocess.run([c_compiler(), "-std=c11", f"-I{CSRC}", str(tmp_path / "h.c"),
-                        str(CSRC / "rt_cublas.c"), "-ldl", "-lpthread", "-o",
+    r = subprocess.run([c_compiler(), "-std=c11", *INCLUDES, str(tmp_path / "h.c"),
+                        str(RT_CUBLAS), "-ldl", "-lpthread", "-o",
                         str(tmp_path / "h")], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-3000:]
     # a missing file is refused with the loader's reason; then the real one loads,
@@ -593,8 +594,8 @@ def test_row_major_products_reach_cublas_swapped_with_the_right_leading_dimensio
     r = subprocess.run([cc, "-shared", "-fPIC", str(tmp_path / "fake.c"), "-o", str(lib)],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-3000:]
-    r = subprocess.run([cc, "-std=c11", f"-I{CSRC}", str(tmp_path / "h.c"),
-                        str(CSRC / "rt_cublas.c"), "-ldl", "-lpthread", "-lm", "-o",
+    r = subprocess.run([cc, "-std=c11", *INCLUDES, str(tmp_path / "h.c"),
+                        str(RT_CUBLAS), "-ldl", "-lpthread", "-lm", "-o",
                         str(tmp_path / "h")], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-3000:]
     r = subprocess.run([str(tmp_path / "h"), str(lib)], capture_output=True, text=True,

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import CSRC_INCLUDES, ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 CSRC = ROOT / "csrc"
+C_FILES = sorted(p for p in CSRC.rglob("*") if p.suffix in (".c", ".h", ".cu"))
 
 
 def tool(name):
@@ -25,8 +26,9 @@ def tool(name):
 
 
 def test_c_sources_are_clang_formatted():
-    files = sorted(str(p) for p in CSRC.iterdir() if p.suffix in (".c", ".h", ".cu"))
-    r = subprocess.run([tool("clang-format"), "--dry-run", "--Werror", *files],
+    # every folder of csrc/ is read, not only its top
+    assert {p.parent for p in C_FILES} == {d for d in CSRC.iterdir() if d.is_dir()}
+    r = subprocess.run([tool("clang-format"), "--dry-run", "--Werror", *map(str, C_FILES)],
                        capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, "run clang-format -i on csrc/:\n" + r.stderr[-3000:]
 
@@ -37,13 +39,15 @@ def test_python_is_ruff_clean():
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
 
 
-@pytest.mark.parametrize("source", sorted(p.name for p in CSRC.glob("*.c")))
+@pytest.mark.parametrize("source", [str(p.relative_to(CSRC)) for p in C_FILES
+                                    if p.suffix == ".c"])
 def test_c_compiles_without_warnings(source):
     cc = sysconfig.get_config_var("CC").split()[0] or "cc"
     flags = ["-std=c11", "-fsyntax-only", "-Wall", "-Wextra", "-Wmissing-prototypes",
              "-Wno-missing-field-initializers", "-Werror",
-             f"-I{CSRC}", f"-I{np.get_include()}", f"-I{sysconfig.get_paths()['include']}"]
-    if source == "rt_cuda.c":
+             *(f"-I{d}" for d in CSRC_INCLUDES), f"-I{np.get_include()}",
+             f"-I{sysconfig.get_paths()['include']}"]
+    if source == "runtime/rt_cuda.c":
         cuda = Path("/usr/local/cuda/include")
         if not (cuda / "cuda_runtime.h").exists():
             pytest.skip("no CUDA toolkit headers")

@@ -5,8 +5,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parent.parent
+from conftest import CSRC_INCLUDES
 
 
 def test_block_runner_catches_missing_and_divergent_barriers(tmp_path):
@@ -14,8 +13,9 @@ def test_block_runner_catches_missing_and_divergent_barriers(tmp_path):
     if cxx is None:
         pytest.skip("no C++ compiler to build the simulator self-test")
     exe = tmp_path / "sim_selftest"
-    subprocess.run([cxx, "-x", "c++", "-std=c++17", "-O1", "-I", str(ROOT / "csrc"),
-                    str(ROOT / "tests" / "sim_selftest.cpp"), "-o", str(exe), "-lpthread"],
+    subprocess.run([cxx, "-x", "c++", "-std=c++17", "-O1", *(f"-I{d}" for d in CSRC_INCLUDES),
+                    str(Path(__file__).with_name("sim_selftest.cpp")), "-o", str(exe),
+                    "-lpthread"],
                    check=True, capture_output=True, text=True)
     r = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr

@@ -1,7 +1,7 @@
-// Checks the simulator's block runner (csrc/sim_exec.h) on kernels written to
-// go wrong: a missing barrier, a divergent barrier, a barrier in a kernel
-// launched as barrier-free. Built and run by test_simulator.py; prints one
-// line per check and exits non-zero if any check fails.
+// Checks the simulator's block runner (csrc/simulator/sim_exec.h) on kernels
+// written to go wrong: a missing barrier, a divergent barrier, a barrier in a
+// kernel launched as barrier-free. Built and run by test_simulator.py; prints
+// one line per check and exits non-zero if any check fails.
 #include <stdio.h>
 
 #include "sim_exec.h"

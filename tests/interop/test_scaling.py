@@ -7,13 +7,12 @@ import re
 import socket
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
 from pygpu import cuda
 
-ROOT = Path(__file__).resolve().parent.parent
 DOC = (ROOT / "docs" / "SCALING.md").read_text()
 BLOCKS = re.findall(r"```python\n(.*?)```", DOC, flags=re.S)
 GPUS = 0 if cuda.is_simulator() else len(cuda.gpus)

@@ -145,7 +145,7 @@ def test_array_protocol_refuses_silent_copies():
 
 def test_scalar_conversions_as_numpy_2():
     # float(), int(), complex() take 0-d arrays only (NumPy 2); bool() and
-    # item() take any size-1 array (tests/test_operator_input.py has the rest)
+    # item() take any size-1 array (tests/ops/test_operator_input.py has the rest)
     d = cuda.to_device(np.array([[2.5]]))
     assert float(d[0, 0]) == 2.5
     assert int(d[0, 0]) == 2

@@ -5,7 +5,7 @@
  * it. Plain C: no Python and no cuBLAS headers, so that the build needs
  * neither. The few prototypes and values used are declared here with the
  * values of cublas_api.h and library_types.h; each value's comment names the
- * header's constant, and tests/test_matmul.py checks them against the
+ * header's constant, and tests/ops/test_matmul.py checks them against the
  * toolkit's header where there is one.
  *
  * One handle per device for the life of the process, made at the device's

@@ -8,7 +8,7 @@ import shutil
 
 import numpy as np
 import pytest
-from conftest import random_array
+from conftest import ROOT, random_array
 
 import pygpu
 from pygpu import cuda, rawkernel
@@ -484,7 +484,7 @@ def test_ctrl_c_stops_a_kernel_thread_that_never_returns(tmp_path):
         print("after", int(out.copy_to_host().sum()), flush=True)
     '''))
     import os
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = str(ROOT)
     env = dict(os.environ, PYGPU_SIMULATOR="1",
                PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
     p = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True,
