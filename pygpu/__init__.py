@@ -115,11 +115,15 @@ from .rawkernel import CompileError, In, InOut, Out, RawKernel, RawModule  # noq
 _install_dask_hook()  # Dask and distributed find DeviceArray by themselves (pygpu/dask.py)
 
 # NumPy's ufuncs on DeviceArrays (pygpu.sin, pygpu.maximum, ...), from the op
-# table; add, subtract and multiply stay the C functions above (they take
-# stream=), and NumPy's functions made of ufuncs (where, clip, round, ...)
+# table (add, subtract and multiply of two operands still take the C functions
+# above, with their stream=), and NumPy's functions made of ufuncs (where,
+# clip, round, ...)
 from ._ops.functions import (  # noqa: E402
+    allclose,
     around,
+    array_equal,
     clip,
+    concatenate,
     conj,
     dot,
     imag,
@@ -127,13 +131,45 @@ from ._ops.functions import (  # noqa: E402
     isclose,
     real,
     round,  # noqa: A004
+    stack,
     vdot,
     where,
+)
+from ._ops.reduction import (  # noqa: E402
+    all,  # noqa: A004
+    amax,
+    amin,
+    any,  # noqa: A004
+    argmax,
+    argmin,
+    count_nonzero,
+    cumprod,
+    cumsum,
+    max,  # noqa: A004
+    mean,
+    min,  # noqa: A004
+    nanargmax,
+    nanargmin,
+    nancumprod,
+    nancumsum,
+    nanmax,
+    nanmean,
+    nanmin,
+    nanprod,
+    nanstd,
+    nansum,
+    nanvar,
+    prod,
+    ptp,
+    std,
+    sum,  # noqa: A004
+    var,
 )
 from ._ops.ufunc import UFUNCS as _UFUNCS  # noqa: E402
 from ._ops.ufunc import ufunc  # noqa: E402
 
-_UFUNC_NAMES = sorted(n for n in _UFUNCS if n not in globals())
+_UFUNC_NAMES = sorted(n for n in _UFUNCS
+                      if n not in globals() or n in ("add", "subtract", "multiply"))
 globals().update({n: _UFUNCS[n] for n in _UFUNC_NAMES})
 
 __all__ = [
@@ -144,7 +180,11 @@ __all__ = [
     "add", "add_one", "asarray", "asnumpy", "blas", "cuda", "empty", "empty_like", "full",
     "full_like",
     "kernels", "matmul", "multiply", "ones", "subtract", "ones_like", "zeros", "zeros_like",
-    "around", "clip", "conj", "dot", "imag", "inner", "isclose", "real", "round", "ufunc",
-    "vdot", "where",
+    "allclose", "around", "array_equal", "clip", "concatenate", "conj", "dot", "imag", "inner",
+    "isclose", "real", "round", "stack", "ufunc", "vdot", "where",
+    "all", "amax", "amin", "any", "argmax", "argmin", "count_nonzero", "cumprod", "cumsum",
+    "max", "mean", "min", "nanargmax", "nanargmin", "nancumprod", "nancumsum", "nanmax",
+    "nanmean", "nanmin", "nanprod", "nanstd", "nansum", "nanvar", "prod", "ptp", "std", "sum",
+    "var",
     *_UFUNC_NAMES,
 ]

@@ -36,6 +36,7 @@ from dask.sizeof import sizeof
 
 import pygpu
 from pygpu import DeviceArray
+from pygpu._ops import functions as _functions
 
 __all__ = ["concatenate", "local_cluster", "matmul", "register", "to_device", "to_host"]
 
@@ -47,46 +48,9 @@ def _sizeof(x):
 # dask.array's dispatch
 
 
-def concatenate(arrays, axis=0):
-    """numpy.concatenate for DeviceArrays, on the device of the first array:
-    what dask.array uses to join chunks (`compute()`, `rechunk`,
-    `da.concatenate`). The dtype is NumPy's result type of all arrays."""
-    arrays = list(arrays)
-    if not arrays:
-        raise ValueError("need at least one array to concatenate")
-    if axis is None:
-        arrays = [a.ravel() for a in arrays]
-        axis = 0
-    first = arrays[0]
-    if first.ndim == 0:
-        raise ValueError("zero-dimensional arrays cannot be concatenated")
-    if not -first.ndim <= axis < first.ndim:
-        raise ValueError(f"axis {axis} is out of bounds for an array of dimension {first.ndim}")
-    axis %= first.ndim
-    for i, a in enumerate(arrays):
-        if a.ndim != first.ndim:
-            raise ValueError(
-                "all the input arrays must have the same number of dimensions; the array "
-                f"at index 0 has {first.ndim} dimension(s) and the array at index {i} has "
-                f"{a.ndim}")
-        for ax, (n, m) in enumerate(zip(first.shape, a.shape, strict=True)):
-            if ax != axis and n != m:
-                raise ValueError(
-                    "all the input array dimensions except for the concatenation axis must "
-                    f"match exactly; along dimension {ax}, the array at index 0 has size {n} "
-                    f"and the array at index {i} has size {m}")
-    shape = list(first.shape)
-    shape[axis] = sum(a.shape[axis] for a in arrays)
-    dtype = np.result_type(*[a.dtype for a in arrays])
-    with _device_of(first):
-        out = pygpu.empty(tuple(shape), dtype)
-    start = 0
-    for a in arrays:
-        n = a.shape[axis]
-        if n:
-            out[(slice(None),) * axis + (slice(start, start + n),)] = a
-        start += n
-    return out
+# numpy.concatenate for DeviceArrays: what dask.array uses to join chunks
+# (`compute()`, `rechunk`, `da.concatenate`)
+concatenate = _functions.concatenate
 
 
 def _device_of(x):
@@ -119,6 +83,11 @@ def _register_array(dispatch):
     dispatch.empty_lookup.register(DeviceArray, pygpu.empty)
     dispatch.to_numpy_dispatch.register(DeviceArray, _to_numpy)
     dispatch.to_cupy_dispatch.register(DeviceArray, _to_cupy)
+    # the element counts of mean, var and std, as device arrays (as for CuPy)
+    from dask.array import backends
+
+    dispatch.numel_lookup.register(DeviceArray, backends._numel_arraylike)
+    dispatch.nannumel_lookup.register(DeviceArray, backends._nannumel)
     for table, operation, numpy_name in (
             ("take_lookup", "fancy indexing (x[[0, 2]], x[mask]) or take", "numpy.take"),
             ("einsum_lookup", "einsum", "numpy.einsum"),

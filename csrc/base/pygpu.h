@@ -57,6 +57,9 @@ typedef struct {
      * path (ops.c) */
     PyObject *py_array_ufunc;
     PyObject *py_operator;
+    /* pygpu._ops.methods, imported at the first call of a method written in
+     * Python (array.c's PG_PY_METHODS) */
+    PyObject *py_methods;
 } pg_state;
 
 extern PyModuleDef pg_module_def;

@@ -267,14 +267,45 @@ Array_array(PyObject *Py_UNUSED(self), PyObject *Py_UNUSED(args),
  * (np.transpose, np.shape, np.ndim); where that fails (np.sum, np.tensordot,
  * what dask.array calls on its chunks), and for a function with no Python
  * implementation (np.array(..., like=d)), the TypeError names the function. */
+/* pygpu._ops.methods, imported at first use and kept in the module state:
+ * a borrowed reference, or NULL */
 static PyObject *
-Array_array_function(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
+import_methods(PyObject *self)
+{
+    pg_state *st = STATE_OR_NULL(self);
+    if (st == NULL) {
+        return NULL;
+    }
+    if (st->py_methods == NULL) {
+        st->py_methods = PyImport_ImportModule("pygpu._ops.methods");
+    }
+    return st->py_methods;
+}
+
+static PyObject *
+Array_array_function(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     PyObject *impl, *res, *module = NULL, *name = NULL, *type, *cause, *tb;
     if (nargs != 4 || !PyTuple_Check(args[2]) || !PyDict_Check(args[3])) {
         PyErr_SetString(PyExc_TypeError,
                         "__array_function__(func, types, args, kwargs)");
         return NULL;
+    }
+    /* pygpu's own implementation first (pygpu/_ops/methods.py's ARRAY_FUNCTIONS) */
+    {
+        PyObject *mod = import_methods(self), *fn, *r;
+        if (mod == NULL) {
+            return NULL;
+        }
+        fn = PyObject_GetAttrString(mod, "array_function");
+        r = fn == NULL ? NULL
+                       : PyObject_CallFunctionObjArgs(fn, args[0], args[1], args[2],
+                                                      args[3], NULL);
+        Py_XDECREF(fn);
+        if (r != Py_NotImplemented) {
+            return r;
+        }
+        Py_DECREF(r);
     }
     impl = PyObject_GetAttrString(args[0], "_implementation");
     if (impl == NULL) {
@@ -318,6 +349,56 @@ Array_array_function(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_
     return NULL;
 }
 
+/* ---- methods written in Python ----------------------------------------------- */
+
+/* The one list of DeviceArray's methods that pygpu/_ops/methods.py defines:
+ * the reductions, and what NumPy's functions (np.sum(d), np.mean(d), np.round(d))
+ * call on an array that is not an ndarray. */
+/* clang-format off */
+#define PG_PY_METHODS(X)                                                               \
+    X(sum) X(prod) X(max) X(min) X(mean) X(var) X(std) X(argmax) X(argmin) X(any)      \
+    X(all) X(cumsum) X(cumprod) X(round) X(clip) X(conj) X(conjugate) X(dot) X(fill)   \
+    X(squeeze) X(tolist)
+/* clang-format on */
+
+/* pygpu._ops.methods.<name>(self, *args, **kwargs) */
+static PyObject *
+py_method(PyObject *self, const char *name, PyObject *const *args, Py_ssize_t nargs,
+          PyObject *kwnames)
+{
+    PyObject *mod = import_methods(self), *fn = NULL, *res = NULL, *small[16],
+             **stack = small;
+    Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (mod == NULL || (fn = PyObject_GetAttrString(mod, name)) == NULL) {
+        return NULL;
+    }
+    if (nargs + nkw + 1 > (Py_ssize_t)(sizeof(small) / sizeof(small[0])) &&
+        (stack = PyMem_Malloc((size_t)(nargs + nkw + 1) * sizeof(PyObject *))) ==
+            NULL) {
+        Py_DECREF(fn);
+        return PyErr_NoMemory();
+    }
+    stack[0] = self;
+    for (Py_ssize_t i = 0; i < nargs + nkw; i++) {
+        stack[i + 1] = args[i];
+    }
+    res = PyObject_Vectorcall(fn, stack, (size_t)(nargs + 1), kwnames);
+    if (stack != small) {
+        PyMem_Free(stack);
+    }
+    Py_DECREF(fn);
+    return res;
+}
+
+#define PG_PY_METHOD_FN(name)                                                          \
+    static PyObject *Array_py_##name(PyObject *self, PyObject *const *args,            \
+                                     Py_ssize_t nargs, PyObject *kwnames)              \
+    {                                                                                  \
+        return py_method(self, #name, args, nargs, kwnames);                           \
+    }
+PG_PY_METHODS(PG_PY_METHOD_FN)
+#undef PG_PY_METHOD_FN
+
 /* Pickling copies to the host; unpickling copies back (to the current device). */
 static PyObject *
 Array_reduce(PyObject *self, PyObject *Py_UNUSED(ignored))
@@ -349,6 +430,15 @@ Array_setitem(PyObject *self, PyObject *key, PyObject *value)
     if (value == NULL) {
         PyErr_SetString(PyExc_TypeError, "cannot delete elements of a DeviceArray");
         return -1;
+    }
+    if (pg_array_check(st, key) && ARR(key)->descr->type_num == NPY_BOOL) {
+        /* d[mask] = value: pygpu/_ops/methods.py (a where on the device) */
+        PyObject *mod = import_methods(self), *r;
+        r = mod == NULL
+                ? NULL
+                : PyObject_CallMethod(mod, "setitem_mask", "OOO", self, key, value);
+        Py_XDECREF(r);
+        return r == NULL ? -1 : 0;
     }
     view = pg_array_getitem(st, ARR(self), key);
     if (view == NULL) {
@@ -828,7 +918,14 @@ static PyMethodDef Array_methods[] = {
     {"__complex__", Array_complex, METH_NOARGS,
      "__complex__($self, /)\n--\n\nThe element of a 0-d array as a Python complex."},
     {"__reduce__", Array_reduce, METH_NOARGS, NULL},
-    {NULL},
+#define PG_PY_METHOD_DEF(name)                                                         \
+    {#name, (PyCFunction)(void (*)(void))Array_py_##name,                              \
+     METH_FASTCALL | METH_KEYWORDS,                                                    \
+     #name "($self, /, *args, **kwargs)\n--\n\nnumpy.ndarray." #name                   \
+           " on the device (pygpu/_ops/methods.py)."},
+    PG_PY_METHODS(PG_PY_METHOD_DEF)
+#undef PG_PY_METHOD_DEF
+        {NULL},
 };
 
 static PyMemberDef Array_members[] = {

@@ -296,6 +296,7 @@ module_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->matmul_ufunc);
     Py_VISIT(st->py_array_ufunc);
     Py_VISIT(st->py_operator);
+    Py_VISIT(st->py_methods);
     return 0;
 }
 
@@ -334,6 +335,7 @@ module_clear(PyObject *module)
     Py_CLEAR(st->matmul_ufunc);
     Py_CLEAR(st->py_array_ufunc);
     Py_CLEAR(st->py_operator);
+    Py_CLEAR(st->py_methods);
     return 0;
 }
 

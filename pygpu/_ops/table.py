@@ -241,7 +241,10 @@ class Reduction:
       `m` (the mean of its output, read from the kernel's `aux`);
     - post: the result, from the total `a` and the launch's `k` (the count
       that mean divides by, or ddof);
-    - acc: the accumulator's C type, from T ("real": T's real type).
+    - acc: the accumulator's C type, from T ("real": T's real type);
+    - next: the combining code where in1's elements all come after in0's (a
+      thread's own elements, in order), where that is cheaper (argmax: a tie
+      keeps in0 with no index to compare); by default the combining code.
     """
     name: str
     op: str = None
@@ -250,6 +253,7 @@ class Reduction:
     map: str = "pg::cast<A>(x)"
     post: str = "a"
     acc: str = "T"
+    next: str = None
 
     def combine_code(self, acc_char):
         """(in0, in1) -> out0 on the accumulator (whose type character, for an
@@ -279,6 +283,8 @@ REORDERABLE = ("add", "multiply", "maximum", "minimum", "fmax", "fmin", "logical
                "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "gcd")
 
 _ARG = "pg::arg<T>"
+_ARG_LOW = "A::at(pg::limits<T>::lowest(), PG_ARG_NONE)"  # what every element beats
+_ARG_HIGH = "A::at(pg::limits<T>::highest(), PG_ARG_NONE)"
 _COUNTED = "pg::counted<T>"
 _COUNTED_REAL = "pg::counted<typename pg::real_of<T>::type>"
 _NAN_FREE = "pg::is_nan(x) ? pg::cast<A>({}) : pg::cast<A>(x)"
@@ -303,13 +309,17 @@ REDUCTIONS = {r.name: r for r in [
               identity="pg::no_count<typename pg::real_of<T>::type>()",
               map="pg::nan_sqdev<T>(x, m)", post="pg::sqrt(pg::dof_divide(a, k))"),
     Reduction("argmax", combine="out0 = pg::arg_max(in0, in1);", acc=_ARG,
-              identity="A::none()", map="A::at(x, r)", post="a.i"),
+              identity=_ARG_LOW, map="A::at(x, r)", post="a.i",
+              next="out0 = pg::arg_max_next(in0, in1);"),
     Reduction("argmin", combine="out0 = pg::arg_min(in0, in1);", acc=_ARG,
-              identity="A::none()", map="A::at(x, r)", post="a.i"),
+              identity=_ARG_HIGH, map="A::at(x, r)", post="a.i",
+              next="out0 = pg::arg_min_next(in0, in1);"),
     Reduction("nanargmax", combine="out0 = pg::arg_max(in0, in1);", acc=_ARG,
-              identity="A::none()", map="pg::is_nan(x) ? A::none() : A::at(x, r)",
-              post="a.i == PG_ARG_NONE ? -1LL : a.i"),
+              identity=_ARG_LOW, map=f"pg::is_nan(x) ? {_ARG_LOW} : A::at(x, r)",
+              post="a.i == PG_ARG_NONE ? -1LL : a.i",
+              next="out0 = pg::arg_max_next(in0, in1);"),
     Reduction("nanargmin", combine="out0 = pg::arg_min(in0, in1);", acc=_ARG,
-              identity="A::none()", map="pg::is_nan(x) ? A::none() : A::at(x, r)",
-              post="a.i == PG_ARG_NONE ? -1LL : a.i"),
+              identity=_ARG_HIGH, map=f"pg::is_nan(x) ? {_ARG_HIGH} : A::at(x, r)",
+              post="a.i == PG_ARG_NONE ? -1LL : a.i",
+              next="out0 = pg::arg_min_next(in0, in1);"),
 ]}

@@ -464,6 +464,11 @@ def _constant_comparison(op, operands, outs, shape):
     return result
 
 
+# add, subtract and multiply of two operands (with out= and stream=) are the C
+# functions of pygpu._core, the fast path that + - * take too
+_C_PATHS = {"add": _core.add, "subtract": _core.subtract, "multiply": _core.multiply}
+
+
 class ufunc:
     """A NumPy ufunc on DeviceArrays: `pygpu.sin(d)`, with NumPy's arguments
     (out=, where=, casting=, dtype=, signature=) and answers. `np.sin(d)` comes
@@ -484,6 +489,9 @@ class ufunc:
     ntypes = property(lambda self: len(self._op.loops))
 
     def __call__(self, *args, **kwargs):
+        c_path = _C_PATHS.get(self.__name__)
+        if c_path is not None and len(args) == 2 and kwargs.keys() <= {"out", "stream"}:
+            return c_path(*args, **kwargs)  # pygpu's C function (it takes stream=)
         bad = set(kwargs) - _KWARGS
         if bad:
             raise TypeError(f"{self.__name__}() got an unexpected keyword argument "
@@ -501,11 +509,19 @@ class ufunc:
     def _unsupported(self, method):
         raise TypeError(f"pygpu: {self.__name__}.{method} is not supported yet")
 
-    def reduce(self, *args, **kwargs):
-        self._unsupported("reduce")
+    def reduce(self, array, axis=0, dtype=None, out=None, keepdims=False,
+               initial=np._NoValue, where=True):
+        """numpy.ufunc.reduce on a DeviceArray."""
+        from . import reduction
 
-    def accumulate(self, *args, **kwargs):
-        self._unsupported("accumulate")
+        return reduction.reduce(self.__name__, array, axis, dtype, out, keepdims, initial,
+                                where)
+
+    def accumulate(self, array, axis=0, dtype=None, out=None):
+        """numpy.ufunc.accumulate on a DeviceArray."""
+        from . import reduction
+
+        return reduction.accumulate(self.__name__, array, axis, dtype, out)
 
     def outer(self, *args, **kwargs):
         self._unsupported("outer")
@@ -529,6 +545,13 @@ def array_ufunc(np_ufunc, method, inputs, kwargs):
     op = OPS.get(name)
     if op is None:
         raise TypeError(f"pygpu: numpy.{name} is not supported on DeviceArrays yet")
+    if method in ("reduce", "accumulate"):
+        from . import reduction
+
+        out = kwargs.get("out")
+        if isinstance(out, tuple):  # NEP 13 passes out= as a tuple
+            kwargs = dict(kwargs, out=out[0] if len(out) == 1 else out)
+        return getattr(reduction, method)(name, *inputs, **kwargs)
     if method != "__call__":
         raise TypeError(f"pygpu: numpy.{name}.{method} is not supported on DeviceArrays yet")
     if not kwargs:

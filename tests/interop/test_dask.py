@@ -309,17 +309,27 @@ def test_operations_pygpu_lacks_raise_type_error(rng):
         with pytest.raises(TypeError, match="numpy.array is a NumPy function that "
                            "pygpu.DeviceArray does not support"):
             da.percentile(d[:, 0], 50).compute()
-        with pytest.raises(TypeError, match="numpy.sum is a NumPy function"):
-            d.sum().compute()
-        with pytest.raises(TypeError, match="numpy.max is a NumPy function"):
-            d.max().compute()
-        # dask's @ calls numpy.matmul on the chunks (which runs on the device), then
-        # methods DeviceArray lacks (squeeze): an error, never a value
-        with pytest.raises((AttributeError, TypeError)):
-            (d @ d.T).compute()
-        # dask's mean calls methods on the meta that DeviceArray lacks: an error, never a value
-        with pytest.raises((IndexError, AttributeError, TypeError)):
-            d.mean().compute()
+
+
+def test_reductions_and_ufuncs_compute_on_the_device(rng):
+    # issue 22: a Dask array of DeviceArrays computes mean, std and ufuncs; each
+    # chunk's work runs on the device (d.sum, np.sin, np.full_like, d[mask] = v)
+    host = random_array(rng, (8, 6), np.float32)
+    d = pgd.to_device(da.from_array(host, chunks=(4, 3)))
+    cases = [(lambda x: x.sum(), host.sum()), (lambda x: x.max(axis=0), host.max(axis=0)),
+             (lambda x: x.mean(), host.mean()), (lambda x: x.mean(axis=1), host.mean(axis=1)),
+             (lambda x: x.std(), host.std()), (lambda x: x.var(axis=0, ddof=1),
+                                               host.var(axis=0, ddof=1)),
+             (lambda x: np.sin(x) * 2 + np.sqrt(np.abs(x)),
+              np.sin(host) * 2 + np.sqrt(np.abs(host))),
+             (lambda x: da.nanmean(x, axis=0), np.nanmean(host, axis=0)),
+             (lambda x: x.cumsum(axis=0), host.cumsum(axis=0)),
+             (lambda x: x @ x.T, host @ host.T)]
+    with dask.config.set(scheduler="synchronous"):
+        for f, want in cases:
+            got = f(d).compute()
+            assert isinstance(got, pygpu.DeviceArray)
+            np.testing.assert_allclose(got.copy_to_host(), want, rtol=2e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("chunks", [((8, 8), (6, 6), (5, 5)), ((8, 8), (4, 8), (5, 5)),

@@ -1,0 +1,210 @@
+"""DeviceArray's methods written in Python: the C type forwards each name of
+METHODS (csrc: the one list, PG_PY_METHODS) here with the array first. NumPy's
+own functions (np.sum(d), np.mean(d), np.argmax(d), np.cumsum(d), np.round(d))
+reach these through __array_function__, as they call an array's methods."""
+
+import numpy as np
+
+from . import functions, reduction
+
+_NoValue = np._NoValue
+
+
+def sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue,  # noqa: A001
+        where=True):
+    return reduction.sum(self, axis, dtype, out, keepdims, initial, where)
+
+
+def prod(self, axis=None, dtype=None, out=None, keepdims=False, initial=_NoValue, where=True):
+    return reduction.prod(self, axis, dtype, out, keepdims, initial, where)
+
+
+def max(self, axis=None, out=None, keepdims=False, initial=_NoValue, where=True):  # noqa: A001
+    return reduction.max(self, axis, out, keepdims, initial, where)
+
+
+def min(self, axis=None, out=None, keepdims=False, initial=_NoValue, where=True):  # noqa: A001
+    return reduction.min(self, axis, out, keepdims, initial, where)
+
+
+def mean(self, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    return reduction.mean(self, axis, dtype, out, keepdims, where=where)
+
+
+def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+        **kwargs):
+    return reduction.var(self, axis, dtype, out, ddof, keepdims, where=where, **kwargs)
+
+
+def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True,
+        **kwargs):
+    return reduction.std(self, axis, dtype, out, ddof, keepdims, where=where, **kwargs)
+
+
+def argmax(self, axis=None, out=None, *, keepdims=False):
+    return reduction.argmax(self, axis, out, keepdims=keepdims)
+
+
+def argmin(self, axis=None, out=None, *, keepdims=False):
+    return reduction.argmin(self, axis, out, keepdims=keepdims)
+
+
+def any(self, axis=None, out=None, keepdims=False, *, where=True):  # noqa: A001
+    return reduction.any(self, axis, out, keepdims, where=where)
+
+
+def all(self, axis=None, out=None, keepdims=False, *, where=True):  # noqa: A001
+    return reduction.all(self, axis, out, keepdims, where=where)
+
+
+def cumsum(self, axis=None, dtype=None, out=None):
+    return reduction.cumsum(self, axis, dtype, out)
+
+
+def cumprod(self, axis=None, dtype=None, out=None):
+    return reduction.cumprod(self, axis, dtype, out)
+
+
+def round(self, decimals=0, out=None):  # noqa: A001
+    return functions.round(self, decimals, out)
+
+
+def clip(self, min=None, max=None, out=None, **kwargs):  # noqa: A002
+    return functions.clip(self, min, max, out, **kwargs)
+
+
+def conj(self):
+    return functions.conj(self)
+
+
+conjugate = conj
+
+
+def dot(self, b, out=None):
+    return functions.dot(self, b, out)
+
+
+def fill(self, value):
+    """Every element set to value, converted as NumPy's fill converts it."""
+    self[...] = value
+
+
+def squeeze(self, axis=None):
+    """The array without axes of length 1 (a view), as ndarray.squeeze."""
+    ndim = self.ndim
+    if axis is None:
+        axes = [i for i, n in enumerate(self.shape) if n == 1]
+    else:
+        axes = [axis] if isinstance(axis, int) else list(axis)
+        axes = [np._core.numeric.normalize_axis_index(a, ndim) for a in axes]
+        for a in axes:
+            if self.shape[a] != 1:
+                raise ValueError("cannot select an axis to squeeze out which has size not "
+                                 "equal to one")
+    return self.reshape(tuple(n for i, n in enumerate(self.shape) if i not in axes))
+
+
+def _broadcasts(shape, to):
+    try:
+        return np.broadcast_shapes(shape, to) == to
+    except ValueError:
+        return False
+
+
+def setitem_mask(self, mask, value):
+    """d[mask] = value for a bool DeviceArray mask of d's shape (or one that
+    broadcasts to it) and a value that broadcasts too: a scalar or an array.
+    A value of one element per True element (NumPy's other form) needs the
+    indexing of the array API namespace, not built yet."""
+    from .table import INTERNAL, canonical
+    from .ufunc import apply
+
+    if mask.shape != self.shape[:mask.ndim] and np.broadcast_shapes(mask.shape,
+                                                                    self.shape) != self.shape:
+        raise IndexError(f"boolean index of shape {mask.shape} does not match the indexed "
+                         f"array of shape {self.shape}")
+    if mask.ndim < self.ndim:  # NumPy's d[mask] indexes the leading axes
+        mask = mask.reshape(mask.shape + (1,) * (self.ndim - mask.ndim))
+    if isinstance(value, np.ndarray):
+        raise TypeError("d[mask] = value: value is a numpy.ndarray in host memory; copy it to "
+                        "the device first with pygpu.asarray(value)")
+    ch = canonical(self.dtype.char)
+    if isinstance(value, type(self)) and value.ndim and not _broadcasts(value.shape,
+                                                                         self.shape):
+        raise NotImplementedError(
+            "d[mask] = values with one value per True element is not supported yet; a "
+            "scalar, or an array that broadcasts to d's shape, is")
+    if not isinstance(value, type(self)):
+        value = np.asarray(value, dtype=self.dtype)[()]  # NumPy's cast of the value
+    apply(INTERNAL["where"], ("?" + ch + ch, ch), [mask, value, self], out=self)
+
+
+def tolist(self):
+    """The elements as nested Python lists (copied to the host), as
+    ndarray.tolist."""
+    return self.copy_to_host().tolist()
+
+
+METHODS = ("sum", "prod", "max", "min", "mean", "var", "std", "argmax", "argmin", "any",
+           "all", "cumsum", "cumprod", "round", "clip", "conj", "conjugate", "dot", "fill",
+           "squeeze", "tolist")
+
+
+# ---- NumPy's functions that do not call methods: __array_function__ (NEP 18) -------
+
+def _like(fill):
+    def like(a, *args, dtype=None, order="K", subok=True, shape=None, device=None):
+        from .. import _core
+
+        value = args[0] if fill is None else fill
+        shape = a.shape if shape is None else shape
+        dtype = a.dtype if dtype is None else dtype
+        return _core.empty(shape, dtype) if value is _EMPTY else _core.full(shape, value, dtype)
+    return like
+
+
+_EMPTY = object()
+
+
+def _into(r, out):
+    if out is not None:
+        out[...] = r
+        return out
+    return r
+
+
+def _where(condition, *xy):
+    if not xy:
+        raise TypeError("numpy.where(condition) (nonzero) is not supported on DeviceArrays "
+                        "yet; numpy.where(condition, x, y) is")
+    return functions.where(condition, *xy)
+
+
+ARRAY_FUNCTIONS = {
+    np.empty_like: _like(_EMPTY), np.zeros_like: _like(0), np.ones_like: _like(1),
+    np.full_like: _like(None), np.where: _where, np.clip: functions.clip,
+    np.round: functions.round, np.around: functions.round, np.real: functions.real,
+    np.imag: functions.imag, np.conj: functions.conj, np.conjugate: functions.conj,
+    np.isclose: functions.isclose, np.allclose: functions.allclose,
+    np.array_equal: functions.array_equal, np.dot: functions.dot, np.vdot: functions.vdot,
+    np.inner: functions.inner, np.squeeze: squeeze,
+    np.concatenate: lambda arrays, axis=0, out=None, **kw: _into(
+        functions.concatenate(arrays, axis), out),
+    np.stack: lambda arrays, axis=0, out=None, **kw: _into(functions.stack(arrays, axis), out),
+    np.count_nonzero: reduction.count_nonzero, np.ptp: reduction.ptp,
+    np.nansum: reduction.nansum, np.nanprod: reduction.nanprod, np.nanmax: reduction.nanmax,
+    np.nanmin: reduction.nanmin, np.nanmean: reduction.nanmean, np.nanvar: reduction.nanvar,
+    np.nanstd: reduction.nanstd, np.nanargmax: reduction.nanargmax,
+    np.nanargmin: reduction.nanargmin, np.nancumsum: reduction.nancumsum,
+    np.nancumprod: reduction.nancumprod,
+}
+
+
+def array_function(func, types, args, kwargs):
+    """DeviceArray.__array_function__'s Python side: pygpu's implementation of
+    func, or NotImplemented (then NumPy's own runs, where it only calls
+    methods, or the C side names the function as unsupported)."""
+    impl = ARRAY_FUNCTIONS.get(func)
+    if impl is None:
+        return NotImplemented
+    return impl(*args, **kwargs)

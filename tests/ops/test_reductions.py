@@ -1,0 +1,462 @@
+"""Every reduction and scan (pygpu/_ops/reduction.py, kernels from table.py's
+REDUCTIONS) x every dtype NumPy has it for x axes (None, an axis, a negative
+one, a tuple, keepdims) x layouts (contiguous, strided, negative strides,
+transposed, 0-d, empty, odd sizes, the shapes that take other launch paths:
+many tiny rows, one long row, few long columns) against NumPy.
+
+Exact answers (integers, bool, max, min, the arg reductions) compare equal;
+float answers compare with the float64 (complex128) answer of NumPy within a
+bound relative to the answer and, for sums, to the sum of magnitudes, as
+docs/SEMANTICS.md says: pygpu accumulates float16 in float32 and rounds once,
+where NumPy rounds more often.
+"""
+
+import os
+import re
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import pygpu
+from pygpu import cuda
+from pygpu._ops import reduction as R
+from pygpu._ops.table import DEVICE_TYPES, KINDS, REORDERABLE, canonical
+
+ALL = "".join(dict.fromkeys(canonical(c) for c in DEVICE_TYPES))  # ?bBhHiIqQefdFD
+INEXACT = "efdFD"
+# the bound on float answers, by the input's type
+RTOL = {"e": 2e-3, "f": 2e-5, "d": 1e-12, "F": 2e-5, "D": 1e-12}
+
+# name: (pygpu's function, NumPy's, input types, axis kind, the magnitude
+# that bounds a float answer's error)
+FUNCTIONS = {
+    "sum": (R.sum, np.sum, ALL, "tuple", "sum"),
+    "prod": (R.prod, np.prod, ALL, "tuple", None),
+    "max": (R.max, np.max, ALL, "tuple", None),
+    "min": (R.min, np.min, ALL, "tuple", None),
+    "any": (R.any, np.any, ALL, "tuple", None),
+    "all": (R.all, np.all, ALL, "tuple", None),
+    "mean": (R.mean, np.mean, ALL, "tuple", "mean"),
+    "var": (R.var, np.var, ALL, "tuple", None),
+    "std": (R.std, np.std, ALL, "tuple", None),
+    "count_nonzero": (R.count_nonzero, np.count_nonzero, ALL, "tuple", None),
+    "ptp": (R.ptp, np.ptp, ALL.replace("?", ""), "tuple", None),
+    "argmax": (R.argmax, np.argmax, ALL, "int", None),
+    "argmin": (R.argmin, np.argmin, ALL, "int", None),
+    "nansum": (R.nansum, np.nansum, INEXACT + "i", "tuple", "sum"),
+    "nanprod": (R.nanprod, np.nanprod, INEXACT, "tuple", None),
+    "nanmax": (R.nanmax, np.nanmax, INEXACT, "tuple", None),
+    "nanmin": (R.nanmin, np.nanmin, INEXACT, "tuple", None),
+    "nanmean": (R.nanmean, np.nanmean, INEXACT, "tuple", "mean"),
+    "nanvar": (R.nanvar, np.nanvar, INEXACT, "tuple", None),
+    "nanstd": (R.nanstd, np.nanstd, INEXACT, "tuple", None),
+    "nanargmax": (R.nanargmax, np.nanargmax, INEXACT, "int", None),
+    "nanargmin": (R.nanargmin, np.nanargmin, INEXACT, "int", None),
+    "cumsum": (R.cumsum, np.cumsum, ALL, "scan", "sum"),
+    "cumprod": (R.cumprod, np.cumprod, ALL, "scan", None),
+    "nancumsum": (R.nancumsum, np.nancumsum, INEXACT, "scan", "sum"),
+}
+CASES = [(name, c) for name, f in FUNCTIONS.items() for c in f[2]]
+
+
+def values(rng, char, shape, name):
+    """Random inputs of type char for the function `name`; never all zeros;
+    products exact (powers of two), and the nan* functions get NaNs."""
+    dt = np.dtype(char)
+    kind = KINDS[char]
+    if kind == "b":
+        return rng.random(shape) < 0.5
+    if "prod" in name:  # +-1, +-i and a few powers of two: exact products
+        p = 1e-4 if char == "e" else 0.01
+        x = rng.choice([0.5, 1, 2], shape, p=[p, 1 - 2 * p, p])
+        x = x * rng.choice([1, -1] if kind != "c" else [1, -1, 1j, -1j], shape)
+        return x.astype(dt) if kind != "u" else np.abs(x).astype(dt)
+    if kind in "iu":
+        return rng.integers(0 if kind == "u" else -9, 9, shape, endpoint=True).astype(dt)
+    else:
+        x = rng.standard_normal(shape)
+        if kind == "c":
+            x = x + 1j * rng.standard_normal(shape)
+    if name.startswith("nan"):
+        x[rng.random(shape) < 0.1] = np.nan
+    return x.astype(dt)
+
+
+def layouts(rng, char, name, kind):
+    """(label, host input, device input, keyword arguments)."""
+    base = values(rng, char, (7, 1000 + 7), name)
+    d = pygpu.asarray(base)
+    axes = [None, 0, -1] if kind != "tuple" else [None, 0, -1, (0, 1)]
+    for axis in axes:
+        yield f"contiguous, axis={axis}", base, d, {"axis": axis}
+    if kind != "scan":
+        yield "keepdims", base, d, {"axis": -1, "keepdims": True}
+        yield "keepdims, all", base, d, {"axis": None, "keepdims": True}
+    yield "odd size 1-d", base[0, :1007], d[0, :1007], {"axis": 0}
+    yield "strided", base[::2, ::3], d[::2, ::3], {"axis": 1}
+    yield "strided, all", base[::2, ::3], d[::2, ::3], {"axis": None}
+    yield "negative strides", base[::-1, ::-2], d[::-1, ::-2], {"axis": 0}
+    yield "transposed", base.T, d.T, {"axis": 1}
+    cube = values(rng, char, (4, 5, 6), name)
+    dc = pygpu.asarray(cube)
+    if kind == "tuple":
+        yield "3-d, axes (0, 2)", cube, dc, {"axis": (0, 2)}
+        yield "3-d transposed, axes (0, 1)", cube.transpose(2, 0, 1), \
+            dc.transpose(2, 0, 1), {"axis": (0, 1)}
+    else:
+        yield "3-d, axis 1", cube, dc, {"axis": 1}
+        yield "3-d transposed, axis 0", cube.transpose(2, 0, 1), dc.transpose(2, 0, 1), \
+            {"axis": 0}
+    zero = base[1:2, 3:4].reshape(())
+    yield "0-d", zero, pygpu.asarray(zero), {"axis": None}
+    # the shapes that take the other launch paths, small
+    tiny_rows = values(rng, char, (1000, 2), name)
+    yield "many tiny rows", tiny_rows, pygpu.asarray(tiny_rows), {"axis": -1}
+    row = values(rng, char, (1, 2**16), name)
+    yield "one long row", row, pygpu.asarray(row), {"axis": 1}
+    columns = values(rng, char, (2**14, 4), name)
+    yield "few long columns", columns, pygpu.asarray(columns), {"axis": 0}
+
+
+def truth(np_func, x, kwargs):
+    """NumPy's answer in float64 (complex128) for float input."""
+    up = {"e": "d", "f": "d", "F": "D"}.get(x.dtype.char)
+    return np_func(x.astype(up) if up else x, **kwargs)
+
+
+def check(name, got, x, kwargs):
+    np_func, bound = FUNCTIONS[name][1], FUNCTIONS[name][4]
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        want = np.asarray(np_func(x, **kwargs))
+        ref = np.asarray(truth(np_func, x, kwargs))
+    assert isinstance(got, pygpu.DeviceArray)
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    h = got.copy_to_host()
+    if want.dtype.kind not in "fc" or name.endswith(("max", "min")):
+        np.testing.assert_array_equal(h, want)
+        return
+    scale = 0
+    if bound == "sum":
+        with np.errstate(all="ignore"):
+            scale = np.abs(np.asarray(truth(np_func, np.abs(x), kwargs)))
+    elif bound == "mean":
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            scale = np.abs(np.asarray(truth(np_func, np.abs(x), kwargs)))
+    tol = RTOL.get(x.dtype.char, RTOL["d"])
+    wide = np.complex128 if h.dtype.kind == "c" else np.float64
+    err = np.abs(h.astype(wide) - ref)
+    numpys = np.abs(want.astype(wide) - ref)  # NumPy's own error bounds ours too
+    with np.errstate(invalid="ignore"):
+        ok = (err <= np.maximum(tol * (np.abs(ref) + scale), 2 * numpys)) | \
+            (np.isnan(err) & np.isnan(numpys)) | (h == want)
+    assert ok.all(), f"max error {np.nanmax(err)}, at {np.argwhere(~ok)[:3].tolist()}"
+
+
+def same_error(f, *args, **kwargs):
+    """f raises what NumPy raises: (type, message) or None."""
+    try:
+        f(*args, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - any error NumPy gives is the answer
+        return type(exc), str(exc)
+    return None
+
+
+@pytest.mark.parametrize("name,char", CASES, ids=[f"{n}-{c}" for n, c in CASES])
+def test_reduction_matches_numpy_in_every_layout(name, char, rng):
+    f, np_func, _, kind, _ = FUNCTIONS[name]
+    for label, x, d, kwargs in layouts(rng, char, name, kind):
+        if kind == "scan" and x.ndim == 0 and kwargs["axis"] is not None:
+            continue
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                np_func(x, **kwargs)
+        except ValueError:  # e.g. nanargmax of an all-NaN slice: tested below
+            continue
+        try:
+            got = f(d, **kwargs)
+            check(name, got, x, kwargs)
+        except AssertionError as exc:
+            raise AssertionError(f"{name} {char}, {label} {kwargs}: {exc}") from None
+
+
+EMPTY = [(name, c) for name, f in FUNCTIONS.items() for c in f[2][:1] + f[2][-1:]]
+
+
+@pytest.mark.parametrize("name,char", EMPTY, ids=[f"{n}-{c}" for n, c in EMPTY])
+def test_empty_input_gives_numpy_answer_or_error(name, char):
+    f, np_func, _, kind, _ = FUNCTIONS[name]
+    for shape, axis in [((0, 5), 0), ((0, 5), 1), ((0, 5), None), ((3, 0), 0), ((0,), None)]:
+        x = np.zeros(shape, np.dtype(char))
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            error = same_error(np_func, x, axis=axis)
+            if error is not None:
+                with pytest.raises(error[0], match=re.escape(error[1])):
+                    f(pygpu.asarray(x), axis=axis)
+                continue
+            want = np.asarray(np_func(x, axis=axis))
+            got = f(pygpu.asarray(x), axis=axis)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got.copy_to_host(), want)
+
+
+def test_empty_max_raises_numpys_error():
+    with pytest.raises(ValueError, match="zero-size array to reduction operation maximum "
+                                         "which has no identity"):
+        R.max(pygpu.zeros((0, 3)), axis=0)
+    with pytest.raises(ValueError, match="attempt to get argmax of an empty sequence"):
+        R.argmax(pygpu.zeros(0))
+
+
+# ---- ufunc.reduce and ufunc.accumulate of every op that has them -------------------
+
+UFUNC_CASES = [(op, c) for op in REORDERABLE for c in ALL
+               if same_error(getattr(np, op).reduce, np.ones(2, c)) is None]
+
+
+@pytest.mark.parametrize("op,char", UFUNC_CASES, ids=[f"{o}-{c}" for o, c in UFUNC_CASES])
+def test_ufunc_reduce_and_accumulate_match_numpy(op, char, rng):
+    u = getattr(np, op)
+    x = values(rng, char, (6, 1000 + 7), "prod" if op == "multiply" else op)
+    d = pygpu.asarray(x)
+    for kwargs in [{}, {"axis": 1}, {"axis": None}, {"axis": (0, 1), "keepdims": True}]:
+        want = u.reduce(x, **kwargs)
+        got = R.reduce(op, d, **kwargs)
+        assert got.dtype == np.asarray(want).dtype
+        h = got.copy_to_host()
+        if np.asarray(want).dtype.kind in "fc" and op in ("add", "multiply"):
+            np.testing.assert_allclose(h, want, rtol=50 * RTOL[char])
+        else:
+            np.testing.assert_array_equal(h, want)
+    for kwargs in [{}, {"axis": 1}]:
+        want = u.accumulate(x, **kwargs)
+        got = R.accumulate(op, d, **kwargs)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        if want.dtype.kind in "fc" and op in ("add", "multiply"):
+            np.testing.assert_allclose(got.copy_to_host(), want, rtol=50 * RTOL[char],
+                                       atol=50 * RTOL[char] * np.abs(x).sum())
+        else:
+            np.testing.assert_array_equal(got.copy_to_host(), want)
+
+
+def test_reduce_of_an_op_whose_order_matters_is_refused():
+    with pytest.raises(TypeError, match="subtract.reduce"):
+        R.reduce("subtract", pygpu.ones(3))
+
+
+# ---- arguments: dtype, out, initial, where ----------------------------------------------
+
+def test_dtype_argument_sets_the_accumulator(rng):
+    x = rng.integers(-100, 100, (50, 300)).astype(np.int8)
+    d = pygpu.asarray(x)
+    for f, np_func, kwargs in [(R.sum, np.sum, {"dtype": np.float32}),
+                               (R.sum, np.sum, {"dtype": np.int8, "axis": 0}),
+                               (R.prod, np.prod, {"dtype": np.int16, "axis": 1}),
+                               (R.mean, np.mean, {"dtype": np.float32, "axis": 0}),
+                               (R.var, np.var, {"dtype": np.float64, "axis": 1}),
+                               (R.cumsum, np.cumsum, {"dtype": np.int16, "axis": 1})]:
+        want = np_func(x, **kwargs)
+        got = f(d, **kwargs)
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got.copy_to_host(), want, rtol=1e-6)
+
+
+def test_out_receives_the_result_in_its_own_dtype(rng):
+    x = rng.standard_normal((40, 33)).astype(np.float32)
+    d = pygpu.asarray(x)
+    out = pygpu.zeros(33, np.float32)
+    assert R.sum(d, axis=0, out=out) is out
+    np.testing.assert_allclose(out.copy_to_host(), x.sum(0), rtol=1e-5)
+    out64 = pygpu.zeros((1, 33), np.float64)
+    assert R.mean(d, axis=0, keepdims=True, out=out64) is out64
+    np.testing.assert_allclose(out64.copy_to_host(), x.mean(0, keepdims=True), rtol=1e-5)
+    strided = pygpu.zeros(66, np.int64)[::2]
+    R.argmax(d, axis=0, out=strided)
+    np.testing.assert_array_equal(strided.copy_to_host(), x.argmax(0))
+    c = pygpu.zeros((40, 33), np.float64)
+    R.cumsum(d, axis=1, out=c)
+    np.testing.assert_allclose(c.copy_to_host(), x.cumsum(1), rtol=1e-4, atol=1e-4)
+    with pytest.raises(ValueError, match="shape"):
+        R.sum(d, axis=0, out=pygpu.zeros(32, np.float32))
+
+
+def test_out_that_overlaps_the_input_is_buffered(rng):
+    x = rng.standard_normal((8, 64)).astype(np.float64)
+    d = pygpu.asarray(x)
+    R.sum(d, axis=0, out=d[0])
+    np.testing.assert_allclose(d.copy_to_host()[0], x.sum(0), rtol=1e-12)
+
+
+def test_initial_and_where_as_numpy(rng):
+    x = rng.standard_normal((30, 41)).astype(np.float32)
+    w = rng.random((30, 41)) < 0.6
+    d, dw = pygpu.asarray(x), pygpu.asarray(w)
+    wrow = pygpu.asarray(w[:1])
+    for f, np_func, kwargs in [
+            (R.sum, np.sum, {"initial": 5.0}),
+            (R.sum, np.sum, {"axis": 0, "where": dw}),
+            (R.sum, np.sum, {"axis": 1, "where": wrow, "initial": -1.0}),
+            (R.max, np.max, {"axis": 1, "where": dw, "initial": -10.0}),
+            (R.min, np.min, {"initial": -10.0}),
+            (R.prod, np.prod, {"axis": 0, "where": dw}),
+            (R.mean, np.mean, {"axis": 0, "where": dw}),
+            (R.mean, np.mean, {"where": wrow}),
+            (R.var, np.var, {"axis": 1, "where": dw, "ddof": 1}),
+            (R.std, np.std, {"axis": 0, "where": wrow}),
+            (R.nanmean, np.nanmean, {"axis": 0, "where": dw}),
+            (R.nanvar, np.nanvar, {"axis": 1, "where": dw}),
+            (R.any, np.any, {"axis": 0, "where": dw}),
+            (R.all, np.all, {"axis": 1, "where": dw})]:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")  # NumPy's for slices with too few elements
+            want = np_func(x, **{k: (w if v is dw else w[:1] if v is wrow else v)
+                                 for k, v in kwargs.items()})
+        got = f(d, **kwargs)
+        assert got.dtype == np.asarray(want).dtype, (f.__name__, kwargs)
+        np.testing.assert_allclose(got.copy_to_host(), want, rtol=1e-4, atol=1e-5,
+                                   err_msg=f"{f.__name__} {kwargs}")
+    with pytest.raises(ValueError, match="to use a where mask one has to specify 'initial'"):
+        R.max(d, where=dw)
+
+
+def test_ddof_and_correction(rng):
+    x = rng.standard_normal((5, 200))
+    d = pygpu.asarray(x)
+    np.testing.assert_allclose(R.var(d, axis=1, ddof=1).copy_to_host(), x.var(1, ddof=1))
+    np.testing.assert_allclose(R.std(d, correction=2).copy_to_host(), np.std(x, correction=2))
+    with pytest.warns(RuntimeWarning, match="Degrees of freedom <= 0"):
+        r = R.var(d, axis=0, ddof=5)
+    assert np.isinf(r.copy_to_host()).all() or np.isnan(r.copy_to_host()).all()
+
+
+# ---- NaNs ----------------------------------------------------------------------------------
+
+def test_nan_propagates_and_nan_functions_skip_it():
+    x = np.array([[1.0, np.nan, 3.0], [np.nan, np.nan, np.nan], [4.0, 5.0, -1.0]])
+    d = pygpu.asarray(x)
+    np.testing.assert_array_equal(R.max(d, axis=1).copy_to_host(), x.max(1))
+    np.testing.assert_array_equal(R.argmax(d, axis=1).copy_to_host(), x.argmax(1))
+    np.testing.assert_array_equal(R.argmin(d, axis=0).copy_to_host(), x.argmin(0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for f, np_func in [(R.nanmax, np.nanmax), (R.nanmin, np.nanmin),
+                           (R.nanmean, np.nanmean), (R.nanvar, np.nanvar),
+                           (R.nansum, np.nansum)]:
+            np.testing.assert_allclose(f(d, axis=1).copy_to_host(), np_func(x, axis=1),
+                                       equal_nan=True)
+    with pytest.raises(ValueError, match="All-NaN slice encountered"):
+        R.nanargmax(d, axis=1)
+    np.testing.assert_array_equal(R.nanargmin(d, axis=0).copy_to_host(), np.nanargmin(x, 0))
+
+
+def test_first_nan_and_first_maximum_win_across_threads_and_blocks(rng):
+    """Long rows split between threads and blocks (and 16-byte loads): the
+    index NumPy gives, the first NaN or the first of equal maxima."""
+    x = rng.integers(0, 50, (3, 2**16)).astype(np.float32)
+    x[1, [40000, 30000, 50000]] = np.nan
+    x[2, 20000] = x[2, 60000] = 99
+    d = pygpu.asarray(x)
+    for f, np_func in [(R.argmax, np.argmax), (R.argmin, np.argmin)]:
+        np.testing.assert_array_equal(f(d, axis=1).copy_to_host(), np_func(x, axis=1))
+        assert f(d).item() == np_func(x)
+        assert f(d[2]).item() == np_func(x[2])
+        assert f(d[:, ::-1], axis=1).copy_to_host().tolist() == np_func(x[:, ::-1], 1).tolist()
+    np.testing.assert_array_equal(R.nanargmax(d, axis=1).copy_to_host(), np.nanargmax(x, 1))
+    np.testing.assert_array_equal(R.max(d, axis=1).copy_to_host(), x.max(1))
+
+
+def test_complex_argmax_orders_as_numpy():
+    x = np.array([1 + 5j, 2 + 0j, 2 + 1j, 2 + 1j, np.nan + 0j, 0 + np.nan * 1j, -3 + 0j])
+    d = pygpu.asarray(x)
+    for n in range(1, len(x) + 1):
+        assert R.argmax(d[:n]).item() == np.argmax(x[:n])
+        assert R.argmin(d[:n]).item() == np.argmin(x[:n])
+
+
+# ---- accuracy, results, devices ---------------------------------------------------------
+
+def test_float32_sum_is_as_accurate_as_numpys_pairwise_sum(rng):
+    for x in (rng.standard_normal(2**22).astype(np.float32),
+              rng.random(2**22).astype(np.float32)):
+        exact = x.astype(np.float64).sum()
+        ulp = float(np.spacing(np.float32(exact)))
+        got = R.sum(pygpu.asarray(x)).item()
+        assert abs(got - exact) <= abs(float(np.sum(x)) - exact) + ulp
+        got = R.mean(pygpu.asarray(x.reshape(2**11, 2**11)), axis=0).copy_to_host()
+        want = x.reshape(2**11, 2**11).astype(np.float64).mean(0)
+        assert np.abs(got - want).max() <= 1e-6 * np.abs(x).max()
+
+
+def test_full_reduction_is_a_0d_device_array(rng):
+    d = pygpu.asarray(rng.standard_normal((3, 4)))
+    for f in (R.sum, R.max, R.argmax, R.mean, R.any, R.count_nonzero):
+        r = f(d)
+        assert isinstance(r, pygpu.DeviceArray) and r.shape == ()
+
+
+def test_bad_arguments_raise_numpys_errors(rng):
+    d = pygpu.asarray(rng.standard_normal((3, 4)))
+    with pytest.raises(np.exceptions.AxisError):
+        R.sum(d, axis=2)
+    with pytest.raises(ValueError, match="duplicate value in 'axis'"):
+        R.sum(d, axis=(0, 0))
+    with pytest.raises(TypeError):
+        R.argmax(d, axis=(0,))
+    with pytest.raises(TypeError, match="host memory"):
+        R.sum(np.ones(3))
+    with pytest.raises(TypeError, match="cannot accumulate on a scalar"):
+        R.accumulate("add", pygpu.asarray(np.float64(1)))
+
+
+@pytest.mark.skipif(len(cuda.gpus) < 2, reason="needs two devices")
+def test_reduction_runs_on_the_arrays_device(rng):
+    x = rng.standard_normal((64, 65))
+    with cuda.gpus[1]:
+        d = pygpu.asarray(x)
+    r = R.sum(d, axis=0)
+    assert r.device.id == 1
+    np.testing.assert_allclose(r.copy_to_host(), x.sum(0))
+    c = R.cumsum(d)
+    assert c.device.id == 1
+
+
+NVRTC_CHECK = """
+import sys
+from pygpu import rawkernel
+from pygpu._ops import reduction as R
+from pygpu._ops.table import REDUCTIONS
+try:
+    rawkernel.nvrtc_version()
+except RuntimeError as exc:
+    print(exc)
+    sys.exit(3)
+kernels = []
+for name in REDUCTIONS:
+    loop = "q" if name.startswith("bitwise") or name in ("gcd", "count_nonzero") else \\
+        "?" if name.startswith("logical") else "D"
+    out = "q" if name.startswith(("arg", "nanarg")) else \\
+        "d" if name in ("var", "std", "nanvar", "nanstd") else loop
+    x = "e" if loop == "D" and "arg" not in name else loop  # an input cast on load
+    kernels += R._variants("reduce", name, x, loop, out)
+    kernels += R._variants("scan", name, loop, loop, loop)[:2]
+rawkernel.compile_cuda(R.render(kernels), arch="sm_90")
+"""
+
+
+def test_every_reduction_compiles_with_nvrtc():
+    """Each Reduction of the table on its widest loop, in every variant of
+    both templates: the source NVRTC gets on a GPU (in a process of its own,
+    where the simulator does not stand in for NVRTC)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYGPU_SIM")}
+    r = subprocess.run([sys.executable, "-c", NVRTC_CHECK], env=env, capture_output=True,
+                       text=True)
+    if r.returncode == 3:
+        pytest.skip(r.stdout.strip())
+    assert r.returncode == 0, r.stderr[-4000:]
