@@ -608,6 +608,8 @@ def compute_rows(t, smoke, sizes, peers, rng, reps):
 
     compute.elementwise_rows(t, smoke, sizes["vector"], peers, rng, reps, gpu_ms, absent,
                              copy_gbs)
+    compute.reduction_rows(t, smoke, sizes["vector"], sizes["side"], peers, rng, reps, gpu_ms,
+                           absent, copy_gbs)
     compute.host_cost_rows(t, smoke, peers, launch_us, absent)
     compute.first_call_rows(t, smoke)
 

@@ -99,6 +99,63 @@ def _elementwise(t, n, peers, x, reps, gpu_ms, absent, copy_gbs):
               "higher", vals, copy)
 
 
+def reduction_rows(t, smoke, n, side, peers, rng, reps, gpu_ms, absent, copy_gbs):
+    """sum, max, argmax, mean of n float32 (GB/s read), sum over each axis of a
+    side^2 matrix, cumsum (read + write), and the shapes where others fall off
+    a cliff; each against the d2d copy of the same bytes."""
+    import pygpu
+
+    cp, th = peers.get("cupy"), peers.get("torch")
+    x = rng.standard_normal(n).astype(np.float32)
+    dx = pygpu.asarray(x)
+    copy = {"d2d copy": copy_gbs(dx, pygpu.empty_like(dx))}
+    cx = cp.asarray(x) if cp is not None else None
+    tx = th.from_numpy(x).cuda() if th is not None else None
+    read = 4 * n
+    for key in ("sum", "max", "argmax", "mean"):
+        vals = {"pygpu": read / (gpu_ms(lambda k=key: getattr(dx, k)(), reps) * 1e6)}
+        got = float(getattr(dx, key)())
+        want = float(getattr(x.astype(np.float64), key)())
+        if abs(got - want) > 1e-3 * max(1.0, abs(want)) * (n ** 0.5 if key in ("sum",
+                                                                             "mean") else 1):
+            print(f"WARNING: {key} result {got} vs {want}", file=sys.stderr)
+        if cp is not None:
+            vals["CuPy"] = read / (gpu_ms(lambda k=key: getattr(cx, k)(), reps) * 1e6)
+        if th is not None:
+            vals["PyTorch"] = read / (gpu_ms(lambda k=key: getattr(tx, k)(), reps) * 1e6)
+        absent(vals, "CuPy", "PyTorch")
+        t.add(f"compute.{key}", f"{key}, read", f"{n} float32", "GB/s", "higher", vals, copy)
+    vals = {"pygpu": 8 * n / (gpu_ms(lambda: dx.cumsum(), reps) * 1e6)}
+    if cp is not None:
+        vals["CuPy"] = 8 * n / (gpu_ms(lambda: cx.cumsum(), reps) * 1e6)
+    if th is not None:
+        vals["PyTorch"] = 8 * n / (gpu_ms(lambda: tx.cumsum(0), reps) * 1e6)
+    absent(vals, "CuPy", "PyTorch")
+    t.add("compute.cumsum", "cumsum, read + write", f"{n} float32", "GB/s", "higher", vals,
+          copy)
+    shapes = [("sum0", (side, side), lambda a: a.sum(axis=0), f"sum(axis=0) of {side}^2"),
+              ("sum1", (side, side), lambda a: a.sum(axis=1), f"sum(axis=1) of {side}^2"),
+              ("cliff.rows", (n // 256 * 256 // 2, 2), lambda a: a.sum(-1), "(n/2, 2).sum(-1)"),
+              ("cliff.row", (1, n // 16), lambda a: a.sum(axis=1), "(1, n/16).sum(axis=1)"),
+              ("cliff.cols", (n // 64, 4), lambda a: a.max(axis=0), "(n/64, 4).max(axis=0)")]
+    for key, shape, f, label in shapes:
+        h = rng.standard_normal(shape).astype(np.float32)
+        dh = pygpu.asarray(h)
+        ref = {"d2d copy": copy_gbs(dh, pygpu.empty_like(dh))}
+        vals = {"pygpu": h.nbytes / (gpu_ms(lambda a=dh, g=f: g(a), reps) * 1e6)}
+        if not np.allclose(f(dh).copy_to_host(), f(h.astype(np.float64)), rtol=1e-3,
+                           atol=1e-2):
+            print(f"WARNING: {label} result wrong", file=sys.stderr)
+        if cp is not None:
+            ch = cp.asarray(h)
+            vals["CuPy"] = h.nbytes / (gpu_ms(lambda a=ch, g=f: g(a), reps) * 1e6)
+            del ch
+        absent(vals, "CuPy")
+        t.add(f"compute.{key}", f"{label}, read", f"{shape[0]}x{shape[1]} float32", "GB/s",
+              "higher", vals, ref)
+        del dh
+
+
 def host_cost_rows(t, smoke, peers, launch_us, absent):
     """Host microseconds of one call on 1024 elements (bursts, as launches)."""
     import pygpu
@@ -109,7 +166,8 @@ def host_cost_rows(t, smoke, peers, launch_us, absent):
     bursts = 5 if smoke else 100
     rows = {"sin": (lambda: np.sin(d), lambda c: np.sin(c) if cp is None else cp.sin(c),
                     lambda tt: tt.sin()),
-            "div": (lambda: d / 2, lambda c: c / 2, lambda tt: tt / 2)}
+            "div": (lambda: d / 2, lambda c: c / 2, lambda tt: tt / 2),
+            "sum": (lambda: d.sum(), lambda c: c.sum(), lambda tt: tt.sum())}
     for key, (mine, cupy_form, torch_form) in rows.items():
         vals = {"pygpu": launch_us(mine, bursts=bursts)}
         if cp is not None:
@@ -119,7 +177,7 @@ def host_cost_rows(t, smoke, peers, launch_us, absent):
             tt = th.from_numpy(x).cuda()
             vals["PyTorch"] = launch_us(lambda tt=tt, f=torch_form: f(tt), bursts=bursts)
         absent(vals, "CuPy", "PyTorch")
-        label = {"sin": "np.sin(d)", "div": "d / 2"}[key]
+        label = {"sin": "np.sin(d)", "div": "d / 2", "sum": "d.sum()"}[key]
         t.add(f"compute.host.{key}", f"{label}, host cost of one call", "1024 float32", "us",
               "lower", vals)
 
@@ -137,6 +195,8 @@ def main():
         return 2 * src.nbytes / (bench.gpu_ms(lambda: dst.copy_to_device(src), 20) * 1e6)
 
     elementwise_rows(t, False, 1 << 28, peers, rng, 20, bench.gpu_ms, bench.absent, copy_gbs)
+    reduction_rows(t, False, 1 << 28, 16384, peers, rng, 20, bench.gpu_ms, bench.absent,
+                   copy_gbs)
     import pygpu
 
     if hasattr(pygpu.DeviceArray, "__array_ufunc__"):
