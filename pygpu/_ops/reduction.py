@@ -170,7 +170,7 @@ def render(kernels):
     """The CUDA C of a unit: each reduction struct once, then the kernels."""
     kernels = list(dict.fromkeys(kernels))
     functors = dict.fromkeys((k[1], k[3]) for k in kernels)
-    return "\n".join(["#include <pygpu/ufunc.h>\n"] +
+    return "\n".join(["#include <pygpu/reduce.h>\n"] +
                      [_functor(REDUCTIONS[s], loop) for s, loop in functors] +
                      [_kernel(k) for k in kernels])
 

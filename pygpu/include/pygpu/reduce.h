@@ -1,0 +1,436 @@
+/* pygpu's device code for the generated reductions and scans: built on
+ * ufunc.h, included only by reduction kernels (so that an elementwise
+ * kernel's first compile parses no more than it needs). */
+#ifndef PYGPU_REDUCE_H
+#define PYGPU_REDUCE_H
+
+#include <pygpu/ufunc.h>
+
+/* ================================================================================
+ * Reductions and scans (pygpu/_ops/reduction.py)
+ *
+ * One reduction kernel and one scan kernel, each a template over a reduction
+ * K (a struct that reduction.py renders from the table's Reduction entry and
+ * one loop of its op: T the loop's compute type, A the accumulator, and
+ * static identity(), map(x, r, aux, xo), combine(a, b), next(a, b) (a
+ * combine where b's elements come after a's), post(a, k)), the input's
+ * storage type and the output's.
+ *
+ * The problem is a strided view: output o = a * inner + b (two kept axes,
+ * byte strides sa, sb in the input, oa, ob in the output, xa, xb in aux),
+ * reduced along r (R elements, byte stride sr). A block is blockDim.x outputs
+ * (x, adjacent b: coalesced when b is the contiguous axis) times blockDim.y
+ * threads along r (y; coalesced when r is the contiguous axis), at most 256
+ * threads, blockDim.y a power of two. gridDim.y blocks split r between them;
+ * then each writes its partial (an A) to out[o * gridDim.y + blockIdx.y] and
+ * a second launch reduces the partials (MAP false: the input is A, strides
+ * in units of A).
+ *
+ * Each thread issues PG_REDUCE_UNROLL loads before it combines any (all in
+ * flight at once; with VEC, where r is contiguous and every row 16-byte
+ * aligned, PG_REDUCE_VEC_UNROLL loads of 16 bytes), combines them pairwise,
+ * and about 64 elements so into a partial of its own before it joins the
+ * thread's total (a sum's error grows as a blocked pairwise sum's). Then the
+ * block's threads along y combine in a tree in shared memory, in a fixed
+ * order: the answer does not depend on the schedule.
+ * ================================================================================ */
+namespace pg {
+
+/* the extremes of each type: the start of max and min, which have no identity */
+template <class T> struct limits {
+    PG_FN static T lowest() { return -inf<T>(); }
+    PG_FN static T highest() { return inf<T>(); }
+    PG_FN static T nan_or_lowest() { return nan<T>(); }
+    PG_FN static T nan_or_highest() { return nan<T>(); }
+};
+#define PG_INT_LIMITS(T, LO, HI)                                                       \
+    template <> struct limits<T> {                                                     \
+        PG_FN static T lowest() { return LO; }                                         \
+        PG_FN static T highest() { return HI; }                                        \
+        PG_FN static T nan_or_lowest() { return LO; }                                  \
+        PG_FN static T nan_or_highest() { return HI; }                                 \
+    };
+PG_INT_LIMITS(bool, false, true)
+PG_INT_LIMITS(signed char, (signed char)-128, (signed char)127)
+PG_INT_LIMITS(unsigned char, (unsigned char)0, (unsigned char)255)
+PG_INT_LIMITS(short, (short)-32768, (short)32767)
+PG_INT_LIMITS(unsigned short, (unsigned short)0, (unsigned short)65535)
+PG_INT_LIMITS(int, -2147483647 - 1, 2147483647)
+PG_INT_LIMITS(unsigned int, 0u, 4294967295u)
+PG_INT_LIMITS(long long, -9223372036854775807LL - 1, 9223372036854775807LL)
+PG_INT_LIMITS(unsigned long long, 0ull, 18446744073709551615ull)
+#undef PG_INT_LIMITS
+template <class R> struct limits<complex<R>> {
+    PG_FN static complex<R> lowest() { return mk(-inf<R>(), -inf<R>()); }
+    PG_FN static complex<R> highest() { return mk(inf<R>(), inf<R>()); }
+    PG_FN static complex<R> nan_or_lowest() { return mk(nan<R>(), nan<R>()); }
+    PG_FN static complex<R> nan_or_highest() { return mk(nan<R>(), nan<R>()); }
+};
+
+template <class T> struct real_of {
+    typedef T type;
+};
+template <class R> struct real_of<complex<R>> {
+    typedef R type;
+};
+/* |x|^2: var's squared deviation (NumPy: re^2 + im^2 for complex) */
+template <class T> PG_FN T abs2(T x) { return x * x; }
+template <class R> PG_FN R abs2(complex<R> z) { return z.re * z.re + z.im * z.im; }
+/* the element of aux (laid out like the output) that belongs to output o */
+template <class T> PG_FN T aux_at(const char *aux, long long offset)
+{
+    return *(const T *)(aux + offset);
+}
+
+/* argmax and argmin: a value and its index along the axis. The identity is
+ * the lowest (highest) value at index PG_ARG_NONE, after every index, so that
+ * any element beats it, and nanargmax's NaNs become it (PG_ARG_NONE is left
+ * where a slice has nothing else). */
+#define PG_ARG_NONE 9223372036854775807LL
+template <class T> struct arg {
+    T v;
+    long long i;
+    PG_FN static arg at(T v, long long i)
+    {
+        arg a;
+        a.v = v;
+        a.i = i;
+        return a;
+    }
+};
+/* NumPy's argmax: the first NaN, else the first of the largest (one
+ * predicate, then a select: no branches between a thread's loads) */
+template <class T> PG_FN arg<T> arg_max(arg<T> a, arg<T> b)
+{
+    bool an = is_nan(a.v), bn = is_nan(b.v), first = b.i < a.i;
+    bool take_b = bn ? (!an || first) : (!an && (a.v < b.v || (!(b.v < a.v) && first)));
+    return take_b ? b : a;
+}
+template <class T> PG_FN arg<T> arg_min(arg<T> a, arg<T> b)
+{
+    bool an = is_nan(a.v), bn = is_nan(b.v), first = b.i < a.i;
+    bool take_b = bn ? (!an || first) : (!an && (b.v < a.v || (!(a.v < b.v) && first)));
+    return take_b ? b : a;
+}
+/* the same where b's elements all come after a's (a thread's own, in order):
+ * a tie keeps a, with no index to compare */
+template <class T> PG_FN arg<T> arg_max_next(arg<T> a, arg<T> b)
+{
+    return a.i == PG_ARG_NONE || (!is_nan(a.v) && (is_nan(b.v) || a.v < b.v)) ? b : a;
+}
+template <class T> PG_FN arg<T> arg_min_next(arg<T> a, arg<T> b)
+{
+    return a.i == PG_ARG_NONE || (!is_nan(a.v) && (is_nan(b.v) || b.v < a.v)) ? b : a;
+}
+
+/* nanmean and nanvar: a sum and how many numbers it has */
+template <class T> struct counted {
+    T v;
+    long long n;
+};
+template <class T> PG_FN counted<T> counted_add(counted<T> a, counted<T> b)
+{
+    counted<T> c;
+    c.v = a.v + b.v;
+    c.n = a.n + b.n;
+    return c;
+}
+template <class T> PG_FN counted<T> no_count()
+{
+    counted<T> c;
+    c.v = cast<T>(0);
+    c.n = 0;
+    return c;
+}
+/* x, or nothing for a NaN */
+template <class T, class X> PG_FN counted<T> count_number(X x)
+{
+    counted<T> c;
+    c.v = is_nan(x) ? cast<T>(0) : cast<T>(x);
+    c.n = is_nan(x) ? 0 : 1;
+    return c;
+}
+/* |x - m|^2, or nothing for a NaN */
+template <class T, class X> PG_FN counted<typename real_of<T>::type> nan_sqdev(X x, T m)
+{
+    typedef typename real_of<T>::type R;
+    counted<R> c;
+    c.v = is_nan(x) ? (R)0 : abs2(cast<T>(x) - m);
+    c.n = is_nan(x) ? 0 : 1;
+    return c;
+}
+/* nanvar's division: NaN where the degrees of freedom are not positive */
+template <class R> PG_FN R dof_divide(counted<R> a, double ddof)
+{
+    double d = (double)a.n - ddof;
+    return d > 0 ? (R)(a.v / (R)d) : nan<R>();
+}
+
+#define PG_REDUCE_UNROLL 4 /* loads a thread has in flight */
+#define PG_REDUCE_GROUPS 16 /* unrolled steps combined before they join the total */
+#define PG_REDUCE_VEC_UNROLL 2 /* 16-byte loads a thread has in flight */
+
+/* 16 bytes of the input, loaded at once: 16 / sizeof(In) elements */
+struct alignas(16) raw16 {
+    unsigned int w[4];
+};
+template <class In> union pack16 {
+    raw16 raw;
+    In e[16 / sizeof(In)];
+};
+/* the pack's elements combined in order, the first at index r */
+template <class K, class In>
+PG_FN typename K::A reduce_pack(raw16 raw, long long r, const char *aux, long long xo)
+{
+    enum { V = 16 / sizeof(In) };
+    pack16<In> w;
+    w.raw = raw;
+    typename K::A t = K::map(cast<typename compute_of<In>::type>(w.e[0]), r, aux, xo);
+#pragma unroll
+    for (int i = 1; i < V; i++) {
+        t = K::next(t, K::map(cast<typename compute_of<In>::type>(w.e[i]), r + i, aux, xo));
+    }
+    return t;
+}
+
+/* what a thread loads of one element: the input's storage type (MAP), or a
+ * partial result */
+template <class K, class In, bool MAP> struct loaded {
+    typedef In type;
+};
+template <class K, class In> struct loaded<K, In, false> {
+    typedef typename K::A type;
+};
+/* the element as the reduction sees it: mapped (MAP), or as it is */
+template <class K, class In, bool MAP>
+PG_FN typename K::A reduce_take(typename loaded<K, In, MAP>::type v, long long r,
+                                const char *aux, long long xo)
+{
+    if constexpr (MAP) {
+        return K::map(cast<typename compute_of<In>::type>(v), r, aux, xo);
+    }
+    else {
+        return v;
+    }
+}
+template <class K, class In, bool MAP>
+PG_FN typename K::A reduce_load(const char *q, long long r, const char *aux, long long xo)
+{
+    return reduce_take<K, In, MAP>(*(const typename loaded<K, In, MAP>::type *)q, r, aux, xo);
+}
+
+/* a thread's own elements, in the order of their indices (MAP); partials
+ * of earlier launches interleave */
+template <class K, bool MAP>
+PG_FN typename K::A in_order(typename K::A a, typename K::A b)
+{
+    if constexpr (MAP) {
+        return K::next(a, b);
+    }
+    else {
+        return K::combine(a, b);
+    }
+}
+
+/* The reduction (the section's head says how): each thread issues its U
+ * loads before it combines any, so that all are in flight at once. */
+template <class K, class In, class Out, bool MAP, bool POST, bool VEC = false>
+PG_FN void reduce(const char *in, char *out, const char *aux, long long n_out,
+                  long long inner, long long R, long long sa, long long sb, long long sr,
+                  long long oa, long long ob, long long xa, long long xb, double k)
+{
+    typedef typename K::A A;
+    enum { U = PG_REDUCE_UNROLL };
+    __shared__ A buf[256];
+    const int tx = threadIdx.x, ty = threadIdx.y, TB = blockDim.x, TR = blockDim.y;
+    /* strides in bytes (the partials' are given in elements) */
+    const long long unit = MAP ? 1 : (long long)sizeof(A);
+    const long long step = (long long)TR * gridDim.y, jump = step * sr * unit;
+    for (long long first = (long long)blockIdx.x * TB; first < n_out;
+         first += (long long)gridDim.x * TB) {
+        const long long o = first + tx;
+        const long long a = o / inner, b = o - a * inner;
+        const long long xo = a * xa + b * xb;
+        A acc = K::identity();
+        if (o < n_out) {
+            long long r = (long long)blockIdx.y * TR + ty;
+            const char *q = in + (a * sa + b * sb + r * sr) * unit;
+            if constexpr (VEC) {
+                /* r is contiguous and every row 16-byte aligned: the thread's
+                 * elements are 16-byte packs (V elements each), then the tail */
+                enum {
+                    V = 16 / sizeof(In),
+                    W = PG_REDUCE_VEC_UNROLL,
+                    G = PG_REDUCE_GROUPS * U / (W * V) > 0 ? PG_REDUCE_GROUPS * U / (W * V) : 1
+                };
+                const long long rv_end = R / V, vjump = step * 16;
+                long long rv = r;
+                const char *qv = in + a * sa + b * sb + rv * 16;
+                while (rv + (W - 1) * step < rv_end) {
+                    A part = K::identity();
+                    for (int g = 0; g < G && rv + (W - 1) * step < rv_end; g++) {
+                        raw16 w[W];
+                        A v[W];
+#pragma unroll
+                        for (int u = 0; u < W; u++) {
+                            w[u] = *(const raw16 *)(qv + u * vjump);
+                        }
+#pragma unroll
+                        for (int u = 0; u < W; u++) {
+                            v[u] = reduce_pack<K, In>(w[u], (rv + u * step) * V, aux, xo);
+                        }
+#pragma unroll
+                        for (int span = 1; span < W; span *= 2) {
+#pragma unroll
+                            for (int u = 0; u < W; u += 2 * span) {
+                                v[u] = in_order<K, MAP>(v[u], v[u + span]);
+                            }
+                        }
+                        part = in_order<K, MAP>(part, v[0]);
+                        rv += W * step;
+                        qv += W * vjump;
+                    }
+                    acc = in_order<K, MAP>(acc, part);
+                }
+                for (; rv < rv_end; rv += step, qv += vjump) {
+                    acc = in_order<K, MAP>(acc,
+                                     reduce_pack<K, In>(*(const raw16 *)qv, rv * V, aux, xo));
+                }
+                r = rv_end * V + (long long)blockIdx.y * TR + ty;
+                q = in + a * sa + b * sb + r * sr;
+            }
+            while (!VEC && r + (U - 1) * step < R) {
+                A part = K::identity();
+                for (int g = 0; g < PG_REDUCE_GROUPS && r + (U - 1) * step < R; g++) {
+                    typename loaded<K, In, MAP>::type w[U];
+                    A v[U];
+#pragma unroll
+                    for (int u = 0; u < U; u++) {
+                        w[u] = *(const typename loaded<K, In, MAP>::type *)(q + u * jump);
+                    }
+#pragma unroll
+                    for (int u = 0; u < U; u++) {
+                        v[u] = reduce_take<K, In, MAP>(w[u], r + u * step, aux, xo);
+                    }
+#pragma unroll
+                    for (int span = 1; span < U; span *= 2) {
+#pragma unroll
+                        for (int u = 0; u < U; u += 2 * span) {
+                            v[u] = in_order<K, MAP>(v[u], v[u + span]);
+                        }
+                    }
+                    part = in_order<K, MAP>(part, v[0]);
+                    r += U * step;
+                    q += U * jump;
+                }
+                acc = in_order<K, MAP>(acc, part);
+            }
+            for (; r < R; r += step, q += jump) {
+                acc = in_order<K, MAP>(acc, reduce_load<K, In, MAP>(q, r, aux, xo));
+            }
+        }
+        if (TR > 1) {
+            buf[ty * TB + tx] = acc;
+            __syncthreads();
+            for (int s = TR / 2; s > 0; s >>= 1) {
+                if (ty < s) {
+                    buf[ty * TB + tx] = K::combine(buf[ty * TB + tx], buf[(ty + s) * TB + tx]);
+                }
+                __syncthreads();
+            }
+            acc = buf[tx];
+            __syncthreads();
+        }
+        if (ty == 0 && o < n_out) {
+            if constexpr (POST) {
+                *(Out *)(out + a * oa + b * ob) = cast<Out>(K::post(acc, k));
+            }
+            else {
+                ((A *)out)[(a * oa + b * ob) * gridDim.y + blockIdx.y] = acc;
+            }
+        }
+    }
+}
+
+/* The scan (cumsum, ufunc.accumulate): the same view and block shape, the
+ * output strided along r too (or_). gridDim.y blocks take a chunk of r each
+ * (chunk elements); a block starts from offsets[o * (gridDim.y - 1) + y - 1],
+ * the combined totals of the chunks before it, which an earlier launch of
+ * reduce and of scan over those totals made. Along y the block walks its
+ * chunk blockDim.y elements at a time: a Hillis-Steele scan in shared memory,
+ * plus the carry of the tiles before. With blockDim.y 1 each thread walks its
+ * column alone. */
+template <class K, class In, class Out, bool MAP, bool POST>
+PG_FN void scan(const char *in, char *out, const char *offsets, long long n_out,
+                long long inner, long long R, long long chunk, long long sa, long long sb,
+                long long sr, long long oa, long long ob, long long or_)
+{
+    typedef typename K::A A;
+    __shared__ A buf[256];
+    const int tx = threadIdx.x, ty = threadIdx.y, TB = blockDim.x, TR = blockDim.y;
+    const long long c = blockIdx.y, start = c * chunk;
+    const long long end = R < start + chunk ? R : start + chunk;
+    for (long long first = (long long)blockIdx.x * TB; first < n_out;
+         first += (long long)gridDim.x * TB) {
+        const long long o = first + tx;
+        const bool live = o < n_out;
+        const long long a = o / inner, b = o - a * inner;
+        const long long unit = MAP ? 1 : (long long)sizeof(A);
+        const long long ounit = POST ? 1 : (long long)sizeof(A);
+        const char *p = in + (a * sa + b * sb) * unit;
+        char *q = out + (a * oa + b * ob) * ounit;
+        /* the first element of a row is itself (NumPy's accumulate copies it:
+         * gcd.accumulate([-3]) is -3, add.accumulate([-0.0]) is -0.0) */
+        bool fresh = c == 0;
+        A carry = K::identity();
+        if (live && c > 0) {
+            carry = ((const A *)offsets)[o * (gridDim.y - 1) + c - 1];
+        }
+        if (TR == 1) {
+            for (long long r = start; live && r < end; r++) {
+                A v = reduce_load<K, In, MAP>(p + r * sr * unit, r, 0, 0);
+                carry = fresh ? v : K::combine(carry, v);
+                fresh = false;
+                if constexpr (POST) {
+                    *(Out *)(q + r * or_) = cast<Out>(K::post(carry, 0.0));
+                }
+                else {
+                    ((A *)q)[r * or_] = carry;
+                }
+            }
+            continue;
+        }
+        for (long long t = start; t < end; t += TR) {
+            const long long r = t + ty;
+            const bool here = live && r < end;
+            buf[ty * TB + tx] =
+                here ? reduce_load<K, In, MAP>(p + r * sr * unit, r, 0, 0) : K::identity();
+            __syncthreads();
+            for (int s = 1; s < TR; s <<= 1) {
+                A before = ty >= s ? buf[(ty - s) * TB + tx] : K::identity();
+                __syncthreads();
+                if (ty >= s) {
+                    buf[ty * TB + tx] = K::combine(before, buf[ty * TB + tx]);
+                }
+                __syncthreads();
+            }
+            if (here) {
+                A v = fresh ? buf[ty * TB + tx] : K::combine(carry, buf[ty * TB + tx]);
+                if constexpr (POST) {
+                    *(Out *)(q + r * or_) = cast<Out>(K::post(v, 0.0));
+                }
+                else {
+                    ((A *)q)[r * or_] = v;
+                }
+            }
+            carry = fresh ? buf[(TR - 1) * TB + tx]
+                          : K::combine(carry, buf[(TR - 1) * TB + tx]);
+            fresh = false;
+            __syncthreads();
+        }
+    }
+}
+
+} /* namespace pg */
+
+#endif /* PYGPU_REDUCE_H */
