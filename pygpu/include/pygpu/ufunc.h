@@ -787,6 +787,10 @@ template <class T> PG_FN T logaddexp2(T x, T y)
     }
     return d;
 }
+/* float's logaddexp and logaddexp2 computed in double: near x == -y the
+ * float formulas lose the result's low bits to cancellation */
+PG_FN float logaddexp(float x, float y) { return (float)logaddexp((double)x, (double)y); }
+PG_FN float logaddexp2(float x, float y) { return (float)logaddexp2((double)x, (double)y); }
 template <class T> PG_FN T spacing(T x)
 {
     if (is_inf(x)) {
