@@ -115,3 +115,47 @@ def test_op_through_numpy_returns_device_arrays(name, rng):
         got = op.ufunc(*dev, out=targets if len(targets) > 1 else targets[0])
         assert (got if isinstance(got, tuple) else (got,))[0] is targets[0]
         check(op, targets if len(targets) > 1 else targets[0], want, outs)
+
+
+# ---- hypothesis: random broadcast shapes, dtypes, views and scalars ------------------
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from hypothesis.extra import numpy as hnp  # noqa: E402
+
+EXACT_BINARY = sorted(n for n, op in OPS.items() if op.nin == 2 and op.exact is True)
+DEVICE_DTYPES = ["bool", "int8", "uint8", "int16", "int32", "int64", "uint64", "float16",
+                 "float32", "float64", "complex64", "complex128"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(name=st.sampled_from(EXACT_BINARY), data=st.data(),
+       shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=5),
+       dtypes=st.tuples(st.sampled_from(DEVICE_DTYPES), st.sampled_from(DEVICE_DTYPES)),
+       scalar=st.sampled_from([None, 0, 1]), flip=st.booleans())
+def test_binary_ops_match_numpy_on_random_operands(name, data, shapes, dtypes, scalar, flip):
+    op = OPS[name]
+    host = []
+    for shape, dt in zip(shapes.input_shapes, dtypes, strict=True):
+        x = data.draw(hnp.arrays(dt, shape, elements=hnp.from_dtype(
+            np.dtype(dt), allow_nan=False, allow_infinity=False, min_value=-20 if
+            np.dtype(dt).kind in "fc" else None, max_value=20 if np.dtype(dt).kind in "fc"
+            else None)))
+        host.append(x[::-1] if flip and x.ndim else x)
+    if scalar is not None:  # a Python scalar of the second operand's kind (NEP 50: weak)
+        host[scalar] = host[scalar].ravel()[0].item() if host[scalar].size else 1
+    dev = [pygpu.asarray(x) if isinstance(x, np.ndarray) else x for x in host]
+    with np.errstate(all="ignore"):
+        try:
+            want = op.ufunc(*host)
+        except (TypeError, ValueError, OverflowError) as exc:
+            with pytest.raises(type(exc)):
+                UFUNCS[name](*dev)
+            return
+        got = UFUNCS[name](*dev)
+    got = got if isinstance(got, tuple) else (got,)
+    want = want if isinstance(want, tuple) else (want,)
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == w.dtype and g.shape == np.shape(w)
+        np.testing.assert_array_equal(g.copy_to_host(), w)
