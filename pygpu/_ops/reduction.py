@@ -388,7 +388,15 @@ def _grid(n_out, tb):
     return _b.min(-(-n_out // tb), _MAX_GRID_X)
 
 
-def _reduce(family, spec, x, axes, loop, outc, result, *, ordered=False, aux=None, k=0.0):
+def _go(trace, launch, *args):
+    """Launch, and note the launch in trace (a list) where one is kept."""
+    launch(*args)
+    if trace is not None:
+        trace.append((launch, args))
+
+
+def _reduce(family, spec, x, axes, loop, outc, result, *, ordered=False, aux=None, k=0.0,
+            trace=None):
     """result[...] = spec reduced over axes of x (result: the kept axes' shape,
     dtype outc); aux: an array laid out like result that map reads (var's
     means); ordered: the reduced axes keep their order (argmax's indices)."""
@@ -412,16 +420,18 @@ def _reduce(family, spec, x, axes, loop, outc, result, *, ordered=False, aux=Non
                              (nb == 1 or sb % 16 == 0)) else "reduce"
     if gy == 1:
         f = _function(family, call, (first, *call[1:]))
-        f[(gx, 1), (tb, tr)](x, result, auxp, n_out, nb, R, sa, sb, sr, oa, ob, xa, xb, k)
+        _go(trace, f[(gx, 1), (tb, tr)], x, result, auxp, n_out, nb, R, sa, sb, sr, oa, ob,
+            xa, xb, k)
         return result
     # partials [n_out, gy] of the accumulator, then reduced along gy
     part = _core.empty((n_out * gy * _acc_size(REDUCTIONS[spec], loop),), np.uint8)
     f = _function(family, call, (first, *call[1:4], ""))
-    f[(gx, gy), (tb, tr)](x, part, auxp, n_out, nb, R, sa, sb, sr, nb, 1, xa, xb, k)
+    _go(trace, f[(gx, gy), (tb, tr)], x, part, auxp, n_out, nb, R, sa, sb, sr, nb, 1, xa, xb,
+        k)
     tb, tr = _block(n_out, nb, gy, gy, 1)
     f = _function(family, call, call[:2] + ("",) + call[3:])
-    f[(_grid(n_out, tb), 1), (tb, tr)](part, result, auxp, n_out, nb, gy, nb * gy, gy, 1,
-                                      oa, ob, xa, xb, k)
+    _go(trace, f[(_grid(n_out, tb), 1), (tb, tr)], part, result, auxp, n_out, nb, gy, nb * gy,
+        gy, 1, oa, ob, xa, xb, k)
     return result
 
 
@@ -624,6 +634,13 @@ def _fill_value(opname, loop, initial):
 def _op_reduce(family, np_func, a, axis, dtype, out, keepdims, initial, where):
     """A function of _OP_FUNCTIONS (a reduce) with NumPy's arguments."""
     _, opname, spec = _OP_FUNCTIONS[family]
+    key = None
+    if out is None and initial is _NoValue and where is True and type(a) is DeviceArray:
+        key = (family, a.dtype, a.shape, a.strides, a.device.id,
+               axis if not isinstance(axis, list) else tuple(axis), dtype, keepdims)
+        plan = _plans.get(key)
+        if plan is not None and _core.get_device() == plan[0]:
+            return plan[1](a)
     fname = family if ":" not in family else f"{opname}.reduce"
     a = _array(fname, a)
     out = _check_out(fname, out)
@@ -657,13 +674,66 @@ def _op_reduce(family, np_func, a, axis, dtype, out, keepdims, initial, where):
             x = _uf.where(where, xs, fill) if where is not False else \
                 _core.full(x.shape, fill, dtype=np.dtype(loop))
         res = _result(out if initial is _NoValue else None, kept, np.dtype(loop), a)
-        _reduce(family, spec, x, axes, loop, canonical(loop), res)
+        trace = [] if key is not None else None
+        _reduce(family, spec, x, axes, loop, canonical(loop), res, trace=trace)
+        if trace:
+            _keep_plan(key, a, res, trace, rdt, shape)
         if initial is not _NoValue:
             _uf.call(OPS[opname], (res, np.array(initial, dtype=np.dtype(loop))[()]),
                      out=(res,))
         if res.dtype != rdt and out is None:
             res = res.astype(rdt)
         return _finish(res, out, shape)
+
+
+# ---- the fast path: a plan per kind of call ------------------------------------------
+# What _op_reduce works out for one kind of call (NumPy's dtypes, the view, the
+# kernels and their launch configurations) is kept, keyed by the input's
+# dtype, shape, strides and device and the call's arguments, so that the next
+# such call only allocates its result (and partials) and launches. Kept only
+# where the kernels read the input itself (not a copy or a view that starts
+# elsewhere), as the trace of _reduce's launches says.
+
+_plans = {}
+_MAX_PLANS = 4096
+
+
+def _keep_plan(key, a, res, trace, rdt, shape):
+    parts = {}
+    steps = []
+    for launch, args in trace:
+        slots = []
+        for v in args:
+            if isinstance(v, DeviceArray):
+                if v is res:
+                    slots.append(("res", None))
+                elif v.ptr == a.ptr and v.dtype == a.dtype:
+                    slots.append(("in", None))
+                elif v.dtype == np.uint8 and v.ndim == 1 and v is not a:
+                    parts.setdefault(id(v), (len(parts), v.shape))
+                    slots.append(("part", parts[id(v)][0]))
+                else:
+                    return  # a copy of the input, or another array: not kept
+            else:
+                slots.append(("value", v))
+        steps.append((launch, slots))
+    if len(_plans) >= _MAX_PLANS:
+        _plans.clear()
+    part_shapes = [s for _, s in sorted(parts.values())]
+    res_shape, res_dtype = res.shape, res.dtype
+    empty = _core.empty
+
+    def run(x):
+        r = empty(res_shape, res_dtype)
+        ps = [empty(s, np.uint8) for s in part_shapes]
+        for launch, slots in steps:
+            launch(*[x if kind == "in" else r if kind == "res" else ps[v] if kind == "part"
+                     else v for kind, v in slots])
+        if r.dtype != rdt:
+            r = r.astype(rdt)
+        return r.reshape(shape)
+
+    _plans[key] = (_core.get_device(), run)
 
 
 def reduce(ufunc, array, axis=0, dtype=None, out=None, keepdims=False, initial=_NoValue,

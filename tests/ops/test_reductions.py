@@ -460,3 +460,28 @@ def test_every_reduction_compiles_with_nvrtc():
     if r.returncode == 3:
         pytest.skip(r.stdout.strip())
     assert r.returncode == 0, r.stderr[-4000:]
+
+
+@pytest.mark.parametrize("shape,axis", [((1000,), None), ((37, 5), 0), ((37, 5), 1),
+                                        ((4, 6, 8), (0, 2)), ((3, 1 << 12), -1),
+                                        ((1 << 14,), 0), ((200, 3), None)])
+@pytest.mark.parametrize("dtype", [np.float32, np.int16, np.bool_, np.complex64])
+def test_repeated_reductions_take_the_kept_plan_and_stay_right(shape, axis, dtype, rng):
+    # the second call of a kind replays the first one's launches (reduction.py's
+    # _plans): each call must read its own input and give its own answer
+    for k in range(3):
+        x = (rng.standard_normal(shape) * 10).astype(dtype)
+        for view in (x, x[::-1] if x.ndim == 1 else x[:, ::-1]):
+            d = pygpu.asarray(np.ascontiguousarray(view)) if k == 0 else \
+                (pygpu.asarray(x)[::-1] if x.ndim == 1 else pygpu.asarray(x)[:, ::-1]) \
+                if view is not x else pygpu.asarray(x)
+            for name in ("sum", "max", "prod"):
+                if name == "prod" and dtype != np.bool_:
+                    continue
+                for keepdims in (False, True):
+                    got = getattr(d, name)(axis=axis, keepdims=keepdims)
+                    want = getattr(np, name)(view, axis=axis, keepdims=keepdims)
+                    assert got.dtype == np.asarray(want).dtype
+                    assert got.shape == np.shape(want)
+                    np.testing.assert_allclose(got.copy_to_host(), want, rtol=1e-4, atol=1e-3)
+    assert R._plans
