@@ -10,7 +10,7 @@ from .. import _core
 from .._core import DeviceArray
 from .table import INTERNAL
 from .ufunc import UFUNCS as U
-from .ufunc import apply, where
+from .ufunc import _host_array_error, apply, where
 
 _NO_VALUE = np._NoValue
 
@@ -192,8 +192,7 @@ def stack(arrays, axis=0):
 def _device_array(name, x):
     if not isinstance(x, DeviceArray):
         if isinstance(x, np.ndarray):
-            raise TypeError(f"{name}: one operand is a numpy.ndarray in host memory; copy it "
-                            "to the device first with pygpu.asarray(x)")
+            raise _host_array_error(name, x)
         raise TypeError(f"{name} takes DeviceArrays, not {type(x).__name__}")
     return x
 

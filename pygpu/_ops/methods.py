@@ -117,7 +117,7 @@ def setitem_mask(self, mask, value):
     A value of one element per True element (NumPy's other form) needs the
     indexing of the array API namespace, not built yet."""
     from .table import INTERNAL, canonical
-    from .ufunc import apply
+    from .ufunc import _host_array_error, apply
 
     if mask.shape != self.shape[:mask.ndim] and np.broadcast_shapes(mask.shape,
                                                                     self.shape) != self.shape:
@@ -126,8 +126,7 @@ def setitem_mask(self, mask, value):
     if mask.ndim < self.ndim:  # NumPy's d[mask] indexes the leading axes
         mask = mask.reshape(mask.shape + (1,) * (self.ndim - mask.ndim))
     if isinstance(value, np.ndarray):
-        raise TypeError("d[mask] = value: value is a numpy.ndarray in host memory; copy it to "
-                        "the device first with pygpu.asarray(value)")
+        raise _host_array_error("d[mask] = value", value)
     ch = canonical(self.dtype.char)
     if isinstance(value, type(self)) and value.ndim and not _broadcasts(value.shape,
                                                                          self.shape):
