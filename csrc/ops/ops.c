@@ -633,6 +633,41 @@ constant_bool(pg_state *st, pg_array *d, int value)
  * object equals (None, object()), the answer is the same for every element,
  * and pygpu gives it. Where the answer hangs on the elements in a dtype the
  * device lacks (Decimal, Fraction: object; timedelta64), TypeError. */
+/* 1 where elem == x falls back to `elem is x` for every number elem: x's
+ * own == declines a Python int, float and complex (None, object(), a str;
+ * Python 3.12 gives None a __eq__ of its own, so the slot itself is no
+ * test); 0 where x compares with numbers (Decimal, Fraction); -1 on error. */
+static int
+compares_by_identity(PyObject *x)
+{
+    richcmpfunc cmp = Py_TYPE(x)->tp_richcompare;
+    PyObject *samples[3] = {PyLong_FromLong(0), PyFloat_FromDouble(0.0),
+                            PyComplex_FromDoubles(0.0, 0.0)};
+    int result = 1;
+    for (int i = 0; i < 3 && result == 1; i++) {
+        PyObject *r;
+        if (samples[i] == NULL) {
+            result = -1;
+            break;
+        }
+        if (cmp == NULL) {
+            continue;
+        }
+        r = cmp(x, samples[i], Py_EQ);
+        if (r == NULL) {
+            result = -1;
+        }
+        else if (r != Py_NotImplemented) {
+            result = 0;
+        }
+        Py_XDECREF(r);
+    }
+    for (int i = 0; i < 3; i++) {
+        Py_XDECREF(samples[i]);
+    }
+    return result;
+}
+
 static PyObject *
 compare_other(pg_state *st, int op, pg_array *d, PyObject *x)
 {
@@ -676,9 +711,11 @@ compare_other(pg_state *st, int op, pg_array *d, PyObject *x)
         PyErr_Clear();
         constant = 1;
     }
-    else if (PyArray_TYPE(v) == NPY_OBJECT &&
-             Py_TYPE(x)->tp_richcompare == PyBaseObject_Type.tp_richcompare) {
-        constant = 1; /* elem == x is `elem is x` for every number elem */
+    else if (PyArray_TYPE(v) == NPY_OBJECT) {
+        constant = compares_by_identity(x);
+        if (constant < 0) {
+            goto done;
+        }
     }
     if (constant) {
         res = constant_bool(st, d, op == PG_OP_NOT_EQUAL);

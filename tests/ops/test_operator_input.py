@@ -199,7 +199,8 @@ def test_longdouble_operands_raise_typeerror_naming_the_dtype():
 
 
 @pytest.mark.parametrize("x", [None, "a", b"a", SENTINEL, np.str_("a"),
-                               np.datetime64(1, "s")], ids=repr)
+                               np.datetime64(1, "s")],
+                         ids=lambda x: "object()" if x is SENTINEL else repr(x))
 def test_equality_with_non_numbers_is_elementwise_as_numpy(rng, x):
     h = random_array(rng, (2, 3), np.float32)
     d = pygpu.asarray(h)
