@@ -603,13 +603,10 @@ def bandwidth_rows(t, smoke, sizes, peers, raw, rng, reps):
 
 def compute_rows(t, smoke, sizes, peers, rng, reps):
     """Issue 22's rows (benchmarks/compute.py)."""
-    def copy_gbs(src, dst):
-        return 2 * src.nbytes / (gpu_ms(lambda: dst.copy_to_device(src), reps) * 1e6)
-
-    compute.elementwise_rows(t, smoke, sizes["vector"], peers, rng, reps, gpu_ms, absent,
-                             copy_gbs)
-    compute.reduction_rows(t, smoke, sizes["vector"], sizes["side"], peers, rng, reps, gpu_ms,
-                           absent, copy_gbs)
+    compute.elementwise_rows(t, smoke, sizes["vector"], peers, rng, reps, gpu_ms_rounds,
+                             absent)
+    compute.reduction_rows(t, smoke, sizes["vector"], sizes["side"], peers, rng, reps,
+                           gpu_ms_rounds, absent)
     compute.host_cost_rows(t, smoke, peers, launch_us, absent)
     compute.first_call_rows(t, smoke)
 

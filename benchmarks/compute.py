@@ -61,75 +61,92 @@ def _call(f, x, arg, out):
     return f(x, out=out) if arg is None else f(x, arg, out=out)
 
 
-def elementwise_rows(t, smoke, n, peers, rng, reps, gpu_ms, absent, copy_gbs):
+def _gbs(rounds, forms, nbytes, reps):
+    """GB/s of each form (name -> fn) moving nbytes, and of the d2d copy
+    (forms["d2d copy"], moving its own bytes: the pair (fn, bytes)), all
+    timed in the same interleaved rounds: the ratio compares figures taken
+    under the same GPU clocks (two separate medians a few seconds apart
+    differ by up to 5% on an H100)."""
+    copy_fn, copy_bytes = forms.pop("d2d copy")
+    ms = rounds({"d2d copy": copy_fn, **forms}, reps)
+    return ({k: nbytes / (v * 1e6) for k, v in ms.items() if k != "d2d copy"},
+            {"d2d copy": copy_bytes / (ms["d2d copy"] * 1e6)})
+
+
+def elementwise_rows(t, smoke, n, peers, rng, reps, rounds, absent):
     for dtype in (np.float32, np.float64):
-        _elementwise(t, n, peers, rng.standard_normal(n).astype(dtype), reps, gpu_ms,
-                     absent, copy_gbs)
+        _elementwise(t, n, peers, rng.standard_normal(n).astype(dtype), reps, rounds, absent)
 
 
-def _elementwise(t, n, peers, x, reps, gpu_ms, absent, copy_gbs):
+def _elementwise(t, n, peers, x, reps, rounds, absent):
     import pygpu
 
     cp, th = peers.get("cupy"), peers.get("torch")
     name = x.dtype.name
     dx = pygpu.asarray(x)
     dy = pygpu.empty_like(dx)
-    copy = {"d2d copy": copy_gbs(dx, dy)}
     moved = 2 * n * dx.itemsize
     cx = cp.asarray(x) if cp is not None else None
     cy = cp.empty_like(cx) if cp is not None else None
     tx = th.from_numpy(x).cuda() if th is not None else None
     ty = th.empty_like(tx) if th is not None else None
     for key, (label, ufunc, arg) in FORMS.items():
-        vals = {"pygpu": moved / (gpu_ms(lambda u=ufunc, a=arg: _call(getattr(pygpu, u), dx, a,
-                                                                       dy), reps) * 1e6)}
+        forms = {"d2d copy": (lambda: dy.copy_to_device(dx), moved),
+                 "pygpu": lambda u=ufunc, a=arg: _call(getattr(pygpu, u), dx, a, dy)}
+        forms["pygpu"]()
         tail = x[-4096:]
         ref = getattr(np, ufunc)(tail) if arg is None else getattr(np, ufunc)(tail, arg)
         if not np.allclose(dy.copy_to_host()[-4096:], ref, rtol=1e-5, equal_nan=True):
             print(f"WARNING: {label} {name} result wrong", file=sys.stderr)
         if cp is not None:
-            vals["CuPy"] = moved / (gpu_ms(lambda u=ufunc, a=arg: _call(getattr(cp, u), cx, a,
-                                                                         cy), reps) * 1e6)
+            forms["CuPy"] = lambda u=ufunc, a=arg: _call(getattr(cp, u), cx, a, cy)
         if th is not None:
             tf = {"sin": th.sin, "divide": th.div, "power": th.pow}[ufunc]
-            vals["PyTorch"] = moved / (gpu_ms(lambda f=tf, a=arg: _call(f, tx, a, ty), reps)
-                                       * 1e6)
+            forms["PyTorch"] = lambda f=tf, a=arg: _call(f, tx, a, ty)
+        vals, copy = _gbs(rounds, forms, moved, reps)
         absent(vals, "CuPy", "PyTorch")
         t.add(f"compute.{key}.{name}", f"{label}, read + write", f"{n} {name}", "GB/s",
               "higher", vals, copy)
 
 
-def reduction_rows(t, smoke, n, side, peers, rng, reps, gpu_ms, absent, copy_gbs):
+def reduction_rows(t, smoke, n, side, peers, rng, reps, rounds, absent):
     """sum, max, argmax, mean of n float32 (GB/s read), sum over each axis of a
     side^2 matrix, cumsum (read + write), and the shapes where others fall off
-    a cliff; each against the d2d copy of the same bytes."""
+    a cliff; each against the d2d copy of the same bytes, timed in the same
+    rounds."""
     import pygpu
 
     cp, th = peers.get("cupy"), peers.get("torch")
     x = rng.standard_normal(n).astype(np.float32)
     dx = pygpu.asarray(x)
-    copy = {"d2d copy": copy_gbs(dx, pygpu.empty_like(dx))}
+    dy = pygpu.empty_like(dx)
     cx = cp.asarray(x) if cp is not None else None
     tx = th.from_numpy(x).cuda() if th is not None else None
     read = 4 * n
     for key in ("sum", "max", "argmax", "mean"):
-        vals = {"pygpu": read / (gpu_ms(lambda k=key: getattr(dx, k)(), reps) * 1e6)}
+        forms = {"d2d copy": (lambda: dy.copy_to_device(dx), 2 * read),
+                 "pygpu": lambda k=key: getattr(dx, k)()}
         got = float(getattr(dx, key)())
         want = float(getattr(x.astype(np.float64), key)())
         if abs(got - want) > 1e-3 * max(1.0, abs(want)) * (n ** 0.5 if key in ("sum",
                                                                              "mean") else 1):
             print(f"WARNING: {key} result {got} vs {want}", file=sys.stderr)
         if cp is not None:
-            vals["CuPy"] = read / (gpu_ms(lambda k=key: getattr(cx, k)(), reps) * 1e6)
+            forms["CuPy"] = lambda k=key: getattr(cx, k)()
         if th is not None:
-            vals["PyTorch"] = read / (gpu_ms(lambda k=key: getattr(tx, k)(), reps) * 1e6)
+            forms["PyTorch"] = lambda k=key: getattr(tx, k)()
+        vals, copy = _gbs(rounds, forms, read, reps)
         absent(vals, "CuPy", "PyTorch")
         t.add(f"compute.{key}", f"{key}, read", f"{n} float32", "GB/s", "higher", vals, copy)
-    vals = {"pygpu": 8 * n / (gpu_ms(lambda: dx.cumsum(), reps) * 1e6)}
+    forms = {"d2d copy": (lambda: dy.copy_to_device(dx), 2 * read), "pygpu": lambda: dx.cumsum()}
+    if not np.allclose(dx.cumsum().copy_to_host()[-4096:],
+                       np.cumsum(x.astype(np.float64))[-4096:], rtol=1e-3, atol=1.0):
+        print("WARNING: cumsum result wrong", file=sys.stderr)
     if cp is not None:
-        vals["CuPy"] = 8 * n / (gpu_ms(lambda: cx.cumsum(), reps) * 1e6)
+        forms["CuPy"] = lambda: cx.cumsum()
     if th is not None:
-        vals["PyTorch"] = 8 * n / (gpu_ms(lambda: tx.cumsum(0), reps) * 1e6)
+        forms["PyTorch"] = lambda: tx.cumsum(0)
+    vals, copy = _gbs(rounds, forms, 2 * read, reps)
     absent(vals, "CuPy", "PyTorch")
     t.add("compute.cumsum", "cumsum, read + write", f"{n} float32", "GB/s", "higher", vals,
           copy)
@@ -141,19 +158,21 @@ def reduction_rows(t, smoke, n, side, peers, rng, reps, gpu_ms, absent, copy_gbs
     for key, shape, f, label in shapes:
         h = rng.standard_normal(shape).astype(np.float32)
         dh = pygpu.asarray(h)
-        ref = {"d2d copy": copy_gbs(dh, pygpu.empty_like(dh))}
-        vals = {"pygpu": h.nbytes / (gpu_ms(lambda a=dh, g=f: g(a), reps) * 1e6)}
+        dc = pygpu.empty_like(dh)
+        forms = {"d2d copy": (lambda a=dh, c=dc: c.copy_to_device(a), 2 * h.nbytes),
+                 "pygpu": lambda a=dh, g=f: g(a)}
         if not np.allclose(f(dh).copy_to_host(), f(h.astype(np.float64)), rtol=1e-3,
                            atol=1e-2):
             print(f"WARNING: {label} result wrong", file=sys.stderr)
+        ch = None
         if cp is not None:
             ch = cp.asarray(h)
-            vals["CuPy"] = h.nbytes / (gpu_ms(lambda a=ch, g=f: g(a), reps) * 1e6)
-            del ch
+            forms["CuPy"] = lambda a=ch, g=f: g(a)
+        vals, ref = _gbs(rounds, forms, h.nbytes, reps)
         absent(vals, "CuPy")
         t.add(f"compute.{key}", f"{label}, read", f"{shape[0]}x{shape[1]} float32", "GB/s",
               "higher", vals, ref)
-        del dh
+        del dh, dc, ch
 
 
 def host_cost_rows(t, smoke, peers, launch_us, absent):
@@ -191,17 +210,18 @@ def main():
     peers = bench.load_peers(False)
     rng = np.random.default_rng(0)
 
-    def copy_gbs(src, dst):
-        return 2 * src.nbytes / (bench.gpu_ms(lambda: dst.copy_to_device(src), 20) * 1e6)
-
-    elementwise_rows(t, False, 1 << 28, peers, rng, 20, bench.gpu_ms, bench.absent, copy_gbs)
-    reduction_rows(t, False, 1 << 28, 16384, peers, rng, 20, bench.gpu_ms, bench.absent,
-                   copy_gbs)
+    only = sys.argv[1:]  # row groups: elementwise reductions host first
+    if not only or "elementwise" in only:
+        elementwise_rows(t, False, 1 << 28, peers, rng, 20, bench.gpu_ms_rounds, bench.absent)
+    if not only or "reductions" in only:
+        reduction_rows(t, False, 1 << 28, 16384, peers, rng, 20, bench.gpu_ms_rounds,
+                       bench.absent)
     import pygpu
 
-    if hasattr(pygpu.DeviceArray, "__array_ufunc__"):
+    if not only or "host" in only:
         host_cost_rows(t, False, peers, bench.launch_us, bench.absent)
-    first_call_rows(t, False)
+    if not only or "first" in only:
+        first_call_rows(t, False)
     print(t.render())
 
 
