@@ -635,12 +635,10 @@ def _op_reduce(family, np_func, a, axis, dtype, out, keepdims, initial, where):
     """A function of _OP_FUNCTIONS (a reduce) with NumPy's arguments."""
     _, opname, spec = _OP_FUNCTIONS[family]
     key = None
-    if out is None and initial is _NoValue and where is True and type(a) is DeviceArray:
-        key = (family, a.dtype, a.shape, a.strides, a.device.id,
-               axis if not isinstance(axis, list) else tuple(axis), dtype, keepdims)
-        plan = _plans.get(key)
-        if plan is not None and _core.get_device() == plan[0]:
-            return plan[1](a)
+    if out is None and initial is _NoValue and where is True:
+        key, plan = _plan_for(family, a, axis, dtype, keepdims)
+        if plan is not None:
+            return plan(a)
     fname = family if ":" not in family else f"{opname}.reduce"
     a = _array(fname, a)
     out = _check_out(fname, out)
@@ -696,6 +694,22 @@ def _op_reduce(family, np_func, a, axis, dtype, out, keepdims, initial, where):
 
 _plans = {}
 _MAX_PLANS = 4096
+
+
+def _plan_for(family, a, axis, *args):
+    """(the key of this kind of call, its plan or None); (None, None) where
+    the call has no key (a is not a DeviceArray, an argument is unhashable)."""
+    if type(a) is not DeviceArray:
+        return None, None
+    key = (family, a.dtype, a.shape, a.strides, a.device.id,
+           axis if not isinstance(axis, list) else tuple(axis), *args)
+    try:
+        plan = _plans.get(key)
+    except TypeError:
+        return None, None
+    if plan is not None and _core.get_device() == plan[0]:
+        return key, plan[1]
+    return key, None
 
 
 def _keep_plan(key, a, res, trace, rdt, shape):
@@ -843,6 +857,11 @@ def ptp(a, axis=None, out=None, keepdims=False):
 # ---- arg reductions ------------------------------------------------------------------
 
 def _arg(family, fname, np_func, a, axis, out, keepdims):
+    key = None
+    if out is None:
+        key, plan = _plan_for(family, a, axis, keepdims)
+        if plan is not None:
+            return plan(a)
     a = _array(fname, a)
     out = _check_out(fname, out)
     if a.size == 0:
@@ -863,7 +882,10 @@ def _arg(family, fname, np_func, a, axis, out, keepdims):
     c = canonical(a.dtype.char)
     with a.device:
         res = _result(out, kept, np.dtype(np.int64), a)
-        _reduce(family, family, x, axes, c, "q", res, ordered=True)
+        trace = [] if key is not None else None
+        _reduce(family, family, x, axes, c, "q", res, ordered=True, trace=trace)
+        if trace:
+            _keep_plan(key, a, res, trace, res.dtype, shape)
         return _finish(res, out, shape)
 
 
@@ -925,6 +947,11 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
 
 
 def _mean(family, fname, np_func, a, axis, dtype, out, keepdims, where):
+    key = None
+    if out is None and where is True:
+        key, plan = _plan_for(family, a, axis, dtype, keepdims)
+        if plan is not None:
+            return plan(a)
     a = _array(fname, a)
     out = _check_out(fname, out)
     where = _where_arg(fname, where, a)
@@ -945,8 +972,11 @@ def _mean(family, fname, np_func, a, axis, dtype, out, keepdims, where):
     with a.device:
         if where is True:
             res = _result(out, kept, rdt, a)
+            trace = [] if key is not None else None
             _reduce(family, family, a, axes, loop, outc, res,
-                    k=math.prod(a.shape[i] for i in axes))
+                    k=math.prod(a.shape[i] for i in axes), trace=trace)
+            if trace:
+                _keep_plan(key, a, res, trace, rdt, shape)
             return _finish(res, out, shape)
         if family == "nanmean":  # masked elements are NaNs, which nanmean skips
             fill = np.array(np.nan).astype(np.dtype(loop))[()]

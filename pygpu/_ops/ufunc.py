@@ -210,13 +210,23 @@ def call(op, args, out=None, where=True, casting="same_kind", order="K", dtype=N
     """op(*args, out=..., ...) with NumPy's semantics; NotImplemented where an
     operand is of a type pygpu leaves to others."""
     key = None
-    if (out is None and where is True and dtype is None and signature is None and
-            casting == "same_kind" and len(args) == op.nin):
-        key = _plan_key(op, args)
+    if (where is True and dtype is None and signature is None and casting == "same_kind" and
+            len(args) == op.nin):
+        if out is None:
+            key = _plan_key(op, args)
+            target = None
+        else:  # one output array (out=o, out=(o,)): a plan that writes into it
+            target = out[0] if type(out) is tuple and len(out) == 1 else out
+            key = _plan_key(op, args) if type(target) is DeviceArray and op.nout == 1 else None
+            if key is not None:
+                key = (_OUT, key, (target.dtype, target.shape, target.strides,
+                                   target.device.id))
         plan = _plans.get(key) if key is not None else None
         if plan is not None and _core.get_device() == plan[0]:
             try:
-                return plan[1](*args)
+                res = plan[1](*args) if target is None else plan[1](target, *args)
+                if res is not None:
+                    return res
             except OverflowError:
                 pass  # a scalar beyond the loop's type: the slow path says what NumPy says
     name = op.name
@@ -266,6 +276,7 @@ def call(op, args, out=None, where=True, casting="same_kind", order="K", dtype=N
 
 _plans = {}
 _MAX_PLANS = 4096
+_OUT = ("out",)  # the first item of a plan's key where the call names its output
 _PY_TYPES = frozenset((bool, int, float, complex))
 
 
@@ -291,7 +302,7 @@ def _plan_key(op, args):
     return None if None in key else key
 
 
-def _make_plan(key, op, loop, operands, inputs, targets, shape):
+def _make_plan(key, op, loop, operands, inputs, targets, shape, given):
     """Keep what the next call of this kind needs (see above)."""
     if len(_plans) >= _MAX_PLANS:
         _plans.clear()
@@ -309,7 +320,48 @@ def _make_plan(key, op, loop, operands, inputs, targets, shape):
     if kernel is None:
         return
     launch, extra = kernel
-    _plans[key] = (_core.get_device(), _runner(launch, extra, converts, out_dtypes, shape))
+    if key[0] is _OUT:
+        if given[0] is not targets[0] or launch is None:
+            return  # computed into a temporary first: not kept
+        run = _runner_out(launch, extra, converts)
+    else:
+        run = _runner(launch, extra, converts, out_dtypes, shape)
+    _plans[key] = (_core.get_device(), run)
+
+
+def _runner_out(launch, extra, converts):
+    """A plan's work where the call names its output: convert the scalars,
+    launch into it; None (the slow path then) where an input overlaps the
+    output other than as the same elements."""
+    if converts == [None]:
+        def run(o, a):
+            if a.ptr != o.ptr and _unsafe_overlap(o, a):
+                return None
+            launch(a, o, *extra)
+            return o
+        return run
+    if len(converts) == 2 and converts[0] is None and converts[1] is not None:
+        cb = converts[1]
+
+        def run(o, a, b):
+            if a.ptr != o.ptr and _unsafe_overlap(o, a):
+                return None
+            launch(a, cb(b), o, *extra)
+            return o
+        return run
+
+    def run(o, *args):
+        ins = []
+        for a, c in zip(args, converts, strict=True):
+            if c is None:
+                if a.ptr != o.ptr and _unsafe_overlap(o, a):
+                    return None
+                ins.append(a)
+            else:
+                ins.append(c(a))
+        launch(*ins, o, *extra)
+        return o
+    return run
 
 
 def _runner(launch, extra, converts, out_dtypes, shape):
@@ -426,7 +478,7 @@ def _compute(op, loop, operands, outs, where, shape, plan_key=None):
     if where is not False:
         _launch(op, loop, inputs, targets, shape)
     if plan_key is not None and not (op.name == "power" and ins[1] in "bhiq"):
-        _make_plan(plan_key, op, loop, operands, inputs, targets, shape)
+        _make_plan(plan_key, op, loop, operands, inputs, targets, shape, outs)
     results = []
     for o, t in zip(outs, targets, strict=True):
         if o is None:

@@ -229,3 +229,30 @@ def test_dot_inner_vdot_match_numpy(sa, sb, dtype, rng):
                                    rtol=tol, atol=tol)
     with pytest.raises(TypeError, match="pygpu.asarray"):
         pygpu.dot(da, b if b.ndim else np.ones(3))
+
+
+def test_repeated_calls_with_out_stay_right(rng):
+    # out= and in-place operators keep a plan that writes into the output
+    # (pygpu/_ops/ufunc.py _runner_out): each call must write its own output,
+    # and an output that overlaps an input other than element for element
+    # must still go the safe way
+    from pygpu._ops import ufunc
+
+    x = rng.standard_normal(64).astype(np.float32)
+    for k in range(3):
+        d, e = pygpu.asarray(x), pygpu.empty(64, np.float32)
+        assert pygpu.sin(d, out=e) is e
+        np.testing.assert_allclose(e.copy_to_host(), np.sin(x), rtol=1e-6)
+        assert np.multiply(d, 3, out=(e,)) is e
+        np.testing.assert_array_equal(e.copy_to_host(), x * 3)
+        d /= 2  # in place, the output is the input
+        np.testing.assert_array_equal(d.copy_to_host(), x / 2)
+        h, dh = x.copy(), pygpu.asarray(x)  # partial overlap: shifted by one
+        np.add(dh[:-1], 1, out=dh[1:])
+        np.add(h[:-1], 1, out=h[1:])
+        np.testing.assert_array_equal(dh.copy_to_host(), h)
+        h, dh = x.copy(), pygpu.asarray(x)  # reversed view into itself
+        np.negative(dh, out=dh[::-1])
+        np.negative(h, out=h[::-1])
+        np.testing.assert_array_equal(dh.copy_to_host(), h)
+    assert any(key[0] is ufunc._OUT for key in ufunc._plans)

@@ -475,8 +475,10 @@ def test_repeated_reductions_take_the_kept_plan_and_stay_right(shape, axis, dtyp
             d = pygpu.asarray(np.ascontiguousarray(view)) if k == 0 else \
                 (pygpu.asarray(x)[::-1] if x.ndim == 1 else pygpu.asarray(x)[:, ::-1]) \
                 if view is not x else pygpu.asarray(x)
-            for name in ("sum", "max", "prod"):
+            for name in ("sum", "max", "prod", "mean", "argmax"):
                 if name == "prod" and dtype != np.bool_:
+                    continue
+                if name == "argmax" and isinstance(axis, tuple):
                     continue
                 for keepdims in (False, True):
                     got = getattr(d, name)(axis=axis, keepdims=keepdims)
