@@ -68,6 +68,8 @@ _SMALL_R = 16  # rows this short take a thread each
 _PER_THREAD = 64  # r is split between blocks only where each thread keeps this many
 _WAVES = 4  # split r until the grid has this many waves of resident blocks
 _VEC_MIN = 256  # rows at least this long load 16 bytes at a time where they can
+_SCAN_THREADS = 256  # PG_SCAN_THREADS in reduce.h
+_SCAN_TILE = 8 * _SCAN_THREADS  # PG_SCAN_ITEMS * PG_SCAN_THREADS: a block's tile
 
 _CHARS = tuple(dict.fromkeys(canonical(c) for c in DEVICE_TYPES))
 _INEXACT = "".join(c for c in _CHARS if KINDS[c] in "fc")
@@ -143,6 +145,8 @@ _PARAMS = {
              "long long inner, long long R, long long chunk, long long sa, long long sb, "
              "long long sr, long long oa, long long ob, long long or_",
              "in, out, offsets, n_out, inner, R, chunk, sa, sb, sr, oa, ob, or_"),
+    "scan_row": ("const char *in, char *out, char *state, char *values, long long R, "
+                 "long long sr, long long or_", "in, out, state, values, R, sr, or_"),
 }
 
 
@@ -154,10 +158,15 @@ def _name(kern):
 
 def _kernel(kern):
     what, spec, ins, loop, outs = kern
-    template = what.split("_")[0]  # "reduce_vec": pg::reduce loading 16 bytes at once
-    params, args = _PARAMS[template]
     storage_in = codegen.storage(ins) if ins else "char"
     storage_out = codegen.storage(outs) if outs else "char"
+    if what == "scan_row":
+        params, args = _PARAMS[what]
+        return (f'extern "C" __global__ void {_name(kern)}({params})\n{{\n'
+                f"    pg::scan_row<K_{spec}_{_TAGS[loop]}, {storage_in}, {storage_out}>"
+                f"({args});\n}}\n")
+    template = what.split("_")[0]  # "reduce_vec": pg::reduce loading 16 bytes at once
+    params, args = _PARAMS[template]
     flags = ["true" if ins else "false", "true" if outs else "false"]
     if what == "reduce_vec":
         flags.append("true")
@@ -186,7 +195,7 @@ def _variants(what, spec, ins, loop, outs):
         return [("reduce", spec, ins, loop, outs), ("reduce", spec, ins, loop, ""),
                 ("reduce", spec, "", loop, outs), *vec]
     return [("scan", spec, ins, loop, outs), ("scan", spec, "", loop, ""),
-            ("reduce", spec, ins, loop, "")]
+            ("reduce", spec, ins, loop, ""), ("scan_row", spec, ins, loop, outs)]
 
 
 _lock = threading.Lock()
@@ -446,6 +455,14 @@ def _scan(family, spec, x, axis, loop, result):
     if n_out == 0 or R == 0:
         return result
     call = ("scan", spec, canonical(x.dtype.char), loop, canonical(result.dtype.char))
+    if n_out == 1 and R > _SCAN_TILE:
+        # one long row: one pass, the tiles chained by decoupled look-back
+        tiles = -(-R // _SCAN_TILE)
+        state = _core.zeros((8 + 4 * tiles,), np.uint8)
+        values = _core.empty((2 * tiles * _acc_size(REDUCTIONS[spec], loop),), np.uint8)
+        f = _function(family, call, ("scan_row", *call[1:]))
+        f[(tiles, 1), (_SCAN_THREADS, 1)](x, result, state, values, R, sr, so)
+        return result
     tb, tr = _block(n_out, nb, R, sb, sr)
     gx = _grid(n_out, tb)
     # long rows with few outputs: chunks of r, each started by the totals of

@@ -446,6 +446,8 @@ for name in REDUCTIONS:
     x = "e" if loop == "D" and "arg" not in name else loop  # an input cast on load
     kernels += R._variants("reduce", name, x, loop, out)
     kernels += R._variants("scan", name, loop, loop, loop)[:2]
+    if name in {f[2] for f in R._OP_FUNCTIONS.values() if f[0] == "scan"}:
+        kernels += [("scan_row", name, x, loop, loop)]
 rawkernel.compile_cuda(R.render(kernels), arch="sm_90")
 """
 
@@ -487,3 +489,36 @@ def test_repeated_reductions_take_the_kept_plan_and_stay_right(shape, axis, dtyp
                     assert got.shape == np.shape(want)
                     np.testing.assert_allclose(got.copy_to_host(), want, rtol=1e-4, atol=1e-3)
     assert R._plans
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.uint8,
+                                   np.bool_, np.complex128, np.float16])
+def test_long_rows_scan_in_one_pass_as_numpy(dtype, rng):
+    # rows longer than a tile (2048) take the single-pass scan (reduce.h
+    # scan_row: tiles chained by decoupled look-back): sizes that end inside
+    # a tile, on a tile's edge and on a thread's, reversed and strided views
+    for n in (2049, 4096, 3 * 2048 + 5, 40000):
+        x = (rng.standard_normal(n) * 4).astype(dtype)
+        d = pygpu.asarray(x)
+        for view, h in ((d, x), (d[::-1], x[::-1]), (d[1::3], x[1::3])):
+            if h.size <= 2048:
+                continue
+            got, want = view.cumsum(), np.cumsum(h)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            if want.dtype.kind in "iub":
+                np.testing.assert_array_equal(got.copy_to_host(), want)
+            elif dtype == np.float16:  # accumulated in float32 (SEMANTICS.md)
+                exact = np.cumsum(h.astype(np.float64))
+                np.testing.assert_allclose(got.copy_to_host(), exact, rtol=1e-2,
+                                           atol=0.05 * np.sqrt(n))
+            else:
+                np.testing.assert_allclose(got.copy_to_host(), want, rtol=1e-4,
+                                           atol=1e-4 * np.sqrt(n))
+    i = pygpu.asarray(np.arange(1, 10001, dtype=np.int64) % 7)
+    h = np.arange(1, 10001, dtype=np.int64) % 7
+    np.testing.assert_array_equal(np.maximum.accumulate(i).copy_to_host(),
+                                  np.maximum.accumulate(h))
+    np.testing.assert_array_equal(np.bitwise_xor.accumulate(i).copy_to_host(),
+                                  np.bitwise_xor.accumulate(h))
+    z = pygpu.asarray(np.full(5000, -0.0))  # the first element as it is
+    assert np.signbit(z.cumsum().copy_to_host()[0])

@@ -431,6 +431,140 @@ PG_FN void scan(const char *in, char *out, const char *offsets, long long n_out,
     }
 }
 
+/* A single-pass scan of one row (R elements, byte strides sr in, or_ out):
+ * decoupled look-back (Merrill and Garland, "Single-pass Parallel Prefix
+ * Scan with Decoupled Look-back", 2016). Each block takes the next tile of
+ * PG_SCAN_ITEMS * blockDim.x elements (a ticket from state's counter, so
+ * that tiles start in order and every tile it waits for has started), loads
+ * it coalesced into shared memory, and each thread scans PG_SCAN_ITEMS
+ * consecutive elements; the threads' totals are scanned in shared memory.
+ * Then thread 0 publishes the tile's total (flag 1), walks back over the
+ * tiles before it, combining their totals until it meets one whose inclusive
+ * prefix is known (flag 2), and publishes its own inclusive prefix. The row
+ * is read once and written once. state: the ticket (8 bytes), then a flag
+ * (int) per tile, all zero at the start; values: two A per tile (total,
+ * inclusive prefix). Block size: 256 threads (a power of two). */
+#define PG_SCAN_ITEMS 8
+#define PG_SCAN_THREADS 256
+
+/* a value another block wrote (after its __threadfence): read through
+ * volatile bytes, whatever A is */
+template <class A> PG_FN A load_published(const A *p)
+{
+    union {
+        A a;
+        unsigned char b[sizeof(A)];
+    } u;
+    const volatile unsigned char *q = (const volatile unsigned char *)p;
+    for (unsigned i = 0; i < sizeof(A); i++) {
+        u.b[i] = q[i];
+    }
+    return u.a;
+}
+
+template <class K, class In, class Out>
+PG_FN void scan_row(const char *in, char *out, char *state, char *values, long long R,
+                    long long sr, long long or_)
+{
+    typedef typename K::A A;
+    enum { N = PG_SCAN_ITEMS, T = PG_SCAN_THREADS, TILE = PG_SCAN_ITEMS * PG_SCAN_THREADS };
+    __shared__ A tile_buf[TILE];
+    __shared__ A totals[T];
+    __shared__ A prefix;
+    __shared__ long long ticket;
+    const int t = threadIdx.x;
+    unsigned long long *counter = (unsigned long long *)state;
+    volatile int *flags = (volatile int *)(state + 8);
+    A *aggregates = (A *)values;
+    const long long tiles = (R + TILE - 1) / TILE;
+    A *inclusive = aggregates + tiles;
+    if (t == 0) {
+        ticket = (long long)atomicAdd(counter, 1ull);
+    }
+    __syncthreads();
+    const long long tile = ticket, base = tile * TILE;
+    /* coalesced: element base + u * T + t, into shared memory */
+#pragma unroll
+    for (int u = 0; u < N; u++) {
+        const long long r = base + (long long)u * T + t;
+        tile_buf[u * T + t] =
+            r < R ? reduce_load<K, In, true>(in + r * sr, r, 0, 0) : K::identity();
+    }
+    __syncthreads();
+    /* each thread's N consecutive elements, scanned in order */
+    A x[N];
+#pragma unroll
+    for (int j = 0; j < N; j++) {
+        x[j] = tile_buf[t * N + j];
+    }
+#pragma unroll
+    for (int j = 1; j < N; j++) {
+        x[j] = K::combine(x[j - 1], x[j]);
+    }
+    totals[t] = x[N - 1];
+    __syncthreads();
+    for (int s = 1; s < T; s <<= 1) { /* inclusive scan of the totals */
+        A before = t >= s ? totals[t - s] : K::identity();
+        __syncthreads();
+        if (t >= s) {
+            totals[t] = K::combine(before, totals[t]);
+        }
+        __syncthreads();
+    }
+    if (t == 0) {
+        const A total = totals[T - 1];
+        if (tile == 0) {
+            inclusive[0] = total;
+            __threadfence();
+            flags[0] = 2;
+        }
+        else {
+            aggregates[tile] = total;
+            __threadfence();
+            flags[tile] = 1;
+            A acc = K::identity();
+            bool have = false;
+            for (long long j = tile - 1; j >= 0; j--) {
+                int f;
+                while ((f = flags[j]) == 0) {
+                }
+                __threadfence();
+                const A v = load_published(f == 2 ? inclusive + j : aggregates + j);
+                acc = have ? K::combine(v, acc) : v;
+                have = true;
+                if (f == 2) {
+                    break;
+                }
+            }
+            prefix = acc;
+            inclusive[tile] = K::combine(acc, total);
+            __threadfence();
+            flags[tile] = 2;
+        }
+    }
+    __syncthreads();
+    /* what comes before this thread's elements: the tiles before, the
+     * threads before; nothing at all for the row's first element (NumPy's
+     * accumulate copies it: add.accumulate([-0.0]) is -0.0) */
+    const bool any = tile > 0 || t > 0;
+    A before = t > 0 ? totals[t - 1] : prefix;
+    if (tile > 0 && t > 0) {
+        before = K::combine(prefix, before);
+    }
+#pragma unroll
+    for (int j = 0; j < N; j++) {
+        tile_buf[t * N + j] = any ? K::combine(before, x[j]) : x[j];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int u = 0; u < N; u++) {
+        const long long r = base + (long long)u * T + t;
+        if (r < R) {
+            *(Out *)(out + r * or_) = cast<Out>(K::post(tile_buf[u * T + t], 0.0));
+        }
+    }
+}
+
 } /* namespace pg */
 
 #endif /* PYGPU_REDUCE_H */
