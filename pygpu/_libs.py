@@ -19,12 +19,22 @@ path relative to the current directory, in this order:
 LIBRARIES is the one list of the libraries searched for; adding one is an
 entry. `record()` notes the file each library was loaded from, and `loaded()`
 and `summary()` say it (`cuda.detect()` and `python -m pygpu` print it).
+
+`identity()` names a library file without loading it (its real path, size,
+modification time, inode and device, from one stat), and `loader_state()`
+digests what decides which file the loader gives for a bare soname: the disk
+cache's keys hold these, so that a cached kernel is found without loading
+NVRTC (tens of MB of relocations) and is not found once another NVRTC would
+compile it.
 """
 
 import glob
+import hashlib
 import os
 import re
 import site
+import stat
+import sys
 import sysconfig
 from typing import NamedTuple
 
@@ -173,3 +183,49 @@ def summary():
     """One line: "nvrtc /usr/local/cuda/lib64/libnvrtc.so.13, cublas ...", or
     "none loaded yet"."""
     return ", ".join(f"{name} {path}" for name, path in _loaded.items()) or "none loaded yet"
+
+
+def identity(path):
+    """(real path, size, mtime in ns, inode, device) of the regular file that
+    `path` (absolute) names after its symbolic links, from one stat: a new
+    version of a library is another file, or the same path rewritten (a new
+    size, time or inode). None where there is no such file."""
+    try:
+        real = os.path.realpath(path)
+        st = os.stat(real)
+    except (OSError, ValueError):
+        return None
+    if not (os.path.isabs(real) and stat.S_ISREG(st.st_mode)):
+        return None
+    return (real, st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev)
+
+
+def _stat_of(path):
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev)
+
+
+def loader_state(name, caller):
+    """A digest of what decides which file a search for lib<name> ends at when
+    it asks the loader for a bare soname (dlopen from `caller`, the object that
+    calls it): the settings the search reads (PYGPU_<NAME>, CUDA_HOME,
+    CUDA_PATH, LD_LIBRARY_PATH), each LD_LIBRARY_PATH directory (a file added
+    to one changes its time), /etc/ld.so.cache (ldconfig, which a toolkit's
+    installer runs, rewrites it), the caller's file (its RUNPATH) and what
+    decides this interpreter's site directories (its prefixes, the user
+    site), without asking site for them (a millisecond on a first call).
+    Equal digests: the same search, the same
+    file, unless a directory of the search changed by itself, which the file's
+    identity() after a real load then corrects."""
+    env = os.environ
+    library_path = env.get("LD_LIBRARY_PATH", "")
+    state = (name, LIBRARIES[name], env.get(setting(name)), env.get("CUDA_HOME"),
+             env.get("CUDA_PATH"), library_path,
+             [(d, _stat_of(d)) for d in library_path.split(":")],
+             _stat_of("/etc/ld.so.cache"), caller, _stat_of(caller), sys.prefix,
+             sys.exec_prefix, sys.platlibdir, sys.version_info[:2], sys.flags.no_user_site,
+             env.get("PYTHONUSERBASE"), env.get("HOME"))
+    return hashlib.sha256(repr(state).encode()).hexdigest()

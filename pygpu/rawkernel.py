@@ -16,10 +16,12 @@ TypeError (so `float a` needs numpy.float32, `int n` numpy.int32).
 `pygpu.In(a)`, `Out(a)` and `InOut(a)` pass a NumPy array: copied to the
 device before the launch (In, InOut) and back after it (Out, InOut).
 
-NVRTC is loaded the first time a kernel is compiled, never at import. Compiled
-code is cached on disk (PYGPU_CACHE_DIR, default ~/.cache/pygpu), keyed by the
-source, the options, the GPU architecture and the NVRTC version. Kernels must
-be declared extern "C".
+NVRTC is loaded the first time a kernel is compiled, never at import, and not
+for a kernel found in the disk cache. Compiled code is cached on disk
+(PYGPU_CACHE_DIR, default ~/.cache/pygpu), keyed by the source, the options,
+the GPU architecture, pygpu's device headers and the NVRTC library's file (its
+real path, size, modification time and inode: another NVRTC version is another
+file). Kernels must be declared extern "C".
 
 On the simulator the source is compiled by the host C++ compiler (CXX, else
 g++ or clang++ on PATH) into a shared object, against sim_prelude.h (next to
@@ -48,26 +50,81 @@ from . import _cache, _core, _libs
 from ._core import CompileError, HostArg
 
 _nvrtc_version = None
+# The NVRTC file the cache keys name (_libs.identity): the loaded one once NVRTC
+# is loaded, before that the one a load would take (_predicted_nvrtc)
+_nvrtc_file = None
 
 
 def nvrtc_version():
     """Load NVRTC (once) and return its (major, minor) version."""
-    global _nvrtc_version
+    global _nvrtc_version, _nvrtc_file
     if _nvrtc_version is None:
         refused, errors = [], []
         for path in _libs.nvrtc_candidates(refused):
             try:
-                _nvrtc_version = _core._nvrtc_load(path)
-                _libs.record("nvrtc", path)
-                break
+                version = _core._nvrtc_load(path)
             except OSError as exc:
                 errors.append(str(exc))
+                continue
+            where = _libs.record("nvrtc", path)
+            _nvrtc_file = _libs.identity(where) or ("nvrtc", where, version)
+            _nvrtc_version = version
+            _remember_nvrtc(where)
+            break
         else:
             raise RuntimeError(
                 "NVRTC, which compiles CUDA C at run time, was not found: install the "
                 "CUDA toolkit or the nvidia-cuda-nvrtc wheel, or set PYGPU_NVRTC to the "
                 "absolute path of libnvrtc.so. Tried: " + "; ".join(refused + errors[-4:]))
     return _nvrtc_version
+
+
+def _nvrtc_memo():
+    """The cache entry that says which file the search for NVRTC ended at the
+    last time it asked the loader for a bare soname, under this loader state."""
+    return f"nvrtc-{_libs.loader_state('nvrtc', _core.__file__)}.where"
+
+
+def _remember_nvrtc(where):
+    """Note in the cache the file that loading NVRTC took (an absolute path),
+    for the next process's _predicted_nvrtc."""
+    if not os.path.isabs(where):
+        return
+    try:
+        memo = _nvrtc_memo()
+        if _cache.load(memo) != os.fsencode(where):
+            _cache.store(memo, os.fsencode(where))
+    except OSError:
+        pass  # no cache to write: the next process loads NVRTC to learn it
+
+
+def _predicted_nvrtc():
+    """The identity of the file that loading NVRTC would take, without
+    loading it (the search's first absolute path that is a file; past a bare
+    soname, the file the loader gave last time under the same loader state,
+    as noted in the cache), or None where that is not known. A wrong guess
+    costs a compile, never a wrong kernel: a cubin is stored only under the
+    NVRTC file that made it (compile_cuda)."""
+    for path in _libs.nvrtc_candidates():
+        if os.path.isabs(path):
+            found = _libs.identity(path)
+            if found is not None:
+                return found
+            continue  # no such file: the loader would go on, so does the guess
+        memo = _cache.load(_nvrtc_memo())
+        return _libs.identity(os.fsdecode(memo)) if memo else None
+    return None
+
+
+def _nvrtc_identity():
+    """What the cache keys hold for the compiler: the NVRTC file, loaded or
+    (cheaply) predicted; NVRTC is loaded only where no prediction can be had."""
+    global _nvrtc_file
+    if _nvrtc_file is None and _nvrtc_version is None:
+        _nvrtc_file = _predicted_nvrtc()
+    if _nvrtc_file is None:
+        nvrtc_version()
+    return _nvrtc_file
 
 
 def _checked(source, options):
@@ -83,6 +140,21 @@ def _checked(source, options):
     return options
 
 
+def _cuda_key(source, options, arch, compiler, name_expressions):
+    return hashlib.sha256(repr((source, options, arch, compiler, _headers_digest(),
+                                name_expressions)).encode()).hexdigest()
+
+
+def _cached_cubin(key, name_expressions):
+    """(cubin, "", lowered names) from the disk cache, or None."""
+    image = _cache.load(f"{key}.cubin")
+    if image is None:
+        return None
+    names = _cache.load(f"{key}.names") if name_expressions else b""
+    lowered = names.decode().split("\n") if names else []
+    return (image, "", lowered) if len(lowered) == len(name_expressions) else None
+
+
 def compile_cuda(source, options=(), arch=None, name_expressions=()):
     """Compile CUDA C to a cubin for `arch` ("sm_90"; default: the current
     device's), through the disk cache. Returns (cubin bytes, NVRTC log, the
@@ -95,14 +167,20 @@ def compile_cuda(source, options=(), arch=None, name_expressions=()):
     if not any(o.startswith(("-arch", "--gpu-architecture")) for o in options):
         options += (f"--gpu-architecture={arch}",)
     options += (f"--include-path={_INCLUDE}",)
-    version = nvrtc_version()
-    key = hashlib.sha256(repr((source, options, arch, version, _headers_digest(),
-                               name_expressions)).encode()).hexdigest()
-    image = _cache.load(f"{key}.cubin")
-    names = _cache.load(f"{key}.names") if name_expressions else b""
-    lowered = names.decode().split("\n") if names else []
-    if image is not None and len(lowered) == len(name_expressions):
-        return image, "", lowered
+    # the key names NVRTC by its file, predicted without loading it where a
+    # load has not happened yet; a compile loads it, and the cubin is stored
+    # under the file that made it
+    compiler = _nvrtc_identity()
+    key = _cuda_key(source, options, arch, compiler, name_expressions)
+    found = _cached_cubin(key, name_expressions)
+    if found is not None:
+        return found
+    nvrtc_version()
+    if _nvrtc_file != compiler:  # the prediction was wrong: key by the loaded file
+        key = _cuda_key(source, options, arch, _nvrtc_file, name_expressions)
+        found = _cached_cubin(key, name_expressions)
+        if found is not None:
+            return found
     image, log, lowered = _core._nvrtc_compile(source, "pygpu_kernel.cu", options,
                                                name_expressions)
     if name_expressions:
@@ -276,8 +354,13 @@ def _c_string(text):
 def _headers_digest():
     """The digest of pygpu's device headers, part of every cache key."""
     h = hashlib.sha256()
-    for p in sorted(_INCLUDE.rglob("*.h")):
-        h.update(str(p.relative_to(_INCLUDE)).encode() + b"\0" + p.read_bytes())
+    found = []
+    for top, dirs, files in os.walk(_INCLUDE):  # os.walk: a tenth of rglob's time
+        dirs.sort()
+        found += [os.path.join(top, f) for f in files if f.endswith(".h")]
+    for p in sorted(found, key=lambda p: Path(p).relative_to(_INCLUDE).parts):
+        with open(p, "rb") as f:
+            h.update(str(Path(p).relative_to(_INCLUDE)).encode() + b"\0" + f.read())
     return h.hexdigest()
 
 
