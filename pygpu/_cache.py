@@ -73,8 +73,9 @@ def _problem_with(path, st, what):
 
 def _chain_problem(directory):
     """Why the directory, or one above it up to the user's home (or /), may
-    not be trusted, or None."""
-    real = Path(os.path.realpath(directory))
+    not be trusted, or None. (os.path on strings: pathlib's objects cost more
+    than the stat calls on every load.)"""
+    real = os.path.realpath(directory)
     try:
         st = os.stat(real)
     except OSError as exc:
@@ -84,11 +85,11 @@ def _chain_problem(directory):
     problem = _problem_with(real, st, "cache directory")
     if problem:
         return problem
-    home = Path(os.path.realpath(Path.home()))
-    stop = home if real.is_relative_to(home) else Path("/")
-    for parent in real.parents:
-        if not parent.is_relative_to(stop):
-            break
+    home = os.path.realpath(Path.home())
+    stop = home if real == home or real.startswith(home.rstrip("/") + "/") else "/"
+    parent = real
+    while parent != stop and parent != "/":
+        parent = os.path.dirname(parent)
         st = os.stat(parent)
         if not _owner_ok(st):
             return (f"{parent}, above the cache directory {directory}, is owned by uid "
@@ -154,7 +155,8 @@ def directory():
     if where in _distrusted:
         return _private_dir()
     try:
-        _make(where)
+        if not os.path.isdir(where):
+            _make(where)
     except OSError:
         return _private_dir()  # cannot be made (read-only home, ...): nothing to warn of
     problem = _chain_problem(where)
