@@ -12,10 +12,11 @@ layout class and each choice of which inputs are scalars:
 - each input is an array ("a", by pointer) or a scalar ("s", by value, cast
   once); outputs are always arrays.
 
-A compiled unit holds the kernels of one loop on a GPU (a first call compiles
-only what it needs), and of every loop of the op on the simulator (the host
-compiler's start-up dominates there: one unit per op keeps the test suite's
-compiles few).
+A compiled unit holds one kernel on a GPU (a first call compiles only what it
+needs: NVRTC's time grows with the kernels, about 50 ms each for sin), and
+every kernel of every loop of the op on the simulator (the host compiler's
+start-up dominates there: one unit per op keeps the test suite's compiles
+few).
 """
 
 import itertools
@@ -133,13 +134,15 @@ def blocks(layout, n, threads):
     return max(1, min(-(-n // per), MAX_BLOCKS))
 
 
-def render(op, loops):
-    """The CUDA C of a unit: every layout and scalar choice of each loop."""
+def render(op, loops, only=None):
+    """The CUDA C of a unit: every layout and scalar choice of each loop (or
+    only the one (layout, mask))."""
     parts = ["#include <pygpu/ufunc.h>\n"]
     for ins, outs in loops:
         for layout in ("c", "s"):
             for mask in masks(len(ins)):
-                parts.append(_kernel(op, ins, outs, layout, mask))
+                if only is None or only == (layout, mask):
+                    parts.append(_kernel(op, ins, outs, layout, mask))
     return "\n".join(parts)
 
 
@@ -158,12 +161,15 @@ def function(op, ins, outs, layout, mask):
         return f
     from ..rawkernel import RawModule
 
-    loops = op.loops if _core._host_modules() else ((ins, outs),)
+    if _core._host_modules():
+        loops, only = op.loops, None
+    else:
+        loops, only = ((ins, outs),), (layout, mask)
     with _lock:
-        unit = _units.get((device, op.name, loops))
+        unit = _units.get((device, op.name, loops, only))
         if unit is None:
-            unit = RawModule(render(op, loops), check=False)
-            _units[(device, op.name, loops)] = unit
+            unit = RawModule(render(op, loops, only), check=False)
+            _units[(device, op.name, loops, only)] = unit
     f = unit.get_function(kernel_name(op, ins, outs, layout, mask))
     _functions[key] = f
     return f

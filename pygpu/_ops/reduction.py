@@ -69,7 +69,6 @@ _PER_THREAD = 64  # r is split between blocks only where each thread keeps this 
 _WAVES = 4  # split r until the grid has this many waves of resident blocks
 _VEC_MIN = 256  # rows at least this long load 16 bytes at a time where they can
 _SCAN_THREADS = 256  # PG_SCAN_THREADS in reduce.h
-_SCAN_TILE = 8 * _SCAN_THREADS  # PG_SCAN_ITEMS * PG_SCAN_THREADS: a block's tile
 
 _CHARS = tuple(dict.fromkeys(canonical(c) for c in DEVICE_TYPES))
 _INEXACT = "".join(c for c in _CHARS if KINDS[c] in "fc")
@@ -455,11 +454,14 @@ def _scan(family, spec, x, axis, loop, result):
     if n_out == 0 or R == 0:
         return result
     call = ("scan", spec, canonical(x.dtype.char), loop, canonical(result.dtype.char))
-    if n_out == 1 and R > _SCAN_TILE:
+    acc = _acc_size(REDUCTIONS[spec], loop)
+    tile = _SCAN_THREADS * (16 if acc <= 4 else 8 if acc <= 8 else 4)  # pg::scan_items
+    if n_out == 1 and R > tile:
         # one long row: one pass, the tiles chained by decoupled look-back
-        tiles = -(-R // _SCAN_TILE)
-        state = _core.zeros((8 + 4 * tiles,), np.uint8)
-        values = _core.empty((2 * tiles * _acc_size(REDUCTIONS[spec], loop),), np.uint8)
+        tiles = -(-R // tile)
+        # (pg::scan_row's state: flags and values in one word each where A fits 4 bytes)
+        state = _core.zeros((8 + (8 if acc <= 4 else 4) * tiles,), np.uint8)
+        values = state if acc <= 4 else _core.empty((2 * tiles * acc,), np.uint8)
         f = _function(family, call, ("scan_row", *call[1:]))
         f[(tiles, 1), (_SCAN_THREADS, 1)](x, result, state, values, R, sr, so)
         return result

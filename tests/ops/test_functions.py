@@ -239,7 +239,7 @@ def test_repeated_calls_with_out_stay_right(rng):
     from pygpu._ops import ufunc
 
     x = rng.standard_normal(64).astype(np.float32)
-    for k in range(3):
+    for _ in range(3):
         d, e = pygpu.asarray(x), pygpu.empty(64, np.float32)
         assert pygpu.sin(d, out=e) is e
         np.testing.assert_allclose(e.copy_to_host(), np.sin(x), rtol=1e-6)

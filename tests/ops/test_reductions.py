@@ -520,5 +520,11 @@ def test_long_rows_scan_in_one_pass_as_numpy(dtype, rng):
                                   np.maximum.accumulate(h))
     np.testing.assert_array_equal(np.bitwise_xor.accumulate(i).copy_to_host(),
                                   np.bitwise_xor.accumulate(h))
+    h32 = (np.arange(10000, dtype=np.int32) * 7919) % 10007  # a 4-byte accumulator
+    np.testing.assert_array_equal(np.maximum.accumulate(pygpu.asarray(h32)).copy_to_host(),
+                                  np.maximum.accumulate(h32))
+    b = np.arange(9000) % 4000 == 3999  # bool, 1 byte
+    np.testing.assert_array_equal(np.logical_or.accumulate(pygpu.asarray(b)).copy_to_host(),
+                                  np.logical_or.accumulate(b))
     z = pygpu.asarray(np.full(5000, -0.0))  # the first element as it is
     assert np.signbit(z.cumsum().copy_to_host()[0])

@@ -434,17 +434,18 @@ PG_FN void scan(const char *in, char *out, const char *offsets, long long n_out,
 /* A single-pass scan of one row (R elements, byte strides sr in, or_ out):
  * decoupled look-back (Merrill and Garland, "Single-pass Parallel Prefix
  * Scan with Decoupled Look-back", 2016). Each block takes the next tile of
- * PG_SCAN_ITEMS * blockDim.x elements (a ticket from state's counter, so
+ * scan_items<A> * PG_SCAN_THREADS elements (a ticket from state's counter, so
  * that tiles start in order and every tile it waits for has started), loads
- * it coalesced into shared memory, and each thread scans PG_SCAN_ITEMS
- * consecutive elements; the threads' totals are scanned in shared memory.
+ * it coalesced into shared memory, and each thread scans scan_items<A>
+ * consecutive elements; the threads' totals are scanned in shared memory
+ * (in each warp, then the warps').
  * Then thread 0 publishes the tile's total (flag 1), walks back over the
  * tiles before it, combining their totals until it meets one whose inclusive
  * prefix is known (flag 2), and publishes its own inclusive prefix. The row
- * is read once and written once. state: the ticket (8 bytes), then a flag
- * (int) per tile, all zero at the start; values: two A per tile (total,
- * inclusive prefix). Block size: 256 threads (a power of two). */
-#define PG_SCAN_ITEMS 8
+ * is read once and written once. state: the ticket (8 bytes), then per
+ * tile a flag (int) or, for an A of at most 4 bytes, a word of flag and value
+ * (scan_word), all zero at the start; values: two A per tile (total,
+ * inclusive prefix) where A is larger. Block size: 256 threads (a power of two). */
 #define PG_SCAN_THREADS 256
 
 /* a value another block wrote (after its __threadfence): read through
@@ -462,17 +463,56 @@ template <class A> PG_FN A load_published(const A *p)
     return u.a;
 }
 
+/* a thread's elements: 64 bytes of the accumulator (16 floats, 8 doubles, 4
+ * complex doubles), so that a tile's shared memory stays 16 KB */
+template <class A> struct scan_items {
+    enum { value = sizeof(A) <= 4 ? 16 : sizeof(A) <= 8 ? 8 : 4 };
+};
+/* shared memory index with a pad word every 32: a thread's consecutive
+ * elements fall in different banks */
+PG_FN int scan_pad(int i) { return i + (i >> 5); }
+
+/* An accumulator of at most 4 bytes travels with its flag in one 8-byte
+ * word (value high, flag low): one store publishes both, one load reads
+ * both, and no fence is needed between them. */
+template <class A> PG_FN unsigned long long scan_word(A v, int flag)
+{
+    union {
+        A a;
+        unsigned int u;
+    } c;
+    c.u = 0;
+    c.a = v;
+    return ((unsigned long long)c.u << 32) | (unsigned int)flag;
+}
+template <class A> PG_FN A scan_word_value(unsigned long long w)
+{
+    union {
+        A a;
+        unsigned int u;
+    } c;
+    c.u = (unsigned int)(w >> 32);
+    return c.a;
+}
+
 template <class K, class In, class Out>
 PG_FN void scan_row(const char *in, char *out, char *state, char *values, long long R,
                     long long sr, long long or_)
 {
     typedef typename K::A A;
-    enum { N = PG_SCAN_ITEMS, T = PG_SCAN_THREADS, TILE = PG_SCAN_ITEMS * PG_SCAN_THREADS };
-    __shared__ A tile_buf[TILE];
+    enum {
+        N = scan_items<A>::value,
+        T = PG_SCAN_THREADS,
+        TILE = scan_items<A>::value * PG_SCAN_THREADS,
+        WARPS = PG_SCAN_THREADS / 32
+    };
+    __shared__ A tile_buf[TILE + TILE / 32];
     __shared__ A totals[T];
+    __shared__ A warp_totals[WARPS];
     __shared__ A prefix;
+    __shared__ A look[32];
     __shared__ long long ticket;
-    const int t = threadIdx.x;
+    const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
     unsigned long long *counter = (unsigned long long *)state;
     volatile int *flags = (volatile int *)(state + 8);
     A *aggregates = (A *)values;
@@ -487,7 +527,7 @@ PG_FN void scan_row(const char *in, char *out, char *state, char *values, long l
 #pragma unroll
     for (int u = 0; u < N; u++) {
         const long long r = base + (long long)u * T + t;
-        tile_buf[u * T + t] =
+        tile_buf[scan_pad(u * T + t)] =
             r < R ? reduce_load<K, In, true>(in + r * sr, r, 0, 0) : K::identity();
     }
     __syncthreads();
@@ -495,72 +535,142 @@ PG_FN void scan_row(const char *in, char *out, char *state, char *values, long l
     A x[N];
 #pragma unroll
     for (int j = 0; j < N; j++) {
-        x[j] = tile_buf[t * N + j];
+        x[j] = tile_buf[scan_pad(t * N + j)];
     }
 #pragma unroll
     for (int j = 1; j < N; j++) {
         x[j] = K::combine(x[j - 1], x[j]);
     }
+    /* the threads' totals: scanned in each warp, then the warps' totals */
     totals[t] = x[N - 1];
-    __syncthreads();
-    for (int s = 1; s < T; s <<= 1) { /* inclusive scan of the totals */
-        A before = t >= s ? totals[t - s] : K::identity();
-        __syncthreads();
-        if (t >= s) {
+    __syncwarp();
+    for (int s = 1; s < 32; s <<= 1) {
+        A before = lane >= s ? totals[t - s] : K::identity();
+        __syncwarp();
+        if (lane >= s) {
             totals[t] = K::combine(before, totals[t]);
         }
-        __syncthreads();
+        __syncwarp();
     }
+    __syncthreads();
     if (t == 0) {
-        const A total = totals[T - 1];
+        A run = totals[31];
+        warp_totals[0] = run;
+        for (int w = 1; w < WARPS; w++) {
+            run = K::combine(run, totals[w * 32 + 31]);
+            warp_totals[w] = run;
+        }
+    }
+    __syncthreads();
+    /* the first warp publishes the tile's total, then looks back 32 tiles at
+     * a time (a lane each, the nearest in lane 0) until a tile's inclusive
+     * prefix is known: the windows' values combined in tile order */
+    constexpr bool PACKED = sizeof(A) <= 4;
+    volatile unsigned long long *words = (volatile unsigned long long *)(state + 8);
+    if (t < 32) {
+        const A total = warp_totals[WARPS - 1];
         if (tile == 0) {
-            inclusive[0] = total;
-            __threadfence();
-            flags[0] = 2;
+            if (t == 0) {
+                if constexpr (PACKED) {
+                    words[0] = scan_word(total, 2);
+                }
+                else {
+                    inclusive[0] = total;
+                    __threadfence();
+                    flags[0] = 2;
+                }
+            }
         }
         else {
-            aggregates[tile] = total;
-            __threadfence();
-            flags[tile] = 1;
+            if (t == 0) {
+                if constexpr (PACKED) {
+                    words[tile] = scan_word(total, 1);
+                }
+                else {
+                    aggregates[tile] = total;
+                    __threadfence();
+                    flags[tile] = 1;
+                }
+            }
             A acc = K::identity();
             bool have = false;
-            for (long long j = tile - 1; j >= 0; j--) {
-                int f;
-                while ((f = flags[j]) == 0) {
+            for (long long hi = tile - 1;; hi -= 32) {
+                const long long j = hi - t;
+                int f = 0;
+                if constexpr (PACKED) {
+                    if (j >= 0) {
+                        unsigned long long w;
+                        while (((w = words[j]) & 3ull) == 0) {
+                        }
+                        f = (int)(w & 3ull);
+                        look[t] = scan_word_value<A>(w);
+                    }
                 }
-                __threadfence();
-                const A v = load_published(f == 2 ? inclusive + j : aggregates + j);
-                acc = have ? K::combine(v, acc) : v;
-                have = true;
-                if (f == 2) {
+                else {
+                    if (j >= 0) {
+                        while ((f = flags[j]) == 0) {
+                        }
+                    }
+                    __threadfence();
+                    if (j >= 0) {
+                        look[t] = load_published(f == 2 ? inclusive + j : aggregates + j);
+                    }
+                }
+                const unsigned found = __ballot_sync(0xffffffffu, f == 2);
+                __syncwarp();
+                if (t == 0) {
+                    /* lanes 0..last: the last one the earliest tile */
+                    const int last = found ? __ffs((int)found) - 1 : 31;
+                    A w = look[last];
+                    for (int l = last - 1; l >= 0; l--) {
+                        w = K::combine(w, look[l]);
+                    }
+                    acc = have ? K::combine(w, acc) : w;
+                    have = true;
+                }
+                __syncwarp();
+                if (found) {
                     break;
                 }
             }
-            prefix = acc;
-            inclusive[tile] = K::combine(acc, total);
-            __threadfence();
-            flags[tile] = 2;
+            if (t == 0) {
+                prefix = acc;
+                if constexpr (PACKED) {
+                    words[tile] = scan_word(K::combine(acc, total), 2);
+                }
+                else {
+                    inclusive[tile] = K::combine(acc, total);
+                    __threadfence();
+                    flags[tile] = 2;
+                }
+            }
         }
     }
     __syncthreads();
-    /* what comes before this thread's elements: the tiles before, the
-     * threads before; nothing at all for the row's first element (NumPy's
-     * accumulate copies it: add.accumulate([-0.0]) is -0.0) */
-    const bool any = tile > 0 || t > 0;
-    A before = t > 0 ? totals[t - 1] : prefix;
-    if (tile > 0 && t > 0) {
-        before = K::combine(prefix, before);
+    /* what comes before this thread's elements: the tiles, warps and threads
+     * before; nothing at all for the row's first element (NumPy's accumulate
+     * copies it: add.accumulate([-0.0]) is -0.0) */
+    bool any = tile > 0;
+    A before = prefix;
+    if (warp > 0) {
+        before = any ? K::combine(before, warp_totals[warp - 1]) : warp_totals[warp - 1];
+        any = true;
+    }
+    if (lane > 0) {
+        before = any ? K::combine(before, totals[t - 1]) : totals[t - 1];
+        any = true;
     }
 #pragma unroll
     for (int j = 0; j < N; j++) {
-        tile_buf[t * N + j] = any ? K::combine(before, x[j]) : x[j];
+        tile_buf[scan_pad(t * N + j)] = any ? K::combine(before, x[j]) : x[j];
     }
     __syncthreads();
 #pragma unroll
     for (int u = 0; u < N; u++) {
         const long long r = base + (long long)u * T + t;
         if (r < R) {
-            *(Out *)(out + r * or_) = cast<Out>(K::post(tile_buf[u * T + t], 0.0));
+            *(Out *)(out + r * or_) =
+                cast<Out>(K::post(tile_buf[scan_pad(u * T + t)], 0.0));
         }
     }
 }
