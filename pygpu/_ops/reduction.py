@@ -69,6 +69,7 @@ _PER_THREAD = 64  # r is split between blocks only where each thread keeps this 
 _WAVES = 4  # split r until the grid has this many waves of resident blocks
 _VEC_MIN = 256  # rows at least this long load 16 bytes at a time where they can
 _SCAN_THREADS = 256  # PG_SCAN_THREADS in reduce.h
+_SCAN_BYTES = 128  # PG_SCAN_BYTES: a thread's share of a tile (pg::scan_items)
 
 _CHARS = tuple(dict.fromkeys(canonical(c) for c in DEVICE_TYPES))
 _INEXACT = "".join(c for c in _CHARS if KINDS[c] in "fc")
@@ -455,7 +456,7 @@ def _scan(family, spec, x, axis, loop, result):
         return result
     call = ("scan", spec, canonical(x.dtype.char), loop, canonical(result.dtype.char))
     acc = _acc_size(REDUCTIONS[spec], loop)
-    tile = _SCAN_THREADS * (16 if acc <= 4 else 8 if acc <= 8 else 4)  # pg::scan_items
+    tile = _SCAN_THREADS * (_SCAN_BYTES // (4 if acc <= 4 else 8 if acc <= 8 else 16))
     if n_out == 1 and R > tile:
         # one long row: one pass, the tiles chained by decoupled look-back
         tiles = -(-R // tile)

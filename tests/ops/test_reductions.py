@@ -494,10 +494,10 @@ def test_repeated_reductions_take_the_kept_plan_and_stay_right(shape, axis, dtyp
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.uint8,
                                    np.bool_, np.complex128, np.float16])
 def test_long_rows_scan_in_one_pass_as_numpy(dtype, rng):
-    # rows longer than a tile (2048) take the single-pass scan (reduce.h
+    # rows longer than a tile (2048 to 8192 elements) take the single-pass scan (reduce.h
     # scan_row: tiles chained by decoupled look-back): sizes that end inside
     # a tile, on a tile's edge and on a thread's, reversed and strided views
-    for n in (2049, 4096, 3 * 2048 + 5, 40000):
+    for n in (2049, 8193, 3 * 8192 + 5, 70001):
         x = (rng.standard_normal(n) * 4).astype(dtype)
         d = pygpu.asarray(x)
         for view, h in ((d, x), (d[::-1], x[::-1]), (d[1::3], x[1::3])):
