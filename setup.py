@@ -32,8 +32,12 @@ C_SOURCES = {
     "runtime": ["rt.c", "rt_cuda.c", "rt_nvrtc.c", "rt_cublas.c", "capture.c", "peer.c"],
     "simulator": ["rt_sim.c"],
 }
-# the folders whose headers are included by bare name ("pygpu.h", "runtime.h")
-INCLUDE_DIRS = [CSRC / d for d in ("base", "runtime", "simulator", "kernels")]
+# the folders whose headers are included by bare name ("pygpu.h", "runtime.h"),
+# and the device headers' folder ("pygpu/sim_abi.h", "pygpu/ufunc.h"), which
+# the kernels compiled at run time read too
+DEVICE_INCLUDE = HERE / "pygpu" / "include"
+INCLUDE_DIRS = [*(CSRC / d for d in ("base", "runtime", "simulator", "kernels")),
+                DEVICE_INCLUDE]
 KERNELS = CSRC / "kernels" / "kernels.cu"
 
 DEFAULT_ARCHS = "80;86;89;90"
@@ -122,7 +126,8 @@ ext = Extension(
     include_dirs=[*map(str, INCLUDE_DIRS), numpy.get_include()],
     extra_compile_args=["-std=c11", "-O2", "-Wall", "-Wextra", "-Wmissing-prototypes",
                         "-Wno-missing-braces", "-Wno-missing-field-initializers"],
-    depends=[str(p) for p in sorted(CSRC.glob("*/*")) if p.suffix in (".h", ".cu", ".def")],
+    depends=[str(p) for p in [*sorted(CSRC.glob("*/*")), *sorted(DEVICE_INCLUDE.glob("pygpu/*"))]
+             if p.suffix in (".h", ".cu", ".def")],
 )
 
 setup(ext_modules=[ext], cmdclass={"build_ext": BuildExt})

@@ -14,8 +14,10 @@ import pytest
 import pygpu
 
 ROOT = Path(__file__).resolve().parent.parent
-# csrc/'s folders whose headers the C files include by bare name: setup.py's INCLUDE_DIRS
-CSRC_INCLUDES = [ROOT / "csrc" / d for d in ("base", "runtime", "simulator", "kernels")]
+# csrc/'s folders whose headers the C files include by bare name, and the device
+# headers' folder: setup.py's INCLUDE_DIRS
+CSRC_INCLUDES = [*(ROOT / "csrc" / d for d in ("base", "runtime", "simulator", "kernels")),
+                 ROOT / "pygpu" / "include"]
 
 GPU_PRESENT = pygpu._core.has_cuda() and os.environ.get("PYGPU_SIMULATOR", "") in ("", "0") \
     and pygpu.cuda.is_available()

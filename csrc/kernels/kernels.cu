@@ -1,7 +1,8 @@
 /* pygpu's prebuilt kernels and their launchers.
  *
  * This file is compiled twice: by nvcc for the GPU (table pg_cuda_kernels),
- * and by the host C++ compiler with sim_exec.h for the simulator (table
+ * and by the host C++ compiler with sim_exec.h (and its CUDA dialect,
+ * pygpu/include/pygpu/sim_dialect.h) for the simulator (table
  * pg_sim_kernels). It never includes Python.h or NumPy. Each entry <name> of
  * kernels.def has a launcher pg_launch_<name> here, of the type the entry
  * names; it launches and returns the launch error. The C side has checked
@@ -1365,9 +1366,7 @@ extern "C" const pg_kernel_table PG_KERNEL_TABLE = {
 static pg_err
 hosted_run(const pg_sim_launch *l)
 {
-    return pg_sim::run(dim3(l->grid.x, l->grid.y, l->grid.z),
-                       dim3(l->block.x, l->block.y, l->block.z), true, l->body, l->arg,
-                       l->index, l->kernel);
+    return pg_sim::run(l->grid, l->block, true, l->body, l->arg, l->index, l->kernel);
 }
 
 extern "C" const pg_sim_host pg_sim_hosted = {
@@ -1375,6 +1374,12 @@ extern "C" const pg_sim_host pg_sim_hosted = {
     pg_sim::activemask, pg_sim::fail,        pg_sim::print,   pg_sim_find_range,
     pg_sim_arg_span,    pg_sim_check_access, &pg_sim::live,
 };
+
+/* The prebuilt kernels' dialect (sim_dialect.h: __syncthreads(), the
+ * argument checks) reaches the runner through the same table as a module's:
+ * set when pygpu._core is loaded, before any launch. */
+[[maybe_unused]] static const pg_sim_host *const hosted_attached = pg_sim::host =
+    &pg_sim_hosted;
 
 void
 pg_sim_set_schedule(int shuffle, uint64_t seed)

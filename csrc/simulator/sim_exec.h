@@ -1,6 +1,8 @@
-/* The simulator's stand-in for the CUDA C dialect, for kernels.cu compiled by
- * the host C++ compiler, and its one block runner, which also runs the
- * kernels that users write in CUDA C (pygpu/sim_prelude.h is their side).
+/* The simulator's one block runner: it runs the prebuilt kernels (kernels.cu
+ * compiled by the host C++ compiler, with the CUDA dialect of
+ * pygpu/include/pygpu/sim_dialect.h, which this header includes) and the
+ * kernels that users write in CUDA C (pygpu/sim_prelude.h is their side,
+ * with the same dialect).
  *
  * A launch runs the grid block by block on the calling thread. For a launch
  * marked as using barriers (every user kernel) each thread is a fiber with a
@@ -66,33 +68,14 @@
 #define PG_SIM_ASAN 0
 #endif
 
-struct dim3 {
-    unsigned int x, y, z;
-    dim3(unsigned int x_ = 1, unsigned int y_ = 1, unsigned int z_ = 1)
-        : x(x_), y(y_), z(z_)
-    {
-    }
-};
-
-static_assert(sizeof(dim3) == sizeof(pg_dim3), "dim3 is three unsigned ints");
-
-/* The prebuilt kernels' index variables: plain globals, not thread-locals
- * (which cost a call per access in a shared library): launches hold one
- * lock, so one grid runs at a time. A module's kernels have their own. */
-inline pg_sim_index pg_sim_idx;
-
-#define threadIdx pg_sim_idx.thread
-#define blockIdx pg_sim_idx.block
-#define blockDim pg_sim_idx.block_dim
-#define gridDim pg_sim_idx.grid_dim
-#define __global__
-#define __device__
-#define __host__
-#define __forceinline__ inline
-#define __launch_bounds__(...)
-#define __restrict__ __restrict
-#define __shared__ static
-#define __syncthreads() pg_sim::barrier(PG_BARRIER_PLAIN, 1)
+/* The dialect (dim3, threadIdx and the rest, __syncthreads()) is the one
+ * that users' kernels get too; its barriers and warp intrinsics reach this
+ * runner through pg_sim::host, which kernels.cu points at pg_sim_hosted. The
+ * prebuilt kernels' index variables are pg_sim::idx: plain globals, not
+ * thread-locals (which cost a call per access in a shared library): launches
+ * hold one lock, so one grid runs at a time. A module's kernels have their
+ * own. */
+#include "pygpu/sim_dialect.h"
 
 namespace pg_sim {
 
@@ -156,8 +139,8 @@ struct block_state {
 inline block_state *current_block = nullptr;
 inline bool barrier_misuse = false;
 inline pthread_mutex_t launch_lock = PTHREAD_MUTEX_INITIALIZER;
-/* the launch's index variables (pg_sim_idx, or a module's), kernel name */
-inline pg_sim_index *index_vars = &pg_sim_idx;
+/* the launch's index variables (pg_sim::idx, or a module's), kernel name */
+inline pg_sim_index *index_vars = &idx;
 inline const char *kernel_name = nullptr;
 inline pg_sim_live live;
 
@@ -323,7 +306,7 @@ activemask()
 {
     block_state *b = current_block;
     if (b == nullptr) {
-        return 1u << (pg_sim_idx.thread.x % 32);
+        return 1u << (idx.thread.x % 32);
     }
     unsigned int first = b->current / 32 * 32, mask = 0;
     for (unsigned int l = 0; l < 32 && first + l < b->nthreads; l++) {
@@ -771,7 +754,7 @@ inline pg_err run_locked(dim3 grid, dim3 block, bool barriers, void (*body)(void
 
 inline pg_err
 run(dim3 grid, dim3 block, bool barriers, void (*body)(void *), void *arg,
-    pg_sim_index *vars = &pg_sim_idx, const char *name = nullptr)
+    pg_sim_index *vars = &idx, const char *name = nullptr)
 {
     uint64_t next = 0;
     for (;;) {
@@ -779,7 +762,7 @@ run(dim3 grid, dim3 block, bool barriers, void (*body)(void *), void *arg,
         index_vars = vars;
         kernel_name = name;
         pg_err err = run_locked(grid, block, barriers, body, arg, &next);
-        index_vars = &pg_sim_idx;
+        index_vars = &idx;
         kernel_name = nullptr;
         /* the printf text, taken out under the lock, written without it */
         print_record *records = printed.records;
@@ -958,25 +941,9 @@ run_locked(dim3 grid, dim3 block, bool barriers, void (*body)(void *), void *arg
     return err;
 }
 
-/* Separate device memories: before a kernel runs, each pointer it is given
- * must be memory its device may touch (pg_sim_check_access, rt_sim.c); other
- * arguments (sizes, geometry passed by value) are not looked at. A launcher
+/* Each argument of a launch checked (sim_dialect.h's check_arg): a launcher
  * passes its kernel's arguments here, so that every kernel is checked
  * without a line of its own. */
-template <class T>
-inline pg_err
-check_arg(const T &)
-{
-    return PG_SUCCESS;
-}
-
-template <class T>
-inline pg_err
-check_arg(T *ptr)
-{
-    return pg_sim_check_access((const void *)ptr);
-}
-
 template <class... A>
 inline pg_err
 check_access(const A &...args)

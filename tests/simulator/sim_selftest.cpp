@@ -85,6 +85,12 @@ __global__ void copy_through_shared(const int *in, int *out)
     out[blockIdx.x * 64 + threadIdx.x] = tile[threadIdx.x];
 }
 
+// The dialect's barriers reach the runner through pg_sim::host, as in
+// kernels.cu (pg_sim_hosted): here the runner's own operations.
+static const pg_sim_host runner = {
+    PG_SIM_ABI, nullptr, pg_sim::barrier, pg_sim::warp, pg_sim::activemask, pg_sim::fail,
+    pg_sim::print, nullptr, nullptr, nullptr, &pg_sim::live};
+
 static int failures = 0;
 
 static void check(bool ok, const char *what)
@@ -117,6 +123,7 @@ static int reversed_correctly(bool with_barrier)
 
 int main()
 {
+    pg_sim::host = &runner;
     check(reversed_correctly(true) == 1, "a kernel with its barrier gives the right answer");
     check(reversed_correctly(false) == 0, "the same kernel without its barrier gives a wrong one");
     int data[64] = {0};
