@@ -139,6 +139,10 @@ launch_with(void **functions, void (*kernel)(P...), dim3 grid, dim3 block,
     } while (0)
 #endif
 
+/* pg::half, pg::complex and pg::conv: the device header of the generated
+ * kernels (pygpu/include/pygpu), on the include path of both builds */
+#include "pygpu/ufunc.h"
+
 namespace {
 
 /* ---- thread geometry ---------------------------------------------------- */
@@ -515,141 +519,15 @@ pg_launch_add_one(int dtype, void *a, int64_t n, pg_dim3 grid, pg_dim3 block,
 /* ---- elementwise: every dtype, broadcasting, NumPy's arithmetic ---------- */
 
 /* float16 as NumPy computes it: converted to float, operated on, rounded
- * back to nearest-even. The conversions are written out (not CUDA's __half)
- * so that the GPU and the simulator give the same bits. */
-struct f16 {
-    uint16_t bits;
-};
-
-__host__ __device__ __forceinline__ float
-half_to_float(uint16_t h)
-{
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu,
-             man = h & 0x3ffu, bits;
-    if (exp == 0x1f) {
-        bits = sign | 0x7f800000u | (man << 13); /* inf, nan */
-    }
-    else if (exp == 0) {
-        if (man == 0) {
-            bits = sign;
-        }
-        else { /* subnormal: normalize */
-            exp = 127 - 15 + 1;
-            while (!(man & 0x400u)) {
-                man <<= 1;
-                exp--;
-            }
-            bits = sign | (exp << 23) | ((man & 0x3ffu) << 13);
-        }
-    }
-    else {
-        bits = sign | ((exp + 127 - 15) << 23) | (man << 13);
-    }
-    float f;
-    memcpy(&f, &bits, sizeof(f));
-    return f;
-}
-
-/* The nearest float16 to a double (ties to even), from its bits: one
- * rounding, as NumPy's npy_double_to_half. */
-__host__ __device__ __forceinline__ uint16_t
-double_to_half(double d)
-{
-    uint64_t x;
-    memcpy(&x, &d, sizeof(x));
-    uint16_t sign = (uint16_t)((x >> 48) & 0x8000u);
-    int exp = (int)((x >> 52) & 0x7ffu);
-    uint64_t man = x & 0xfffffffffffffull;
-    if (exp == 0x7ff) { /* inf or nan (a nan stays a nan) */
-        return man == 0 ? (uint16_t)(sign | 0x7c00u)
-                        : (uint16_t)(sign | 0x7e00u | (uint16_t)(man >> 42));
-    }
-    int e = exp - 1023 + 15;
-    if (e >= 0x1f) {
-        return (uint16_t)(sign | 0x7c00u); /* too large: inf */
-    }
-    if (e <= 0) { /* a subnormal float16, or zero */
-        if (e < -10) {
-            return sign;
-        }
-        man |= 1ull << 52;
-        int shift = 43 - e;
-        uint64_t h = man >> shift, rem = man & ((1ull << shift) - 1),
-                 halfway = 1ull << (shift - 1);
-        if (rem > halfway || (rem == halfway && (h & 1))) {
-            h++;
-        }
-        return (uint16_t)(sign | h);
-    }
-    uint64_t h = man >> 42, rem = man & ((1ull << 42) - 1), halfway = 1ull << 41;
-    uint16_t r = (uint16_t)(sign | ((unsigned)e << 10) | h);
-    if (rem > halfway || (rem == halfway && (h & 1))) {
-        r++; /* a carry runs into the exponent, up to inf: still right */
-    }
-    return r;
-}
-
-template <class R> struct cplx {
-    R re, im;
-};
-
-/* conversions between element types, as NumPy casts */
-template <class T> struct conv {
-    template <class S> __host__ __device__ static T from(S v)
-    {
-        return (T)v;
-    }
-    __host__ __device__ static T from(f16 v)
-    {
-        return (T)half_to_float(v.bits);
-    }
-    template <class R> __host__ __device__ static T from(cplx<R> v)
-    {
-        return (T)v.re;
-    }
-};
-template <> struct conv<bool> {
-    template <class S> __host__ __device__ static bool from(S v)
-    {
-        return v != 0;
-    }
-    __host__ __device__ static bool from(f16 v)
-    {
-        return (v.bits & 0x7fffu) != 0;
-    }
-    template <class R> __host__ __device__ static bool from(cplx<R> v)
-    {
-        return v.re != 0 || v.im != 0;
-    }
-};
-template <> struct conv<f16> {
-    template <class S> __host__ __device__ static f16 from(S v)
-    {
-        return f16{double_to_half((double)v)};
-    }
-    __host__ __device__ static f16 from(f16 v)
-    {
-        return v;
-    }
-    template <class R> __host__ __device__ static f16 from(cplx<R> v)
-    {
-        return f16{double_to_half((double)v.re)};
-    }
-};
-template <class R> struct conv<cplx<R>> {
-    template <class S> __host__ __device__ static cplx<R> from(S v)
-    {
-        return cplx<R>{(R)v, (R)0};
-    }
-    __host__ __device__ static cplx<R> from(f16 v)
-    {
-        return cplx<R>{(R)half_to_float(v.bits), (R)0};
-    }
-    template <class Q> __host__ __device__ static cplx<R> from(cplx<Q> v)
-    {
-        return cplx<R>{(R)v.re, (R)v.im};
-    }
-};
+ * back to nearest-even; complex numbers; the conversions between element
+ * types, as NumPy casts. They are the generated kernels' (pygpu/ufunc.h:
+ * written out, not CUDA's __half), so that the prebuilt and the generated
+ * kernels, on the GPU and on the simulator, give the same bits. */
+typedef pg::half f16;
+template <class R> using cplx = pg::complex<R>;
+using pg::conv;
+using pg::double_to_half;
+using pg::half_to_float;
 
 /* Element types by PG_T_* code, in the order of the enum. */
 #define PG_ELEMENT_TYPES(X)                                                            \
