@@ -68,6 +68,7 @@ _SMALL_R = 16  # rows this short take a thread each
 _PER_THREAD = 64  # r is split between blocks only where each thread keeps this many
 _WAVES = 4  # split r until the grid has this many waves of resident blocks
 _VEC_MIN = 256  # rows at least this long load 16 bytes at a time where they can
+_SHORT, _OUTPUTS = 4, 4  # PG_REDUCE_SHORT, PG_REDUCE_OUTPUTS in reduce.h
 _SCAN_THREADS = 256  # PG_SCAN_THREADS in reduce.h
 _SCAN_BYTES = 128  # PG_SCAN_BYTES: a thread's share of a tile (pg::scan_items)
 
@@ -418,7 +419,8 @@ def _reduce(family, spec, x, axes, loop, outc, result, *, ordered=False, aux=Non
         return result
     call = ("reduce", spec, canonical(x.dtype.char), loop, outc)
     tb, tr = _block(n_out, nb, R, sb, sr)
-    gx = _grid(n_out, tb)
+    # short rows, a thread each: PG_REDUCE_OUTPUTS outputs a thread (reduce.h)
+    gx = _grid(n_out, tb * (_OUTPUTS if tr == 1 and R <= _SHORT else 1))
     gy = _splits(x.device, gx, R, tr, _MAX_GRID_Y)
     auxp = aux if aux is not None else x
     k = np.float64(k)

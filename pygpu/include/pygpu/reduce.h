@@ -169,6 +169,8 @@ template <class R> PG_FN R dof_divide(counted<R> a, double ddof)
 #define PG_REDUCE_UNROLL 4 /* loads a thread has in flight */
 #define PG_REDUCE_GROUPS 16 /* unrolled steps combined before they join the total */
 #define PG_REDUCE_VEC_UNROLL 2 /* 16-byte loads a thread has in flight */
+#define PG_REDUCE_SHORT 4 /* rows this short (a thread each) ... */
+#define PG_REDUCE_OUTPUTS 4 /* ... take this many outputs a thread at once */
 
 /* 16 bytes of the input, loaded at once: 16 / sizeof(In) elements */
 struct alignas(16) raw16 {
@@ -246,6 +248,51 @@ PG_FN void reduce(const char *in, char *out, const char *aux, long long n_out,
     /* strides in bytes (the partials' are given in elements) */
     const long long unit = MAP ? 1 : (long long)sizeof(A);
     const long long step = (long long)TR * gridDim.y, jump = step * sr * unit;
+    if (MAP && TR == 1 && R <= PG_REDUCE_SHORT) {
+        /* short rows, a thread an output: PG_REDUCE_OUTPUTS outputs a thread
+         * at once, every load issued before any is combined */
+        enum { OU = PG_REDUCE_OUTPUTS, RS = PG_REDUCE_SHORT };
+        for (long long first = (long long)blockIdx.x * TB * OU + tx; first < n_out;
+             first += (long long)gridDim.x * TB * OU) {
+            typename loaded<K, In, MAP>::type w[OU][RS];
+#pragma unroll
+            for (int u = 0; u < OU; u++) {
+                const long long o = first + (long long)u * TB;
+                if (o < n_out) {
+                    const long long a = o / inner, b = o - a * inner;
+                    const char *q = in + a * sa + b * sb;
+#pragma unroll
+                    for (int r = 0; r < RS; r++) {
+                        if (r < R) {
+                            w[u][r] = *(const typename loaded<K, In, MAP>::type *)(q + r * sr);
+                        }
+                    }
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < OU; u++) {
+                const long long o = first + (long long)u * TB;
+                if (o < n_out) {
+                    const long long a = o / inner, b = o - a * inner;
+                    const long long xo = a * xa + b * xb;
+                    A acc = reduce_take<K, In, MAP>(w[u][0], 0, aux, xo);
+#pragma unroll
+                    for (int r = 1; r < RS; r++) {
+                        if (r < R) {
+                            acc = K::next(acc, reduce_take<K, In, MAP>(w[u][r], r, aux, xo));
+                        }
+                    }
+                    if constexpr (POST) {
+                        *(Out *)(out + a * oa + b * ob) = cast<Out>(K::post(acc, k));
+                    }
+                    else {
+                        ((A *)out)[(a * oa + b * ob) * gridDim.y + blockIdx.y] = acc;
+                    }
+                }
+            }
+        }
+        return;
+    }
     for (long long first = (long long)blockIdx.x * TB; first < n_out;
          first += (long long)gridDim.x * TB) {
         const long long o = first + tx;
