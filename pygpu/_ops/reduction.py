@@ -758,16 +758,31 @@ def _keep_plan(key, a, res, trace, rdt, shape):
     part_shapes = [s for _, s in sorted(parts.values())]
     res_shape, res_dtype = res.shape, res.dtype
     empty = _core.empty
+    # each launch's arguments as a list to copy, with the places of the input,
+    # the result and the partials to fill in
+    filled = [(launch, [v if kind == "value" else None for kind, v in slots],
+               [i for i, (kind, _) in enumerate(slots) if kind == "in"],
+               [i for i, (kind, _) in enumerate(slots) if kind == "res"],
+               [(i, v) for i, (kind, v) in enumerate(slots) if kind == "part"])
+              for launch, slots in steps]
+    cast = res_dtype != rdt
+    same_shape = tuple(res_shape) == tuple(shape)
 
     def run(x):
         r = empty(res_shape, res_dtype)
         ps = [empty(s, np.uint8) for s in part_shapes]
-        for launch, slots in steps:
-            launch(*[x if kind == "in" else r if kind == "res" else ps[v] if kind == "part"
-                     else v for kind, v in slots])
-        if r.dtype != rdt:
+        for launch, args, ins, ress, partials in filled:
+            args = args.copy()
+            for i in ins:
+                args[i] = x
+            for i in ress:
+                args[i] = r
+            for i, v in partials:
+                args[i] = ps[v]
+            launch(*args)
+        if cast:
             r = r.astype(rdt)
-        return r.reshape(shape)
+        return r if same_shape else r.reshape(shape)
 
     _plans[key] = (_core.get_device(), run)
 
