@@ -25,11 +25,14 @@ Each thread issues its loads before it combines any (16 bytes at a time
 where r is contiguous and the rows aligned, "reduce_vec"). A reduction's
 kernel is rendered per (Reduction, input dtype, loop dtype, output dtype) in
 five variants: whole (one launch) and split (to the partials), each also
-loading 16 bytes at a time, and final (partials to the output). Scans
+loading 16 bytes at a time, and final (partials to the output). Rows of at
+most 4 elements take a thread each, 4 outputs a thread at once. Scans
 (cumsum, accumulate) are a second template over the same view: a column per
-thread, or a block scanning its chunk of r in shared memory; long rows are
-cut into chunks whose totals (pg::reduce's split variant), scanned (pg::scan
-over the totals), start each chunk.
+thread, or a block scanning its chunk of r in shared memory; where several
+rows are long they are cut into chunks whose totals (pg::reduce's split
+variant), scanned (pg::scan over the totals), start each chunk. One long row
+(a 1-d cumsum) is scanned in one pass: pg::scan_row's tiles, chained by
+decoupled look-back.
 
 What a call computes NumPy decides: the result dtype, and every error about
 axis, dtype, out and initial, come from the same NumPy function called on a
