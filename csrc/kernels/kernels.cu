@@ -600,18 +600,20 @@ template <class T> struct arith {
         return a == b;
     }
 };
-template <class T, class U> struct wrapping {
+/* ufunc.h's wrapping arithmetic: through unsigned long long, not int (where
+ * uint16 * uint16 would overflow) */
+template <class T> struct wrapping {
     __device__ static T add(T a, T b)
     {
-        return (T)(U)((U)a + (U)b);
+        return pg::wrap_add(a, b);
     }
     __device__ static T sub(T a, T b)
     {
-        return (T)(U)((U)a - (U)b);
+        return pg::wrap_sub(a, b);
     }
     __device__ static T mul(T a, T b)
     {
-        return (T)(U)((U)a * (U)b);
+        return pg::wrap_mul(a, b);
     }
     __device__ static bool lt(T a, T b)
     {
@@ -626,17 +628,17 @@ template <class T, class U> struct wrapping {
         return a == b;
     }
 };
-template <> struct arith<int8_t> : wrapping<int8_t, uint32_t> {
+template <> struct arith<int8_t> : wrapping<int8_t> {
 };
-template <> struct arith<int16_t> : wrapping<int16_t, uint32_t> {
+template <> struct arith<int16_t> : wrapping<int16_t> {
 };
-template <> struct arith<int32_t> : wrapping<int32_t, uint32_t> {
+template <> struct arith<int32_t> : wrapping<int32_t> {
 };
-template <> struct arith<int64_t> : wrapping<int64_t, uint64_t> {
+template <> struct arith<int64_t> : wrapping<int64_t> {
 };
-template <> struct arith<uint8_t> : wrapping<uint8_t, uint32_t> {
+template <> struct arith<uint8_t> : wrapping<uint8_t> {
 };
-template <> struct arith<uint16_t> : wrapping<uint16_t, uint32_t> {
+template <> struct arith<uint16_t> : wrapping<uint16_t> {
 };
 template <> struct arith<bool> {
     __device__ static bool add(bool a, bool b)
@@ -698,21 +700,22 @@ template <> struct arith<f16> {
         return f(a) == f(b);
     }
 };
+/* complex: ufunc.h's operators, but NumPy's nan-aware order for < and <=
+ * (ufunc.h's operator< compares the real parts alone first) */
 template <class R> struct arith<cplx<R>> {
     typedef cplx<R> C;
     __device__ static C add(C a, C b)
     {
-        return C{a.re + b.re, a.im + b.im};
+        return a + b;
     }
     __device__ static C sub(C a, C b)
     {
-        return C{a.re - b.re, a.im - b.im};
+        return a - b;
     }
     __device__ static C mul(C a, C b)
     {
-        return C{a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+        return a * b;
     }
-    /* NumPy orders complex numbers lexicographically (nan-aware) */
     __device__ static bool nan(R x)
     {
         return x != x;
@@ -729,7 +732,7 @@ template <class R> struct arith<cplx<R>> {
     }
     __device__ static bool eq(C a, C b)
     {
-        return a.re == b.re && a.im == b.im;
+        return a == b;
     }
 };
 
