@@ -231,8 +231,6 @@ def main():
     if not only or "reductions" in only:
         reduction_rows(t, False, 1 << 28, 16384, peers, rng, 20, bench.gpu_ms_rounds,
                        bench.absent)
-    import pygpu
-
     if not only or "host" in only:
         host_cost_rows(t, False, peers, bench.launch_us, bench.absent)
     if not only or "first" in only:
