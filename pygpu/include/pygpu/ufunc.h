@@ -476,14 +476,15 @@ template <class T> PG_FN bool operator==(complex<T> a, complex<T> b)
     return a.re == b.re && a.im == b.im;
 }
 template <class T> PG_FN bool operator!=(complex<T> a, complex<T> b) { return !(a == b); }
-/* NumPy orders complex numbers lexicographically */
+/* NumPy orders complex numbers lexicographically, and a NaN imaginary part
+ * voids the order of the real parts (its CLT and CLE) */
 template <class T> PG_FN bool operator<(complex<T> a, complex<T> b)
 {
-    return a.re < b.re || (a.re == b.re && a.im < b.im);
+    return (a.re < b.re && !is_nan(a.im) && !is_nan(b.im)) || (a.re == b.re && a.im < b.im);
 }
 template <class T> PG_FN bool operator<=(complex<T> a, complex<T> b)
 {
-    return a.re < b.re || (a.re == b.re && a.im <= b.im);
+    return (a.re < b.re && !is_nan(a.im) && !is_nan(b.im)) || (a.re == b.re && a.im <= b.im);
 }
 template <class T> PG_FN bool operator>(complex<T> a, complex<T> b) { return b < a; }
 template <class T> PG_FN bool operator>=(complex<T> a, complex<T> b) { return b <= a; }
