@@ -1,6 +1,7 @@
 """Build pygpu._core: C files by the C compiler, csrc/kernels/kernels.cu twice
 (nvcc for the GPU, the host C++ compiler for the simulator), cudart linked
-statically.
+statically. Before the kernels, the ops of the prebuilt elementwise kernel
+are rendered from the op table (pygpu/_ops/prebuilt.py) into the build tree.
 
 Environment:
   CUDA_HOME            the CUDA toolkit (else nvcc on PATH, else /usr/local/cuda)
@@ -9,9 +10,11 @@ Environment:
   PYGPU_NO_CUDA=1      build the simulator alone, even where a toolkit exists
 """
 
+import importlib.util
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy
@@ -39,6 +42,7 @@ DEVICE_INCLUDE = HERE / "pygpu" / "include"
 INCLUDE_DIRS = [*(CSRC / d for d in ("base", "runtime", "simulator", "kernels")),
                 DEVICE_INCLUDE]
 KERNELS = CSRC / "kernels" / "kernels.cu"
+OPS = HERE / "pygpu" / "_ops"
 
 DEFAULT_ARCHS = "80;86;89;90"
 
@@ -80,8 +84,31 @@ def gencode_flags():
     return flags
 
 
-def include_flags():
-    return [f for d in INCLUDE_DIRS for f in ("-I", d)]
+def include_flags(generated):
+    return [f for d in [*INCLUDE_DIRS, generated] for f in ("-I", d)]
+
+
+def load_by_path(name, path):
+    """A module of pygpu by its file: importing the package needs pygpu._core,
+    which is what is being built."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def generate(folder):
+    """binary_ops.h, the prebuilt elementwise kernel's ops, from the op table;
+    written only where it changed, so that its time stays the last build's."""
+    table = load_by_path("_pygpu_build_table", OPS / "table.py")
+    prebuilt = load_by_path("_pygpu_build_prebuilt", OPS / "prebuilt.py")
+    text = prebuilt.render_binary(table)
+    folder.mkdir(parents=True, exist_ok=True)
+    header = folder / "binary_ops.h"
+    if not header.exists() or header.read_text() != text:
+        header.write_text(text)
+        print(f"pygpu: wrote {header}", flush=True)
 
 
 def run(cmd):
@@ -93,11 +120,13 @@ class BuildExt(build_ext):
     def build_extension(self, ext):
         tmp = Path(self.build_temp)
         tmp.mkdir(parents=True, exist_ok=True)
+        generated = tmp / "generated"
+        generate(generated)
         cxx = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++") or "c++"
         sim_obj = tmp / "kernels_sim.o"
         run([cxx, "-x", "c++", "-std=c++17", "-O2", "-fPIC", "-fno-exceptions",
              "-fno-rtti", "-fvisibility=hidden", "-Wall", "-Wno-unknown-pragmas",
-             *os.environ.get("CXXFLAGS", "").split(), *include_flags(),
+             *os.environ.get("CXXFLAGS", "").split(), *include_flags(generated),
              "-c", KERNELS, "-o", sim_obj])
         ext.extra_objects = [str(sim_obj)]
         home = find_cuda()
@@ -105,7 +134,7 @@ class BuildExt(build_ext):
         if home and lib:
             cuda_obj = tmp / "kernels_cuda.o"
             run([home / "bin" / "nvcc", "-std=c++17", "-O3", "--threads", "0",
-                 "-Xcompiler", "-fPIC", *include_flags(), *gencode_flags(),
+                 "-Xcompiler", "-fPIC", *include_flags(generated), *gencode_flags(),
                  "-c", KERNELS, "-o", cuda_obj])
             ext.extra_objects += [str(cuda_obj), str(lib)]
             ext.include_dirs.append(str(home / "include"))
@@ -126,8 +155,9 @@ ext = Extension(
     include_dirs=[*map(str, INCLUDE_DIRS), numpy.get_include()],
     extra_compile_args=["-std=c11", "-O2", "-Wall", "-Wextra", "-Wmissing-prototypes",
                         "-Wno-missing-braces", "-Wno-missing-field-initializers"],
-    depends=[str(p) for p in [*sorted(CSRC.glob("*/*")), *sorted(DEVICE_INCLUDE.glob("pygpu/*"))]
-             if p.suffix in (".h", ".cu", ".def")],
+    depends=[*(str(p) for p in [*sorted(CSRC.glob("*/*")), *sorted(DEVICE_INCLUDE.glob("pygpu/*"))]
+               if p.suffix in (".h", ".cu", ".def")),
+             str(OPS / "table.py"), str(OPS / "prebuilt.py")],
 )
 
 setup(ext_modules=[ext], cmdclass={"build_ext": BuildExt})

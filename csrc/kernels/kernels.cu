@@ -529,22 +529,24 @@ using pg::conv;
 using pg::double_to_half;
 using pg::half_to_float;
 
-/* Element types by PG_T_* code, in the order of the enum. */
+/* Element types by PG_T_* code, in the order of the enum, as the op table
+ * names them (pygpu/_ops/table.py's DEVICE_TYPES: long long, not int64_t,
+ * which is long on Linux): the types pg_binary<T> is specialized for. */
 #define PG_ELEMENT_TYPES(X)                                                            \
     X(PG_T_BOOL, bool)                                                                 \
-    X(PG_T_I8, int8_t)                                                                 \
-    X(PG_T_I16, int16_t)                                                               \
-    X(PG_T_I32, int32_t)                                                               \
-    X(PG_T_I64, int64_t)                                                               \
-    X(PG_T_U8, uint8_t)                                                                \
-    X(PG_T_U16, uint16_t)                                                              \
-    X(PG_T_U32, uint32_t)                                                              \
-    X(PG_T_U64, uint64_t)                                                              \
-    X(PG_T_F16, f16)                                                                   \
+    X(PG_T_I8, signed char)                                                            \
+    X(PG_T_I16, short)                                                                 \
+    X(PG_T_I32, int)                                                                   \
+    X(PG_T_I64, long long)                                                             \
+    X(PG_T_U8, unsigned char)                                                          \
+    X(PG_T_U16, unsigned short)                                                        \
+    X(PG_T_U32, unsigned int)                                                          \
+    X(PG_T_U64, unsigned long long)                                                    \
+    X(PG_T_F16, pg::half)                                                              \
     X(PG_T_F32, float)                                                                 \
     X(PG_T_F64, double)                                                                \
-    X(PG_T_C64, cplx<float>)                                                           \
-    X(PG_T_C128, cplx<double>)
+    X(PG_T_C64, pg::complex<float>)                                                    \
+    X(PG_T_C128, pg::complex<double>)
 
 template <class T>
 __device__ __forceinline__ T
@@ -572,167 +574,18 @@ store_as(char *p, int type, T v)
     }
 }
 
-/* Arithmetic in type T. Signed integers wrap around (through their unsigned
- * twins: signed overflow is undefined in C++); bool + is or, bool * is and. */
-template <class T> struct arith {
-    __device__ static T add(T a, T b)
+/* The ops themselves are the op table's (pygpu/_ops/table.py): setup.py
+ * renders them into binary_ops.h in the build tree (pygpu/_ops/prebuilt.py),
+ * pg_binary<T> for each element type T above. */
+#include "binary_ops.h"
+
+/* where pg_binary<T>::apply puts a result: as the output's dtype */
+struct store_to {
+    char *p;
+    int type;
+    template <class V> __device__ __forceinline__ void operator()(V v) const
     {
-        return a + b;
-    }
-    __device__ static T sub(T a, T b)
-    {
-        return a - b;
-    }
-    __device__ static T mul(T a, T b)
-    {
-        return a * b;
-    }
-    __device__ static bool lt(T a, T b)
-    {
-        return a < b;
-    }
-    __device__ static bool le(T a, T b)
-    {
-        return a <= b;
-    }
-    __device__ static bool eq(T a, T b)
-    {
-        return a == b;
-    }
-};
-/* ufunc.h's wrapping arithmetic: through unsigned long long, not int (where
- * uint16 * uint16 would overflow) */
-template <class T> struct wrapping {
-    __device__ static T add(T a, T b)
-    {
-        return pg::wrap_add(a, b);
-    }
-    __device__ static T sub(T a, T b)
-    {
-        return pg::wrap_sub(a, b);
-    }
-    __device__ static T mul(T a, T b)
-    {
-        return pg::wrap_mul(a, b);
-    }
-    __device__ static bool lt(T a, T b)
-    {
-        return a < b;
-    }
-    __device__ static bool le(T a, T b)
-    {
-        return a <= b;
-    }
-    __device__ static bool eq(T a, T b)
-    {
-        return a == b;
-    }
-};
-template <> struct arith<int8_t> : wrapping<int8_t> {
-};
-template <> struct arith<int16_t> : wrapping<int16_t> {
-};
-template <> struct arith<int32_t> : wrapping<int32_t> {
-};
-template <> struct arith<int64_t> : wrapping<int64_t> {
-};
-template <> struct arith<uint8_t> : wrapping<uint8_t> {
-};
-template <> struct arith<uint16_t> : wrapping<uint16_t> {
-};
-template <> struct arith<bool> {
-    __device__ static bool add(bool a, bool b)
-    {
-        return a || b;
-    }
-    __device__ static bool sub(bool a, bool b)
-    {
-        return a != b;
-    } /* NumPy refuses it */
-    __device__ static bool mul(bool a, bool b)
-    {
-        return a && b;
-    }
-    __device__ static bool lt(bool a, bool b)
-    {
-        return !a && b;
-    }
-    __device__ static bool le(bool a, bool b)
-    {
-        return !a || b;
-    }
-    __device__ static bool eq(bool a, bool b)
-    {
-        return a == b;
-    }
-};
-template <> struct arith<f16> {
-    __device__ static float f(f16 a)
-    {
-        return half_to_float(a.bits);
-    }
-    __device__ static f16 h(float x)
-    {
-        return f16{double_to_half((double)x)};
-    }
-    __device__ static f16 add(f16 a, f16 b)
-    {
-        return h(f(a) + f(b));
-    }
-    __device__ static f16 sub(f16 a, f16 b)
-    {
-        return h(f(a) - f(b));
-    }
-    __device__ static f16 mul(f16 a, f16 b)
-    {
-        return h(f(a) * f(b));
-    }
-    __device__ static bool lt(f16 a, f16 b)
-    {
-        return f(a) < f(b);
-    }
-    __device__ static bool le(f16 a, f16 b)
-    {
-        return f(a) <= f(b);
-    }
-    __device__ static bool eq(f16 a, f16 b)
-    {
-        return f(a) == f(b);
-    }
-};
-/* complex: ufunc.h's operators, but NumPy's nan-aware order for < and <=
- * (ufunc.h's operator< compares the real parts alone first) */
-template <class R> struct arith<cplx<R>> {
-    typedef cplx<R> C;
-    __device__ static C add(C a, C b)
-    {
-        return a + b;
-    }
-    __device__ static C sub(C a, C b)
-    {
-        return a - b;
-    }
-    __device__ static C mul(C a, C b)
-    {
-        return a * b;
-    }
-    __device__ static bool nan(R x)
-    {
-        return x != x;
-    }
-    __device__ static bool lt(C a, C b)
-    {
-        return (a.re < b.re && !nan(a.im) && !nan(b.im)) ||
-               (a.re == b.re && a.im < b.im);
-    }
-    __device__ static bool le(C a, C b)
-    {
-        return (a.re < b.re && !nan(a.im) && !nan(b.im)) ||
-               (a.re == b.re && a.im <= b.im);
-    }
-    __device__ static bool eq(C a, C b)
-    {
-        return a == b;
+        store_as<V>(p, type, v);
     }
 };
 
@@ -747,7 +600,6 @@ __global__ void
 binary_kernel(int op, int64_t n, binary_geometry g, const char *a, int ta, T va,
               const char *b, int tb, T vb, char *out, int to)
 {
-    typedef arith<T> A;
     for (int64_t i = thread_rank(); i < n; i += thread_count()) {
         int64_t oa = 0, ob = 0, oo = 0;
         if (g.nd == 1) {
@@ -767,18 +619,11 @@ binary_kernel(int op, int64_t n, binary_geometry g, const char *a, int ta, T va,
         }
         T x = a != nullptr ? load_as<T>(a + oa, ta) : va;
         T y = b != nullptr ? load_as<T>(b + ob, tb) : vb;
-        switch (op) {
-        case PG_OP_ADD: store_as<T>(out + oo, to, A::add(x, y)); break;
-        case PG_OP_SUBTRACT: store_as<T>(out + oo, to, A::sub(x, y)); break;
-        case PG_OP_MULTIPLY: store_as<T>(out + oo, to, A::mul(x, y)); break;
-        case PG_OP_EQUAL: store_as<bool>(out + oo, to, A::eq(x, y)); break;
-        case PG_OP_NOT_EQUAL: store_as<bool>(out + oo, to, !A::eq(x, y)); break;
-        case PG_OP_LESS: store_as<bool>(out + oo, to, A::lt(x, y)); break;
-        case PG_OP_LESS_EQUAL: store_as<bool>(out + oo, to, A::le(x, y)); break;
-        case PG_OP_GREATER: store_as<bool>(out + oo, to, A::lt(y, x)); break;
-        case PG_OP_GREATER_EQUAL: store_as<bool>(out + oo, to, A::le(y, x)); break;
-        case PG_OP_CAST: store_as<T>(out + oo, to, x); break;
-        default: break;
+        if (op == PG_OP_CAST) {
+            store_as<T>(out + oo, to, x);
+        }
+        else {
+            pg_binary<T>::apply(op, x, y, store_to{out + oo, to});
         }
     }
 }
