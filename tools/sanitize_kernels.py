@@ -1,4 +1,7 @@
-"""Runs every prebuilt kernel at awkward sizes, for compute-sanitizer.
+"""Runs every prebuilt kernel at awkward sizes, and the paths a user takes
+through generated kernels (ufuncs in each layout, reductions over each
+shape class, scans including the single-pass one) and a RawKernel, for
+compute-sanitizer.
 
 tools/sanitize.sh runs this under memcheck, racecheck, initcheck and
 synccheck. Every output is checked against NumPy too, so a kernel that
@@ -65,8 +68,61 @@ def main():
                 err = np.abs(C.copy_to_host() - ref).max() / (np.abs(ref).max() or 1)
                 check(err <= tol * k, f"{name}{block} {dtype} {m}x{k}x{n}")
                 launches += 1
+    launches += generated(rng)
     cuda.synchronize()
     print(f"all kernels correct: {launches} launches")
+
+
+def generated(rng):
+    """The generated kernels a user reaches: np.sin(d), d / 2, d ** e and
+    comparisons on contiguous, strided, broadcast and 0-d operands; sums,
+    argmax, mean and var over every shape class (one thread per short row,
+    threads along a row, split rows with partials, the contiguous axis kept);
+    cumsum on many short rows, a few long ones, and one long row (the
+    single-pass look-back scan); a user's RawKernel."""
+    launches = 0
+    for dtype in (np.float32, np.float64, np.int32):
+        for n in (1, 33, 1025, 5000):
+            x = (rng.standard_normal(n) * 10).astype(dtype)
+            d = pygpu.asarray(x)
+            for got, want in ((np.sin(d), np.sin(x)), (d / 2, x / 2), (d ** 2, x ** 2),
+                              (d[::-3] < d[::-3][0], x[::-3] < x[::-3][0]),
+                              (np.maximum(d[::2], d[0]), np.maximum(x[::2], x[0])),
+                              (d.sum(), x.sum()), (d.max(), x.max()),
+                              (d.argmax(), x.argmax()), (d.cumsum(), np.cumsum(x))):
+                check(np.allclose(got.copy_to_host(), want, rtol=1e-5, atol=1e-3 * n),
+                      f"generated {dtype} {n}")
+                launches += 1
+    for shape, axis in (((5001, 2), 1), ((3, 70001), 1), ((70001, 3), 0), ((129, 257), 0),
+                        ((129, 257), None), ((4, 5, 6), (0, 2))):
+        x = rng.standard_normal(shape).astype(np.float32)
+        d = pygpu.asarray(x)
+        for name in ("sum", "mean", "var", "max"):
+            check(np.allclose(getattr(d, name)(axis=axis).copy_to_host(),
+                              getattr(x, name)(axis=axis), rtol=1e-4, atol=1e-3),
+                  f"{name} {shape} {axis}")
+            launches += 1
+        if not isinstance(axis, tuple):
+            check(np.array_equal(d.argmin(axis=axis).copy_to_host(), x.argmin(axis=axis)),
+                  f"argmin {shape} {axis}")
+            ax = axis if axis is not None else 0
+            check(np.allclose(d.cumsum(axis=ax).copy_to_host(), np.cumsum(x, axis=ax),
+                              rtol=1e-3, atol=1e-2 * np.sqrt(shape[ax])), f"cumsum {shape}")
+            launches += 2
+    x = rng.standard_normal(1 << 20).astype(np.float32)
+    check(np.allclose(pygpu.asarray(x).cumsum().copy_to_host(), np.cumsum(x.astype(np.float64)),
+                      rtol=1e-3, atol=0.5), "cumsum of one long row")
+    k = pygpu.RawKernel(r"""
+    extern "C" __global__ void scale(const float *x, float *y, float a, int n)
+    {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) y[i] = a * x[i];
+    }""", "scale")
+    x = rng.standard_normal(1000).astype(np.float32)
+    dx, dy = pygpu.asarray(x), pygpu.empty(1000, np.float32)
+    k[(4,), (256,)](dx, dy, np.float32(3), np.int32(1000))
+    check(np.allclose(dy.copy_to_host(), 3 * x), "RawKernel")
+    return launches + 2
 
 
 if __name__ == "__main__":
