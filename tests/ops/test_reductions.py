@@ -390,8 +390,9 @@ def test_float32_sum_is_as_accurate_as_numpys_pairwise_sum(rng):
         ulp = float(np.spacing(np.float32(exact)))
         got = R.sum(pygpu.asarray(x)).item()
         assert abs(got - exact) <= abs(float(np.sum(x)) - exact) + ulp
-        got = R.mean(pygpu.asarray(x.reshape(2**11, 2**11)), axis=0).copy_to_host()
-        want = x.reshape(2**11, 2**11).astype(np.float64).mean(0)
+        y = x[:2**22].reshape(2**11, 2**11)
+        got = R.mean(pygpu.asarray(y), axis=0).copy_to_host()
+        want = y.astype(np.float64).mean(0)
         assert np.abs(got - want).max() <= 1e-6 * np.abs(x).max()
 
 
