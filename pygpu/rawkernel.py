@@ -42,6 +42,7 @@ import os
 import re
 import shlex
 import shutil
+import struct
 import subprocess
 import tempfile
 from pathlib import Path
@@ -422,6 +423,55 @@ def _check_setting(check):
     return bool(check)
 
 
+def param_sizes(image):
+    """{kernel name: its parameters' sizes in bytes, in order} read from a
+    cubin (an ELF image: each kernel's .nv.info.<name> section holds a
+    KPARAM_INFO record a parameter), or {} for an image that is not one
+    (PTX). This spares asking the driver (cuFuncGetParamInfo) one index past
+    the last parameter, an API error under compute-sanitizer."""
+    try:
+        if image[:5] != b"\x7fELF\x02":
+            return {}
+        shoff, = struct.unpack_from("<Q", image, 0x28)
+        entsize, count, names = struct.unpack_from("<HHH", image, 0x3A)
+        heads = [struct.unpack_from("<IIQQQQ", image, shoff + i * entsize)
+                 for i in range(count)]
+        strings = heads[names][4]
+        out = {}
+        for name_at, _, _, _, at, size in heads:
+            end = image.index(b"\0", strings + name_at)
+            name = image[strings + name_at:end].decode()
+            if not name.startswith(".nv.info."):
+                continue
+            found, i = {}, at
+            while i < at + size:  # records: format, attribute, then a value
+                fmt, attr = image[i], image[i + 1]
+                if fmt == 4:  # a value of its own length
+                    length, = struct.unpack_from("<H", image, i + 2)
+                    if attr == 0x17:  # KPARAM_INFO: index, ordinal, offset, bits
+                        _, ordinal, offset, bits = struct.unpack_from("<IHHI", image, i + 4)
+                        found[ordinal] = (offset, (bits >> 18) & 0x3FFF)
+                    i += 4 + length
+                elif fmt in (2, 3):  # one or two bytes
+                    i += 4
+                elif fmt == 1:  # none
+                    i += 2
+                else:
+                    return {}  # a format not known here: ask the driver
+            if sorted(found) != list(range(len(found))):
+                return {}
+            end = 0  # each parameter after the one before, at its own alignment
+            for k in range(len(found)):
+                offset, size = found[k]
+                if size == 0 or offset < end or offset % min(size & -size, 8):
+                    return {}
+                end = offset + size
+            out[name[len(".nv.info."):]] = tuple(found[k][1] for k in range(len(found)))
+        return out
+    except (ValueError, IndexError, struct.error, UnicodeDecodeError):
+        return {}
+
+
 class RawModule:
     """CUDA C with one or more kernels, compiled by NVRTC (on the simulator, by
     the host C++ compiler).
@@ -459,9 +509,14 @@ class RawModule:
                                                     name_expressions=self.name_expressions)
             self._lowered = dict(zip(self.name_expressions, lowered, strict=True))
             self._module = _core.Module(image)
+            self._params = param_sizes(image)
 
     def get_function(self, name):
-        return self._module.get_function(self._lowered.get(name, name))
+        name = self._lowered.get(name, name)
+        sizes = getattr(self, "_params", None)
+        if sizes and name in sizes:
+            return self._module.get_function(name, sizes[name])
+        return self._module.get_function(name)
 
     def __reduce__(self):
         # Pickled as its source: a worker process compiles it (disk cache) once.

@@ -299,14 +299,24 @@ Module_dealloc(PyObject *self)
 static const pg_launch_kind module_kind;
 
 static PyObject *
-Module_get_function(PyObject *self, PyObject *name)
+Module_get_function(PyObject *self, PyObject *args)
 {
     pg_state *st = pg_state_of_type(Py_TYPE(self));
     pg_module *m = (pg_module *)self;
     pg_function *f;
+    PyObject *name, *known = Py_None;
     const char *cname;
     size_t len;
     pg_status s;
+    if (!PyArg_ParseTuple(args, "U|O:get_function", &name, &known)) {
+        return NULL;
+    }
+    if (known != Py_None && !PyTuple_Check(known)) {
+        return PyErr_Format(
+            PyExc_TypeError,
+            "get_function: sizes must be a tuple of ints or None, not %s",
+            Py_TYPE(known)->tp_name);
+    }
     if (st == NULL || (cname = PyUnicode_AsUTF8(name)) == NULL) {
         return NULL;
     }
@@ -346,7 +356,27 @@ Module_get_function(PyObject *self, PyObject *name)
         }
         return pg_raise(st, s.err, s.call);
     }
-    for (;;) { /* the parameters, as the compiled kernel has them */
+    if (known != Py_None) { /* the parameters, as the image says (pygpu/rawkernel.py) */
+        Py_ssize_t n = PyTuple_GET_SIZE(known);
+        f->sizes = PyMem_Malloc(sizeof(size_t) * (size_t)(n > 0 ? n : 1));
+        if (f->sizes == NULL) {
+            Py_DECREF(f);
+            return PyErr_NoMemory();
+        }
+        for (Py_ssize_t i = 0; i < n; i++) {
+            size_t size = PyLong_AsSize_t(PyTuple_GET_ITEM(known, i));
+            if (size == (size_t)-1 && PyErr_Occurred()) {
+                Py_DECREF(f);
+                return NULL;
+            }
+            f->sizes[i] = size;
+        }
+        f->head.nargs = (int)n;
+        return (PyObject *)f;
+    }
+    /* else asked of the driver, one index past the last (an API error that
+     * compute-sanitizer reports: only for images pygpu cannot read) */
+    for (;;) {
         size_t offset = 0, size = 0;
         if (pg_rt()->function_param(f->handle, (size_t)f->head.nargs, &offset, &size) !=
             PG_SUCCESS) {
@@ -365,9 +395,11 @@ Module_get_function(PyObject *self, PyObject *name)
 }
 
 static PyMethodDef Module_methods[] = {
-    {"get_function", Module_get_function, METH_O,
-     "get_function($self, name, /)\n--\n\nThe kernel `name` (extern \"C\") of the "
-     "module."},
+    {"get_function", Module_get_function, METH_VARARGS,
+     "get_function($self, name, sizes=None, /)\n--\n\nThe kernel `name` (extern \"C\") "
+     "of the module; sizes: its parameters' sizes in bytes, where the caller knows "
+     "them "
+     "(else the driver is asked)."},
     {NULL},
 };
 
