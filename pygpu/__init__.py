@@ -23,7 +23,6 @@ from ._core import (
     NoDeviceError,
     OutOfMemoryError,
     Stream,
-    add,
     add_one,
     asarray,
     asnumpy,
@@ -33,9 +32,7 @@ from ._core import (
     full,
     full_like,
     matmul,
-    multiply,
     ones_like,
-    subtract,
     zeros,
     zeros_like,
 )
@@ -116,75 +113,54 @@ _install_dask_hook()  # Dask and distributed find DeviceArray by themselves (pyg
 
 # NumPy's ufuncs on DeviceArrays (pygpu.sin, pygpu.maximum, ...), from the op
 # table (add, subtract and multiply of two operands still take the C functions
-# above, with their stream=), and NumPy's functions made of ufuncs (where,
-# clip, round, ...)
-from ._ops.functions import (  # noqa: E402
-    allclose,
-    around,
-    array_equal,
-    clip,
-    concatenate,
-    conj,
-    dot,
-    imag,
-    inner,
-    isclose,
-    real,
-    round,  # noqa: A004
-    stack,
-    vdot,
-    where,
-)
-from ._ops.reduction import (  # noqa: E402
-    all,  # noqa: A004
-    amax,
-    amin,
-    any,  # noqa: A004
-    argmax,
-    argmin,
-    count_nonzero,
-    cumprod,
-    cumsum,
-    max,  # noqa: A004
-    mean,
-    min,  # noqa: A004
-    nanargmax,
-    nanargmin,
-    nancumprod,
-    nancumsum,
-    nanmax,
-    nanmean,
-    nanmin,
-    nanprod,
-    nanstd,
-    nansum,
-    nanvar,
-    prod,
-    ptp,
-    std,
-    sum,  # noqa: A004
-    var,
-)
-from ._ops.ufunc import UFUNCS as _UFUNCS  # noqa: E402
-from ._ops.ufunc import ufunc  # noqa: E402
-
-_UFUNC_NAMES = sorted(n for n in _UFUNCS
-                      if n not in globals() or n in ("add", "subtract", "multiply"))
-globals().update({n: _UFUNCS[n] for n in _UFUNC_NAMES})
-
-__all__ = [
+# of pygpu._core, with their stream=), NumPy's functions made of ufuncs (where,
+# clip, round, ...) and the reductions: imported at first use (PEP 562), so
+# that `import pygpu` does not pay for the op table and its modules.
+_FUNCTIONS = ("allclose", "around", "array_equal", "clip", "concatenate", "conj", "dot",
+              "imag", "inner", "isclose", "real", "round", "stack", "vdot", "where")
+_REDUCTIONS = ("all", "amax", "amin", "any", "argmax", "argmin", "count_nonzero", "cumprod",
+               "cumsum", "max", "mean", "min", "nanargmax", "nanargmin", "nancumprod",
+               "nancumsum", "nanmax", "nanmean", "nanmin", "nanprod", "nanstd", "nansum",
+               "nanvar", "prod", "ptp", "std", "sum", "var")
+_EAGER = [
     "CudaError", "Device", "DeviceArray", "Event", "KernelAssertionError", "KernelError",
     "MemoryPool", "NoDeviceError",
     "OutOfMemoryError", "Stream", "UnsafeCacheWarning", "get_memory_pool",
     "CompileError", "In", "InOut", "Out", "RawKernel", "RawModule", "from_dlpack",
-    "add", "add_one", "asarray", "asnumpy", "blas", "cuda", "empty", "empty_like", "full",
-    "full_like",
-    "kernels", "matmul", "multiply", "ones", "subtract", "ones_like", "zeros", "zeros_like",
-    "allclose", "around", "array_equal", "clip", "concatenate", "conj", "dot", "imag", "inner",
-    "isclose", "real", "round", "stack", "ufunc", "vdot", "where",
-    "all", "amax", "amin", "any", "argmax", "argmin", "count_nonzero", "cumprod", "cumsum",
-    "max", "mean", "min", "nanargmax", "nanargmin", "nancumprod", "nancumsum", "nanmax",
-    "nanmean", "nanmin", "nanprod", "nanstd", "nansum", "nanvar", "prod", "ptp", "std", "sum",
-    "var",
-    *_UFUNC_NAMES,
+    "add_one", "asarray", "asnumpy", "blas", "cuda", "empty", "empty_like", "full",
+    "full_like", "kernels", "matmul", "ones", "ones_like", "zeros", "zeros_like",
 ]
+
+
+def _ufunc_names():
+    from ._ops.ufunc import UFUNCS
+
+    return sorted(n for n in UFUNCS if n not in _EAGER)
+
+
+def __getattr__(name):
+    if name in _FUNCTIONS:
+        from ._ops import functions as module
+    elif name in _REDUCTIONS:
+        from ._ops import reduction as module
+    elif name == "ufunc":
+        from ._ops import ufunc as module
+    elif name == "__all__":
+        value = [*_EAGER, *_FUNCTIONS, *_REDUCTIONS, "ufunc", *_ufunc_names()]
+        globals()["__all__"] = value
+        return value
+    elif not name.startswith("_"):
+        from ._ops.ufunc import UFUNCS
+
+        if name not in UFUNCS:
+            raise AttributeError(f"module 'pygpu' has no attribute {name!r}")
+        value = globals()[name] = UFUNCS[name]
+        return value
+    else:
+        raise AttributeError(f"module 'pygpu' has no attribute {name!r}")
+    value = globals()[name] = getattr(module, name)
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__getattr__("__all__")))
