@@ -18,6 +18,7 @@ specific key winning. The device functions (pg::...) are in
 pygpu/include/pygpu/ufunc.h.
 """
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -36,6 +37,7 @@ KINDS = {"?": "b", **dict.fromkeys("bhilq", "i"), **dict.fromkeys("BHILQ", "u"),
          **dict.fromkeys("efd", "f"), **dict.fromkeys("FD", "c")}
 
 
+@functools.cache
 def canonical(char):
     """One character per dtype: 'l' -> 'q', 'L' -> 'Q'."""
     return np.dtype(char).char if char not in "lL" else {"l": "q", "L": "Q"}[char]
@@ -48,7 +50,13 @@ class Op:
     exact: object = True  # False, or the kinds it is exact for ("biuf"): else the
     # answer may differ from NumPy's in the last bits (ulps)
     domain: tuple = None  # for tests: (low, high) of random inputs that make sense
-    loops: tuple = field(default=None, compare=False)  # (in chars, out chars), derived
+    given: tuple = field(default=None, compare=False)  # its loops, where not NumPy's
+
+    @functools.cached_property
+    def loops(self):
+        """(in chars, out chars) of each loop: given, or NumPy's (numpy_loops),
+        worked out at first use (85 ops at import took 10 ms)."""
+        return self.given if self.given is not None else numpy_loops(self.name)
 
     @property
     def ufunc(self):
@@ -197,17 +205,16 @@ _ENTRIES = [
     Op("lcm", "out0 = pg::lcm(in0, in1);"),
 ]
 
-# Every op, by name, with NumPy's loops filled in.
-OPS = {op.name: Op(op.name, op.code, op.exact, op.domain, numpy_loops(op.name))
-       for op in _ENTRIES}
+# Every op, by name (its loops NumPy's, worked out at first use).
+OPS = {op.name: op for op in _ENTRIES}
 
 # Kernels of NumPy's functions that are not ufuncs, with their loops given:
 # numpy.where, and the real and imaginary parts of complex numbers.
 _EVERY_TYPE = tuple(dict.fromkeys(canonical(c) for c in DEVICE_TYPES))
 INTERNAL = {op.name: op for op in (
-    Op("where", "out0 = in0 ? in1 : in2;", loops=tuple((f"?{c}{c}", c) for c in _EVERY_TYPE)),
-    Op("real", "out0 = in0.re;", loops=(("F", "f"), ("D", "d"))),
-    Op("imag", "out0 = in0.im;", loops=(("F", "f"), ("D", "d"))),
+    Op("where", "out0 = in0 ? in1 : in2;", given=tuple((f"?{c}{c}", c) for c in _EVERY_TYPE)),
+    Op("real", "out0 = in0.re;", given=(("F", "f"), ("D", "d"))),
+    Op("imag", "out0 = in0.im;", given=(("F", "f"), ("D", "d"))),
 )}
 
 # NumPy's other names for the same ufuncs (np.abs is np.absolute, ...)
