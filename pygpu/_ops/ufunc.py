@@ -575,8 +575,10 @@ class ufunc:
 
         return reduction.accumulate(self.__name__, array, axis, dtype, out)
 
-    def outer(self, *args, **kwargs):
-        self._unsupported("outer")
+    def outer(self, a, b, /, **kwargs):
+        """numpy.ufunc.outer: op(a[i..., None...], b[j...]) over every pair,
+        shape a.shape + b.shape."""
+        return outer(self._op, a, b, kwargs)
 
     def at(self, *args, **kwargs):
         self._unsupported("at")
@@ -589,6 +591,35 @@ WHERE = INTERNAL["where"]
 
 UFUNCS = {name: ufunc(op) for name, op in OPS.items()}
 UFUNCS.update({alias: UFUNCS[name] for alias, name in ALIASES.items()})
+
+
+def outer(op, a, b, kwargs):
+    """op.outer(a, b, **kwargs): a gets b.ndim axes of length 1 after its
+    own, then the ordinary call broadcasts (NumPy's answer, dtypes and
+    errors; scalars count as 0-d arrays, typed as numpy.asarray types them)."""
+    if op.nin != 2:
+        raise ValueError("outer product only supported for binary functions")
+    bad = set(kwargs) - _KWARGS
+    if bad:
+        raise TypeError(f"outer() got an unexpected keyword argument {sorted(bad)[0]!r}")
+    ops = []
+    for x in (a, b):
+        if isinstance(x, DeviceArray):
+            ops.append(x)
+        elif isinstance(x, np.ndarray):
+            raise _host_array_error(op.name, x)
+        elif _operand(op.name, x) is None:
+            raise TypeError(f"{op.name}.outer: pygpu takes DeviceArrays and scalars, not "
+                            f"{type(x).__name__}")
+        else:  # as numpy.asarray makes it: outer does not take Python scalars as weak
+            ops.append(np.asarray(x)[()])
+    nb = ops[1].ndim if isinstance(ops[1], DeviceArray) else 0
+    if isinstance(ops[0], DeviceArray) and nb:
+        ops[0] = ops[0][(...,) + (None,) * nb]
+    r = call(op, tuple(ops), **kwargs)
+    if r is NotImplemented:
+        raise TypeError(f"{op.name}.outer: pygpu takes DeviceArrays and scalars")
+    return r
 
 
 def array_ufunc(np_ufunc, method, inputs, kwargs):
@@ -604,6 +635,11 @@ def array_ufunc(np_ufunc, method, inputs, kwargs):
         if isinstance(out, tuple):  # NEP 13 passes out= as a tuple
             kwargs = dict(kwargs, out=out[0] if len(out) == 1 else out)
         return getattr(reduction, method)(name, *inputs, **kwargs)
+    if method == "outer":
+        out = kwargs.get("out")
+        if isinstance(out, tuple) and len(out) == 1:  # NEP 13 passes out= as a tuple
+            kwargs = dict(kwargs, out=out[0])
+        return outer(op, *inputs, kwargs)
     if method != "__call__":
         raise TypeError(f"pygpu: numpy.{name}.{method} is not supported on DeviceArrays yet")
     if not kwargs:

@@ -256,3 +256,35 @@ def test_repeated_calls_with_out_stay_right(rng):
         np.negative(h, out=h[::-1])
         np.testing.assert_array_equal(dh.copy_to_host(), h)
     assert any(key[0] is ufunc._OUT for key in ufunc._plans)
+
+
+@pytest.mark.parametrize("name", ["add", "subtract", "multiply", "maximum", "power",
+                                  "arctan2", "less", "logical_and", "divmod", "ldexp"])
+def test_ufunc_outer_as_numpy(name, rng):
+    f = getattr(np, name)
+    a = (rng.standard_normal((2, 3)) * 3).astype(np.float32)
+    b = (rng.standard_normal(4) * 3).astype(np.float32)
+    if name == "ldexp":
+        b = b.astype(np.int32)
+    da, db = pygpu.asarray(a), pygpu.asarray(b)
+    with np.errstate(all="ignore"):  # NumPy's own warnings on the references
+        cases = [(f.outer(da, db), f.outer(a, b)),
+                 (getattr(pygpu, name).outer(da[:, ::-1], db), f.outer(a[:, ::-1], b)),
+                 (f.outer(da, 2), f.outer(a, 2)), (f.outer(3, db), f.outer(3, b))]
+    for got, want in cases:
+        for g, w in zip(got if isinstance(got, tuple) else (got,),
+                        want if isinstance(want, tuple) else (want,), strict=True):
+            assert g.shape == w.shape and g.dtype == w.dtype
+            np.testing.assert_allclose(g.copy_to_host(), w, rtol=1e-6, equal_nan=True)
+
+
+def test_ufunc_outer_out_and_errors(rng):
+    a, b = rng.standard_normal(3), rng.standard_normal((2, 2))
+    da, db = pygpu.asarray(a), pygpu.asarray(b)
+    o = pygpu.empty((3, 2, 2))
+    assert np.add.outer(da, db, out=o) is o
+    np.testing.assert_allclose(o.copy_to_host(), np.add.outer(a, b))
+    with pytest.raises(ValueError, match="outer product only supported for binary"):
+        pygpu.sin.outer(da, db)
+    with pytest.raises(TypeError, match="pygpu.asarray"):
+        np.add.outer(da, b)
