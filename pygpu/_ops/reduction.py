@@ -1079,8 +1079,8 @@ def _var(family, np_func, a, axis, dtype, out, ddof, keepdims, where, mean_, cor
     a = _array(fname, a)
     out = _check_out(fname, out)
     where = _where_arg(fname, where, a)
-    if mean_ is not _NoValue:
-        raise TypeError(f"pygpu: {fname} with mean= is not supported yet")
+    if mean_ is not _NoValue and where is not True:
+        raise TypeError(f"pygpu: {fname} with both mean= and where= is not supported yet")
     if correction is not _NoValue:
         if ddof != 0:
             raise ValueError("ddof and correction can't be provided simultaneously.")
@@ -1089,14 +1089,35 @@ def _var(family, np_func, a, axis, dtype, out, ddof, keepdims, where, mean_, cor
     if dtype is not None:
         kwargs["dtype"] = dtype
     if a.size == 0:
+        if mean_ is not _NoValue:
+            kwargs["mean"] = mean_.copy_to_host() if isinstance(mean_, DeviceArray) else mean_
         return _host_answer(np_func, a, out, where, **kwargs)
-    rdt = _ask_numpy(np_func, a, out, **{**kwargs, "ddof": 0})
+    centred = None
+    if mean_ is not _NoValue:
+        # NumPy's var(a, mean=m) is the mean of |a - m|^2: a - m on the device
+        # (NumPy's broadcast and dtype), then var of that about zero
+        with a.device:
+            if family.startswith("nan"):  # NumPy subtracts into a copy of a: a's dtype
+                centred = _uf.call(OPS["subtract"], (a, mean_),
+                                   out=(_core.empty(a.shape, a.dtype),), casting="unsafe")
+            else:
+                centred = _uf.call(OPS["subtract"], (a, mean_))
+        if centred is NotImplemented:
+            raise TypeError(f"{fname}: mean must be a DeviceArray or a number, not "
+                            f"{type(mean_).__name__}")
+        if centred.shape != a.shape:
+            raise ValueError(f"{fname}: mean of shape {np.shape(mean_)} broadcasts the "
+                             f"array of shape {a.shape} to {centred.shape}")
+    rdt = _ask_numpy(np_func, a if centred is None else centred, out,
+                     **{**kwargs, "ddof": 0})
     if rdt.char not in DEVICE_TYPES:
         raise _uf._dtype_error(fname, rdt)
     axes = _axes(axis, a.ndim)
     kept, shape = _shapes(a, axes, keepdims)
     if out is not None:
         _check_out_shape(fname, out, shape)
+    if centred is not None:
+        a = centred
     loop = _mean_loop(canonical(a.dtype.char), dtype)
     outc = canonical(rdt.char)
     nan = family.startswith("nan")
@@ -1110,8 +1131,11 @@ def _var(family, np_func, a, axis, dtype, out, ddof, keepdims, where, mean_, cor
             return _var_where(family, a, axes, loop, rdt, ddof, where, out, kept, shape)
         if not nan and count - ddof <= 0:
             warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=3)
-        m = _core.empty(kept, np.dtype(_aux_char(loop)))
-        _reduce(family, first, x, axes, loop, _aux_char(loop), m, k=count)
+        if centred is not None:  # about the given mean: a - mean, about zero
+            m = _core.zeros(kept, np.dtype(_aux_char(loop)))
+        else:
+            m = _core.empty(kept, np.dtype(_aux_char(loop)))
+            _reduce(family, first, x, axes, loop, _aux_char(loop), m, k=count)
         res = _result(out, kept, rdt, a)
         k = ddof if nan else _b.max(count - ddof, 0)
         _reduce(family, family, x, axes, loop, outc, res, aux=m, k=k)

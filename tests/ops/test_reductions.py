@@ -530,3 +530,27 @@ def test_long_rows_scan_in_one_pass_as_numpy(dtype, rng):
                                   np.logical_or.accumulate(b))
     z = pygpu.asarray(np.full(5000, -0.0))  # the first element as it is
     assert np.signbit(z.cumsum().copy_to_host()[0])
+
+
+@pytest.mark.parametrize("name", ["var", "std", "nanvar", "nanstd"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.complex64])
+def test_var_about_a_given_mean_as_numpy(name, dtype, rng):
+    # NumPy 2's mean=: the mean of |a - mean|^2, the mean as given (broadcast,
+    # its own dtype; nanvar subtracts into a's dtype)
+    x = (rng.standard_normal((5, 7)) * 3).astype(dtype)
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * x[::-1]
+    d = pygpu.asarray(x)
+    for axis in (0, 1, None, (0, 1)):
+        m = x.mean(axis=axis, keepdims=True)
+        wide = m.astype(np.complex128 if m.dtype.kind == "c" else np.float64)
+        for given, dgiven in ((m, pygpu.asarray(m)), (wide, pygpu.asarray(wide)), (0.5, 0.5)):
+            want = getattr(np, name)(x, axis=axis, mean=given, ddof=1)
+            got = getattr(np, name)(d, axis=axis, mean=dgiven, ddof=1)
+            assert got.dtype == np.asarray(want).dtype and got.shape == np.shape(want)
+            np.testing.assert_allclose(got.copy_to_host(), want, rtol=2e-5)
+    with pytest.raises(TypeError, match="pygpu.asarray"):
+        R.var(d, axis=0, mean=x.mean(0, keepdims=True))
+    with pytest.raises(TypeError, match="both mean= and where="):
+        R.var(d, axis=0, mean=pygpu.asarray(x.mean(0, keepdims=True)),
+              where=pygpu.asarray(np.ones(x.shape, bool)))
