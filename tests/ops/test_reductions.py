@@ -544,9 +544,9 @@ def test_var_about_a_given_mean_as_numpy(name, dtype, rng):
     for axis in (0, 1, None, (0, 1)):
         m = x.mean(axis=axis, keepdims=True)
         wide = m.astype(np.complex128 if m.dtype.kind == "c" else np.float64)
-        for given, dgiven in ((m, pygpu.asarray(m)), (wide, pygpu.asarray(wide)), (0.5, 0.5)):
-            want = getattr(np, name)(x, axis=axis, mean=given, ddof=1)
-            got = getattr(np, name)(d, axis=axis, mean=dgiven, ddof=1)
+        for mine, dmine in ((m, pygpu.asarray(m)), (wide, pygpu.asarray(wide)), (0.5, 0.5)):
+            want = getattr(np, name)(x, axis=axis, mean=mine, ddof=1)
+            got = getattr(np, name)(d, axis=axis, mean=dmine, ddof=1)
             assert got.dtype == np.asarray(want).dtype and got.shape == np.shape(want)
             np.testing.assert_allclose(got.copy_to_host(), want, rtol=2e-5)
     with pytest.raises(TypeError, match="pygpu.asarray"):
@@ -554,3 +554,67 @@ def test_var_about_a_given_mean_as_numpy(name, dtype, rng):
     with pytest.raises(TypeError, match="both mean= and where="):
         R.var(d, axis=0, mean=pygpu.asarray(x.mean(0, keepdims=True)),
               where=pygpu.asarray(np.ones(x.shape, bool)))
+
+
+# ---- hypothesis: random shapes, axes, dtypes and views against NumPy -----------------
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from hypothesis.extra import numpy as hnp  # noqa: E402
+
+FUZZ_FUNCS = ["sum", "prod", "max", "min", "mean", "var", "std", "argmax", "argmin", "any",
+              "all", "count_nonzero", "ptp", "cumsum", "cumprod", "nansum", "nanmax",
+              "nanmean"]
+FUZZ_DTYPES = ["bool", "int8", "uint8", "int32", "int64", "uint64", "float16", "float32",
+               "float64", "complex64"]
+
+
+@settings(max_examples=int(os.environ.get("PYGPU_FUZZ_EXAMPLES", 80)), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(name=st.sampled_from(FUZZ_FUNCS), dtype=st.sampled_from(FUZZ_DTYPES), data=st.data(),
+       shape=hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=6),
+       keepdims=st.booleans(), flip=st.booleans())
+def test_reductions_match_numpy_on_random_arrays(name, dtype, data, shape, keepdims, flip):
+    kind = np.dtype(dtype).kind
+    part = np.dtype(dtype).type(0).real.dtype if kind == "c" else np.dtype(dtype)
+    parts = [data.draw(hnp.arrays(part, shape, elements=hnp.from_dtype(
+        part, allow_nan=False, allow_infinity=False, min_value=-4 if kind in "fc" else None,
+        max_value=4 if kind in "fc" else None))) for _ in range(2 if kind == "c" else 1)]
+    x = (parts[0] + 1j * parts[1]).astype(dtype) if kind == "c" else parts[0]
+    if kind in "fc" and name.startswith("nan") and x.size:  # some NaNs to skip
+        x = x.copy()
+        x.flat[data.draw(st.integers(0, x.size - 1))] = np.nan
+    if flip and x.ndim:
+        x = x[..., ::-1]
+    ndim = x.ndim
+    if name in ("argmax", "argmin", "cumsum", "cumprod"):
+        axis = data.draw(st.sampled_from([None, *range(-ndim, ndim)]))
+    else:
+        axis = data.draw(st.one_of(st.none(), st.sampled_from(list(range(-ndim, ndim)) or [None]),
+                                   st.lists(st.integers(0, max(ndim - 1, 0)), unique=True,
+                                            max_size=ndim).map(tuple)))
+    kwargs = {"axis": axis}
+    if name not in ("cumsum", "cumprod", "count_nonzero"):
+        kwargs["keepdims"] = keepdims
+    d = pygpu.asarray(np.array(x, order="C"))  # (ascontiguousarray makes 0-d 1-d)
+    if flip and x.ndim:
+        d = pygpu.asarray(np.array(x[..., ::-1], order="C"))[..., ::-1]
+    f = getattr(np, name)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        try:
+            want = f(x, **kwargs)
+        except (TypeError, ValueError) as exc:
+            with pytest.raises((type(exc), TypeError)):
+                f(d, **kwargs)
+            return
+        got = f(d, **kwargs)
+    want = np.asarray(want)
+    got_h = got.copy_to_host() if isinstance(got, pygpu.DeviceArray) else np.asarray(got)
+    assert got_h.dtype == want.dtype and got_h.shape == want.shape, (name, kwargs)
+    if want.dtype.kind in "biu":
+        np.testing.assert_array_equal(got_h, want)
+    else:
+        tol = 5e-3 if want.dtype == np.float16 or dtype == "float16" else 1e-4
+        np.testing.assert_allclose(got_h, want, rtol=tol, atol=tol * 10, equal_nan=True)
