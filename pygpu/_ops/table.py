@@ -152,7 +152,7 @@ _ENTRIES = [
     Op("fabs", "out0 = pg::fabs(in0);"),
     Op("square", {"iu": "out0 = pg::wrap_mul(in0, in0);", "fc": "out0 = in0 * in0;"},
        exact="biuf"),
-    Op("reciprocal", {"iu": "out0 = in0 == 0 ? (R0)0 : (R0)(1 / in0);",
+    Op("reciprocal", {"iu": "out0 = pg::int_reciprocal(in0);",
                       "f": "out0 = (T0)1 / in0;", "c": "out0 = pg::cast<T0>(1.0) / in0;"},
        exact=False, domain=(1, 100)),
     Op("sign", {"i": "out0 = (T0)((in0 > 0) - (in0 < 0));", "u": "out0 = in0 > 0;",

@@ -564,12 +564,26 @@ template <class T> PG_FN complex<T> tan(complex<T> a)
     complex<T> t = tanh(mk(-a.im, a.re));
     return mk(t.im, -t.re);
 }
+/* Far from the origin (an infinity too; no NaN): log(2z) = log|z| + log 2 +
+ * i arg(z), with no overflow on the way. The inverse functions below are
+ * that plus terms of order 1/z^2, and give C99 Annex G's answers at the
+ * infinities (NumPy's). */
+template <class T> PG_FN bool far_out(complex<T> z)
+{
+    const T big = (T)1e150;
+    return !is_nan(z.re) && !is_nan(z.im) && (fabs(z.re) > big || fabs(z.im) > big);
+}
+template <class T> PG_FN complex<T> log_twice(complex<T> z)
+{
+    T h = is_inf(z.re) || is_inf(z.im) ? inf<T>() : hypot(z.re, z.im);
+    return mk(log(h) + (T)0.69314718055994530942, atan2(z.im, z.re));
+}
 template <class T> PG_FN complex<T> arcsinh(complex<T> a)
 {
     /* log(z + sqrt(z^2 + 1)), with the sign taken from z for accuracy */
     bool neg = a.re < 0 || (a.re == 0 && sign_bit(a.re));
     complex<T> z = neg ? -a : a;
-    complex<T> r = log(z + sqrt(z * z + mk((T)1, (T)0)));
+    complex<T> r = far_out(z) ? log_twice(z) : log(z + sqrt(z * z + mk((T)1, (T)0)));
     return neg ? -r : r;
 }
 template <class T> PG_FN complex<T> arcsin(complex<T> a)
@@ -586,12 +600,23 @@ template <class T> PG_FN complex<T> arccos(complex<T> a)
 template <class T> PG_FN complex<T> arccosh(complex<T> a)
 {
     /* log(z + sqrt(z + 1) sqrt(z - 1)) */
+    if (far_out(a)) {
+        return log_twice(a);
+    }
     complex<T> one = mk((T)1, (T)0);
     return log(a + sqrt(a + one) * sqrt(a - one));
 }
 template <class T> PG_FN complex<T> arctanh(complex<T> a)
 {
-    /* (log(1 + z) - log(1 - z)) / 2 */
+    /* (log(1 + z) - log(1 - z)) / 2; far out 1/z + i pi/2 (the sign of im) */
+    if (far_out(a)) {
+        T re = (T)0;
+        if (!is_inf(a.re) && !is_inf(a.im)) {
+            T h = hypot(a.re, a.im);
+            re = (a.re / h) / h;
+        }
+        return mk(copysign(re, a.re), copysign((T)1.57079632679489661923, a.im));
+    }
     complex<T> one = mk((T)1, (T)0);
     complex<T> d = log(one + a) - log(one - a);
     return mk(d.re * (T)0.5, d.im * (T)0.5);
@@ -800,7 +825,23 @@ template <class T> PG_FN T spacing(T x)
     if (is_nan(x)) {
         return x;
     }
+    if (x == (T)0) { /* NumPy: the smallest subnormal, positive for -0.0 too */
+        return nextafter((T)0, inf<T>());
+    }
     return nextafter(x, copysign(inf<T>(), x)) - x;
+}
+/* NumPy's integer reciprocal of 0 on x86: 1.0 / 0 converted as the CPU
+ * does (the "integer indefinite", the lowest int32 or int64), 0 for the
+ * narrower types and the unsigned ones */
+template <class T> PG_FN T int_reciprocal(T x)
+{
+    if (x != 0) {
+        return (T)(1 / x);
+    }
+    if ((T)-1 < (T)0 && sizeof(T) >= 4) {
+        return (T)(1ull << (sizeof(T) * 8 - 1));
+    }
+    return (T)0;
 }
 /* float16's spacing as NumPy computes it, on the bits: always positive (the
  * gap above |x|, or below it for a negative power of two), inf at the
