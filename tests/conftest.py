@@ -6,6 +6,8 @@ before any test touches a device. On the simulator two devices are simulated
 """
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -93,3 +95,27 @@ def matmul_error(got, A, B):
     ref = A @ B
     scale = np.linalg.norm(A) * np.linalg.norm(B)
     return np.linalg.norm(np.asarray(got, dtype=np.float64) - ref) / (scale or 1.0)
+
+
+_WITH_NVRTC = """
+import sys
+from pygpu import rawkernel
+try:
+    rawkernel.nvrtc_version()
+except RuntimeError as exc:
+    print(exc)
+    sys.exit(3)
+"""
+
+
+def run_with_nvrtc(script, *args):
+    """Runs `script` (Python) in a process of its own where the simulator does
+    not stand in for NVRTC (no PYGPU_SIM* settings), after a check that NVRTC
+    loads (else the test is skipped with the reason); its stdout."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYGPU_SIM")}
+    r = subprocess.run([sys.executable, "-c", _WITH_NVRTC + script, *args], env=env,
+                       capture_output=True, text=True)
+    if r.returncode == 3:
+        pytest.skip(r.stdout.strip())
+    assert r.returncode == 0, r.stderr[-4000:]
+    return r.stdout

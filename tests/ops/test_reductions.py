@@ -13,12 +13,11 @@ where NumPy rounds more often.
 
 import os
 import re
-import subprocess
-import sys
 import warnings
 
 import numpy as np
 import pytest
+from conftest import run_with_nvrtc
 
 import pygpu
 from pygpu import cuda
@@ -430,15 +429,8 @@ def test_reduction_runs_on_the_arrays_device(rng):
 
 
 NVRTC_CHECK = """
-import sys
-from pygpu import rawkernel
 from pygpu._ops import reduction as R
 from pygpu._ops.table import REDUCTIONS
-try:
-    rawkernel.nvrtc_version()
-except RuntimeError as exc:
-    print(exc)
-    sys.exit(3)
 kernels = []
 for name in REDUCTIONS:
     loop = "q" if name.startswith("bitwise") or name in ("gcd", "count_nonzero") else \\
@@ -458,12 +450,7 @@ def test_every_reduction_compiles_with_nvrtc():
     """Each Reduction of the table on its widest loop, in every variant of
     both templates: the source NVRTC gets on a GPU (in a process of its own,
     where the simulator does not stand in for NVRTC)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYGPU_SIM")}
-    r = subprocess.run([sys.executable, "-c", NVRTC_CHECK], env=env, capture_output=True,
-                       text=True)
-    if r.returncode == 3:
-        pytest.skip(r.stdout.strip())
-    assert r.returncode == 0, r.stderr[-4000:]
+    run_with_nvrtc(NVRTC_CHECK)
 
 
 @pytest.mark.parametrize("shape,axis", [((1000,), None), ((37, 5), 0), ((37, 5), 1),
