@@ -182,3 +182,20 @@ def test_complex_inverse_functions_at_infinities_and_far_out(name, dtype):
     for part in ("real", "imag"):
         g, w = getattr(got, part), getattr(want, part)
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint16", "int32", "uint32",
+                                   "int64", "uint64"])
+def test_integer_reciprocal_of_zero_as_numpy(dtype):
+    x = np.array([0, 1, 2, 5], dtype)
+    with np.errstate(all="ignore"):
+        want = np.reciprocal(x)
+    np.testing.assert_array_equal(pygpu.reciprocal(pygpu.asarray(x)).copy_to_host(), want)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_spacing_of_signed_zeros_as_numpy(dtype):
+    x = np.array([-0.0, 0.0, 1.0, -1.0, -3.0], dtype)
+    got = pygpu.spacing(pygpu.asarray(x)).copy_to_host()
+    np.testing.assert_array_equal(got, np.spacing(x))
+    assert not np.signbit(got[:2]).any()
