@@ -114,14 +114,18 @@ _install_dask_hook()  # Dask and distributed find DeviceArray by themselves (pyg
 # NumPy's ufuncs on DeviceArrays (pygpu.sin, pygpu.maximum, ...), from the op
 # table (add, subtract and multiply of two operands still take the C functions
 # of pygpu._core, with their stream=), NumPy's functions made of ufuncs (where,
-# clip, round, ...) and the reductions: imported at first use (PEP 562), so
-# that `import pygpu` does not pay for the op table and its modules.
+# clip, round, ...), the reductions, and the areas of pygpu/_ops (each
+# module's __all__: creation, manipulation, indexing, sorting, the array API's
+# names): imported at first use (PEP 562), so that `import pygpu` does not pay
+# for the op table and its modules.
 _FUNCTIONS = ("allclose", "around", "array_equal", "clip", "concatenate", "conj", "dot",
               "imag", "inner", "isclose", "real", "round", "stack", "vdot", "where")
 _REDUCTIONS = ("all", "amax", "amin", "any", "argmax", "argmin", "count_nonzero", "cumprod",
                "cumsum", "max", "mean", "min", "nanargmax", "nanargmin", "nancumprod",
                "nancumsum", "nanmax", "nanmean", "nanmin", "nanprod", "nanstd", "nansum",
                "nanvar", "prod", "ptp", "std", "sum", "var")
+# pygpu.random, pygpu.linalg and pygpu.fft: imported at first use
+_SUBMODULES = ("fft", "linalg", "random")
 _EAGER = [
     "CudaError", "Device", "DeviceArray", "Event", "KernelAssertionError", "KernelError",
     "MemoryPool", "NoDeviceError",
@@ -146,15 +150,35 @@ def __getattr__(name):
     elif name == "ufunc":
         from ._ops import ufunc as module
     elif name == "__all__":
-        value = [*_EAGER, *_FUNCTIONS, *_REDUCTIONS, "ufunc", *_ufunc_names()]
+        from ._ops import merged
+
+        value = [*_EAGER, *_FUNCTIONS, *_REDUCTIONS, "ufunc", *_SUBMODULES,
+                 *_ufunc_names()]
+        value += sorted(n for n in merged("__all__") if n not in value)
         globals()["__all__"] = value
         return value
+    elif name in _SUBMODULES:
+        import importlib
+
+        try:
+            value = importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"module 'pygpu' has no attribute {name!r}") from None
+        globals()[name] = value
+        return value
     elif not name.startswith("_"):
+        from ._ops import merged
         from ._ops.ufunc import UFUNCS
 
-        if name not in UFUNCS:
+        if name in UFUNCS:
+            value = UFUNCS[name]
+        elif name in merged("__all__"):
+            value = getattr(merged("__all__")[name], name)
+        else:
             raise AttributeError(f"module 'pygpu' has no attribute {name!r}")
-        value = globals()[name] = UFUNCS[name]
+        globals()[name] = value
         return value
     else:
         raise AttributeError(f"module 'pygpu' has no attribute {name!r}")

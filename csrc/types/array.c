@@ -399,6 +399,31 @@ py_method(PyObject *self, const char *name, PyObject *const *args, Py_ssize_t na
 PG_PY_METHODS(PG_PY_METHOD_FN)
 #undef PG_PY_METHOD_FN
 
+/* Attributes that C does not define come from the Python areas of
+ * pygpu/_ops (methods.py's attribute(): the array API's and NumPy's methods
+ * and properties that are written in Python, such as sort or mT). Only a name
+ * that the generic lookup misses pays for the call. */
+static PyObject *
+Array_getattro(PyObject *self, PyObject *name)
+{
+    PyObject *res = PyObject_GenericGetAttr(self, name), *mod, *etype, *exc, *etb;
+    if (res != NULL || !PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        return res;
+    }
+    PyErr_Fetch(&etype, &exc, &etb);
+    mod = import_methods(self);
+    res = mod == NULL ? NULL : PyObject_CallMethod(mod, "attribute", "OO", self, name);
+    if (res == NULL && PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        PyErr_Clear(); /* not there either: the generic lookup's error */
+        PyErr_Restore(etype, exc, etb);
+        return NULL;
+    }
+    Py_XDECREF(etype);
+    Py_XDECREF(exc);
+    Py_XDECREF(etb);
+    return res;
+}
+
 /* Pickling copies to the host; unpickling copies back (to the current device). */
 static PyObject *
 Array_reduce(PyObject *self, PyObject *Py_UNUSED(ignored))
@@ -940,6 +965,7 @@ static PyType_Slot Array_slots[] = {
     {Py_tp_clear, Array_clear},
     {Py_tp_repr, Array_repr},
     {Py_tp_methods, Array_methods},
+    {Py_tp_getattro, Array_getattro},
     {Py_tp_getset, Array_getset},
     {Py_tp_members, Array_members},
     {Py_mp_subscript, Array_getitem},

@@ -205,5 +205,20 @@ def array_function(func, types, args, kwargs):
     methods, or the C side names the function as unsupported)."""
     impl = ARRAY_FUNCTIONS.get(func)
     if impl is None:
-        return NotImplemented
+        from . import merged
+
+        impl = merged("NUMPY").get(func)
+        if impl is None:
+            return NotImplemented
     return impl(*args, **kwargs)
+
+
+def attribute(self, name):
+    """DeviceArray's attributes written in Python (the areas' ATTRIBUTES:
+    array.c's getattro asks here for a name the C type lacks)."""
+    from . import merged
+
+    get = merged("ATTRIBUTES").get(name)
+    if get is None:
+        raise AttributeError(f"'pygpu.DeviceArray' object has no attribute {name!r}")
+    return get(self)
