@@ -57,6 +57,10 @@ typedef struct {
      * path (ops.c) */
     PyObject *py_array_ufunc;
     PyObject *py_operator;
+    /* pygpu._ops.ufunc's plans ({key: (device, run)}), handed over by
+     * _core._set_ufunc_plans: the operators and __array_ufunc__ look a call
+     * up there before they call the Python side (ops.c's replay_plan) */
+    PyObject *py_plans;
     /* pygpu._ops.methods, imported at the first call of a method written in
      * Python (array.c's PG_PY_METHODS) */
     PyObject *py_methods;

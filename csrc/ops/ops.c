@@ -847,6 +847,93 @@ python_side(PyObject **slot, const char *name)
     return Py_NewRef(*slot);
 }
 
+/* ---- replaying a plan of pygpu._ops.ufunc ------------------------------------
+ * The Python side keeps a plan per kind of call (ufunc.py's _plans: {key:
+ * (device, run)}); a repeated call only converts its scalars, allocates and
+ * launches (run). The operators and __array_ufunc__ look the call up here
+ * first, with the key made as ufunc.py's _plan_key makes it, so that a
+ * repeated call pays for no Python but run's. */
+
+/* An operand's part of a plan's key (ufunc.py's _descr): (dtype, shape,
+ * strides, device) of a DeviceArray; the type of a bool, int, float or
+ * complex; the dtype of a NumPy scalar. NULL, with no error, for others. */
+static PyObject *
+plan_descr(pg_state *st, PyObject *x)
+{
+    PyTypeObject *t = Py_TYPE(x);
+    if (t == st->DeviceArrayType) {
+        pg_array *a = (pg_array *)x;
+        PyObject *r = Py_BuildValue(
+            "(ONNi)", (PyObject *)a->descr, PyArray_IntTupleFromIntp(a->nd, a->shape),
+            PyArray_IntTupleFromIntp(a->nd, a->strides), pg_array_device(a));
+        if (r == NULL) {
+            PyErr_Clear();
+        }
+        return r;
+    }
+    if (t == &PyBool_Type || t == &PyLong_Type || t == &PyFloat_Type ||
+        t == &PyComplex_Type) {
+        return Py_NewRef((PyObject *)t);
+    }
+    if (PyArray_IsScalar(x, Generic)) {
+        return (PyObject *)PyArray_DescrFromScalar(x);
+    }
+    return NULL;
+}
+
+/* name(a) or name(a, b) (b NULL) from a plan: 1 with *res set, 0 where there
+ * is no plan (or the plan declines: the caller takes the Python side), -1
+ * on an error. */
+static int
+replay_plan(pg_state *st, PyObject *name, PyObject *a, PyObject *b, PyObject **res)
+{
+    PyObject *da = NULL, *db = NULL, *key = NULL, *plan, *run, *args[2] = {a, b};
+    const pg_backend *rt;
+    int device = 0, done = 0;
+    *res = NULL;
+    if (st->py_plans == NULL || PyDict_GET_SIZE(st->py_plans) == 0 ||
+        (da = plan_descr(st, a)) == NULL ||
+        (b != NULL && (db = plan_descr(st, b)) == NULL)) {
+        goto done;
+    }
+    key = b != NULL ? PyTuple_Pack(3, name, da, db) : PyTuple_Pack(2, name, da);
+    if (key == NULL) {
+        PyErr_Clear();
+        goto done;
+    }
+    plan = PyDict_GetItemWithError(st->py_plans, key); /* borrowed */
+    if (plan == NULL || !PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != 2 ||
+        (rt = pg_get_rt(st)) == NULL || pg_current_device(st, rt, &device) < 0 ||
+        PyLong_AsLong(PyTuple_GET_ITEM(plan, 0)) != device) {
+        PyErr_Clear();
+        goto done;
+    }
+    Py_INCREF(plan); /* the call may clear the dict */
+    run = PyTuple_GET_ITEM(plan, 1);
+    *res = PyObject_Vectorcall(run, args, b != NULL ? 2 : 1, NULL);
+    Py_DECREF(plan);
+    if (*res == NULL) {
+        /* a scalar beyond the loop's type: the Python side says what NumPy says */
+        if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+            PyErr_Clear();
+        }
+        else {
+            done = -1;
+        }
+    }
+    else if (*res == Py_None) { /* the plan declines (an overlap) */
+        Py_CLEAR(*res);
+    }
+    else {
+        done = 1;
+    }
+done:
+    Py_XDECREF(da);
+    Py_XDECREF(db);
+    Py_XDECREF(key);
+    return done;
+}
+
 PyObject *
 pg_python_operator(const char *name, PyObject *a, PyObject *b, int inplace)
 {
@@ -857,8 +944,13 @@ pg_python_operator(const char *name, PyObject *a, PyObject *b, int inplace)
     if (st == NULL) {
         Py_RETURN_NOTIMPLEMENTED;
     }
-    if ((fn = python_side(&st->py_operator, "operator")) == NULL ||
-        (args[0] = PyUnicode_FromString(name)) == NULL) {
+    if ((args[0] = PyUnicode_InternFromString(name)) == NULL) {
+        return NULL;
+    }
+    if (!inplace && replay_plan(st, args[0], a, b, &res) != 0) {
+        goto done; /* replayed, or an error */
+    }
+    if ((fn = python_side(&st->py_operator, "operator")) == NULL) {
         goto done;
     }
     res = PyObject_Vectorcall(fn, args, 4, NULL);
@@ -951,6 +1043,22 @@ pg_array_ufunc(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
         pg_stream_ref cur;
         (void)pg_resolve_stream(st, NULL, &cur);
         return pg_binary(st, op, args[2], args[3], out, &cur, 0);
+    }
+    if (nkw == 0 && (nargs == 3 || nargs == 4) && PyUnicode_Check(args[1]) &&
+        PyUnicode_CompareWithASCIIString(args[1], "__call__") == 0) {
+        /* np.sin(d), np.maximum(d, e): a plan first */
+        PyObject *name = PyObject_GetAttrString(args[0], "__name__");
+        int done;
+        if (name == NULL) {
+            return NULL;
+        }
+        done = PyUnicode_Check(name)
+                   ? replay_plan(st, name, args[2], nargs == 4 ? args[3] : NULL, &res)
+                   : 0;
+        Py_DECREF(name);
+        if (done != 0) {
+            return res;
+        }
     }
     if ((fn = python_side(&st->py_array_ufunc, "array_ufunc")) == NULL ||
         (inputs = PyTuple_New(nargs - 2)) == NULL || (kwargs = PyDict_New()) == NULL) {

@@ -58,6 +58,19 @@ mod_get_device(PyObject *m, PyObject *Py_UNUSED(ignored))
     return PyLong_FromLong(device);
 }
 
+/* pygpu._ops.ufunc hands over its dict of plans (ops.c's replay_plan) */
+static PyObject *
+mod_set_ufunc_plans(PyObject *m, PyObject *plans)
+{
+    pg_state *st = pg_state_of_module(m);
+    if (!PyDict_CheckExact(plans)) {
+        PyErr_SetString(PyExc_TypeError, "_set_ufunc_plans takes a dict");
+        return NULL;
+    }
+    Py_XSETREF(st->py_plans, Py_NewRef(plans));
+    Py_RETURN_NONE;
+}
+
 static PyObject *
 mod_synchronize(PyObject *m, PyObject *Py_UNUSED(ignored))
 {
@@ -194,6 +207,9 @@ static PyMethodDef device_functions[] = {
      "has_cuda()\n--\n\nTrue if this pygpu was built with the CUDA toolkit."},
     {"device_count", mod_device_count, METH_NOARGS,
      "device_count()\n--\n\nNumber of devices; NoDeviceError if there are none."},
+    {"_set_ufunc_plans", mod_set_ufunc_plans, METH_O,
+     "_set_ufunc_plans(plans, /)\n--\n\npygpu._ops.ufunc's plans, which the operators "
+     "and __array_ufunc__ replay without the Python side."},
     {"get_device", mod_get_device, METH_NOARGS,
      "get_device()\n--\n\nThe current device id of this thread."},
     {"synchronize", mod_synchronize, METH_NOARGS,
@@ -296,6 +312,7 @@ module_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->matmul_ufunc);
     Py_VISIT(st->py_array_ufunc);
     Py_VISIT(st->py_operator);
+    Py_VISIT(st->py_plans);
     Py_VISIT(st->py_methods);
     return 0;
 }
@@ -335,6 +352,7 @@ module_clear(PyObject *module)
     Py_CLEAR(st->matmul_ufunc);
     Py_CLEAR(st->py_array_ufunc);
     Py_CLEAR(st->py_operator);
+    Py_CLEAR(st->py_plans);
     Py_CLEAR(st->py_methods);
     return 0;
 }

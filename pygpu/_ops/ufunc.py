@@ -275,6 +275,7 @@ def call(op, args, out=None, where=True, casting="same_kind", order="K", dtype=N
 # call only converts its scalars, allocates its result and launches.
 
 _plans = {}
+_core._set_ufunc_plans(_plans)  # the operators and __array_ufunc__ replay them in C
 _MAX_PLANS = 4096
 _OUT = ("out",)  # the first item of a plan's key where the call names its output
 _PY_TYPES = frozenset((bool, int, float, complex))
