@@ -67,7 +67,7 @@ _MAX_BLOCKS = 1 << 16
 
 # ---- kernels: templates of philox.h, instantiated by name ----------------------------
 _TAGS = {"?": "b1", "b": "i1", "B": "u1", "h": "i2", "H": "u2", "i": "i4", "I": "u4",
-         "q": "i8", "Q": "u8", "f": "f4", "d": "f8"}
+         "l": "i8", "L": "u8", "q": "i8", "Q": "u8", "f": "f4", "d": "f8"}
 _CTYPES = {"?": "bool", "b": "signed char", "B": "unsigned char", "h": "short",
            "H": "unsigned short", "i": "int", "I": "unsigned int", "q": "long long",
            "Q": "unsigned long long", "f": "float", "d": "double"}
@@ -327,7 +327,7 @@ class Generator:
         if _is_array(loc) or _is_array(scale):
             shape = _result_shape(size, loc, scale)
             s = _host(scale)
-            if np.any(np.signbit(s) & (s != 0)) or np.any(s < 0):
+            if np.any(s < 0):
                 raise ValueError("scale < 0")
             z = self._fill("normal", shape, dt, None, 0.0, 1.0)
             return z * _device_param(scale, dt) + _device_param(loc, dt)
@@ -424,7 +424,7 @@ class Generator:
 
     def permutation(self, x, axis=0):
         """A permuted arange(x) for an int, else a permuted copy of x along axis."""
-        if not _is_array(x) and not isinstance(x, _core.DeviceArray):
+        if not isinstance(x, (np.ndarray, _core.DeviceArray)) and np.ndim(x) == 0:
             try:
                 n = operator.index(x)
             except TypeError:
@@ -548,7 +548,7 @@ def _int_dtype(dtype, what):
         raise TypeError(f"Unsupported dtype {dtype!r} for {what}") from None
     if dt.kind not in "biu" or dt.char not in "?bBhHiIlLqQ":
         raise TypeError(f"Unsupported dtype {dt!r} for {what}")
-    return np.dtype(dt.char.replace("l", "q").replace("L", "Q"))
+    return dt
 
 
 def _int_bound(x, what):
