@@ -9,10 +9,10 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import run_with_nvrtc
 
 import pygpu
 import pygpu.random as R
-from conftest import run_with_nvrtc
 
 M = np.uint64(0xFFFFFFFF)
 
