@@ -97,6 +97,10 @@ def _instances():
         out[f"pg_rng_integers64_{tag}"] = (
             f"({t} *out, long long n, {_KEY}, unsigned long long low, unsigned long long m)",
             f"pg::rng::integers64<{t}>(out, n, k0, k1, offset, low, m);")
+        out[f"pg_rng_integers_each_{tag}"] = (
+            f"({t} *out, long long n, {_KEY}, const unsigned long long *low, "
+            "const unsigned long long *m)",
+            f"pg::rng::integers_each<{t}>(out, n, k0, k1, offset, low, m);")
     out["pg_rng_permutation"] = (
         f"(long long *out, long long count, long long n, {_KEY})",
         "pg::rng::permutation_index(out, count, n, k0, k1, offset);")
@@ -204,9 +208,9 @@ def _result_shape(size, *params):
             raise ValueError
         return shape
     except ValueError:
-        raise ValueError("shape mismatch: objects cannot be broadcast to a single shape. "
-                         f"Mismatch is between arg 0 with shape {_shape(size)} and the "
-                         f"parameters' shapes {shapes}") from None
+        given = "" if size is None else f"size {_shape(size)} and "
+        raise ValueError("shape mismatch: objects cannot be broadcast to a single shape: "
+                         f"{given}the parameters' shapes {shapes}") from None
 
 
 def _device_param(x, dtype):
@@ -368,9 +372,10 @@ class Generator:
         dt = _int_dtype(dtype, "integers")
         if high is None:
             low, high = 0, low
+            if not endpoint and np.any(_int_bounds(high, "high") <= 0):
+                raise ValueError("high <= 0")
         if _is_array(low) or _is_array(high):
-            raise TypeError("pygpu.random's integers takes scalar low and high; "
-                            "arrays of bounds are not supported")
+            return self._integers_each(low, high, size, dt, endpoint)
         lo, hi = _int_bound(low, "low"), _int_bound(high, "high")
         if not endpoint:
             if lo >= hi:
@@ -388,6 +393,32 @@ class Generator:
         if hi > bounds[1] or hi < bounds[0]:
             raise ValueError(f"high is out of bounds for {dt}")
         return self._integers(_shape(size), dt, lo, hi - lo)
+
+    def _integers_each(self, low, high, size, dt, endpoint):
+        shape = _result_shape(size, low, high)
+        lo, hi = _int_bounds(low, "low"), _int_bounds(high, "high")
+        if not endpoint:
+            if np.any(lo >= hi):
+                raise ValueError("low >= high")
+            hi = np.asarray(hi - 1, dtype=hi.dtype)
+        elif np.any(lo > hi):
+            raise ValueError("low > high")
+        info = (0, 1) if dt == np.bool_ else (np.iinfo(dt).min, np.iinfo(dt).max)
+        if lo.size and (int(lo.min()) < info[0] or int(lo.max()) > info[1]):
+            raise ValueError(f"low is out of bounds for {dt}")
+        if hi.size and (int(hi.max()) > info[1] or int(hi.min()) < info[0]):
+            raise ValueError(f"high is out of bounds for {dt}")
+        u = (lo % (1 << 64)).astype(np.uint64) if lo.dtype == object else lo.astype(np.uint64)
+        m = ((hi - lo) % (1 << 64)).astype(np.uint64) if object in (lo.dtype, hi.dtype) \
+            else (hi.astype(np.uint64) - u)
+        u = _core.asarray(np.ascontiguousarray(np.broadcast_to(u, shape)))
+        m = _core.asarray(np.ascontiguousarray(np.broadcast_to(m, shape)))
+        out = _core.empty(shape, dt)
+        n = out.size
+        key = self._take(-(-n // 2))
+        _launch(f"pg_rng_integers_each_{_TAGS[dt.char]}", -(-n // 2), out, np.int64(n), *key,
+                u, m)
+        return out
 
     def _integers(self, shape, dt, lo, m):
         out = _core.empty(shape, dt)
@@ -502,7 +533,7 @@ class Generator:
                    self._integers((count,), np.dtype(np.int64), 0, n - 1) if count else
                    _core.empty((0,), np.int64))
             rows = self._rows(moved, count, idx)
-        out = rows.reshape(*shape, *moved.shape[1:])
+        out = rows.reshape((*shape, *moved.shape[1:]))
         if axis:
             k = len(shape)
             order = list(range(k, k + axis)) + list(range(k)) + \
@@ -551,15 +582,36 @@ def _int_dtype(dtype, what):
     return dt
 
 
+def _int_bounds(x, what):
+    """Integer bounds as a NumPy array: int64, or object (Python ints) where
+    they pass int64's range; floats truncated as NumPy does."""
+    a = _host(x)
+    if a.dtype.kind == "f":
+        if not np.all(np.isfinite(a)):
+            raise OverflowError("cannot convert float infinity to integer")
+        a = np.trunc(a)
+        big = a.size and (a.min() < -(2.0**63) or a.max() >= 2.0**63)
+        return np.vectorize(int, otypes=[object])(a) if big else a.astype(np.int64)
+    if a.dtype.kind == "b":
+        return a.astype(np.int64)
+    if a.dtype.kind not in "iu":
+        raise TypeError(f"{what} must hold integers, not {a.dtype}")
+    if a.dtype == np.uint64 and a.size and int(a.max()) >= 2**63:
+        return a.astype(object)
+    return a.astype(np.int64)
+
+
 def _int_bound(x, what):
+    if isinstance(x, np.ndarray):
+        x = x[()]
     if isinstance(x, (bool, np.bool_)):
         return int(x)
     try:
         return operator.index(x)
     except TypeError:
         pass
-    if isinstance(x, (float, np.floating)) and math.isfinite(x):
-        return int(x)  # NumPy truncates float bounds
+    if isinstance(x, (float, np.floating)):
+        return int(x)  # NumPy truncates float bounds (OverflowError for inf)
     raise TypeError(f"{what} must be an integer (or a finite float), not {x!r}")
 
 

@@ -253,6 +253,27 @@ def test_integers_with_a_range_that_rejects_often_stay_unbiased():
     assert abs(np.mean(x < k // 2) - 0.5) < 4 * 0.5 / math.sqrt(N)
 
 
+def test_integers_take_arrays_of_bounds_that_broadcast():
+    low = np.array([0, 5, -(2**63)])
+    high = pygpu.asarray(np.array([[10], [1000]]))
+    x = R.default_rng(19).integers(low, high, size=(4000, 2, 3)).get()
+    assert x.shape == (4000, 2, 3) and x.dtype == np.int64
+    assert set(np.unique(x[:, 0, 0])) == set(range(10))
+    assert set(np.unique(x[:, 0, 1])) == set(range(5, 10))
+    assert x[:, 1, 1].min() >= 5 and x[:, 1, 1].max() < 1000
+    assert np.all(x[:, :, 2] < np.array([[10, 1000]]))
+    assert x[:, 1, 2].min() < -(2**62)  # the range is 2^63 wide
+    u = R.default_rng(19).integers(0, np.array([2**64 - 1, 5], dtype=np.uint64),
+                                   dtype=np.uint64, endpoint=True).get()
+    assert u.dtype == np.uint64 and u[1] <= 5
+    with pytest.raises(ValueError, match="low >= high"):
+        R.default_rng(0).integers([5, 1], [5, 6])
+    with pytest.raises(ValueError, match="high is out of bounds for int8"):
+        R.default_rng(0).integers([0], [300], dtype=np.int8)
+    with pytest.raises(ValueError, match="shape mismatch"):
+        R.default_rng(0).integers([1, 2], size=3)
+
+
 # ---- permutations and choices --------------------------------------------------------
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 17, 1000, 4097])
 def test_permutation_is_a_permutation(n):
@@ -414,7 +435,9 @@ ERRORS = [
     (lambda g: g.permutation(np.array(5)), np.exceptions.AxisError, "axis 0"),
     (lambda g: g.shuffle(pygpu.asarray(np.array(5.0))), TypeError, "unsized"),
     (lambda g: g.shuffle([1, 2]), TypeError, "DeviceArray"),
-    (lambda g: g.integers(np.zeros(2), 5), TypeError, "scalar low and high"),
+    (lambda g: g.integers(0, None), ValueError, "high <= 0"),
+    (lambda g: g.integers(0, np.inf), OverflowError, "infinity"),
+    (lambda g: g.integers([0, np.inf], 5), OverflowError, "infinity"),
     (lambda g: R.default_rng(-1), ValueError, "non-negative"),
     (lambda g: R.default_rng(1.5), TypeError, "SeedSequence"),
     (lambda g: R.seed(-1), ValueError, "between 0 and 2\\*\\*32 - 1"),

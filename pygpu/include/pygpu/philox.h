@@ -359,6 +359,7 @@ PG_FN void
 integers32(T *out, long long n, unsigned int k0, unsigned int k1,
            unsigned long long offset, unsigned long long low, unsigned int m)
 {
+    const unsigned int s = m + 1u, t = s ? (0u - s) % s : 0u; /* once a thread */
     PG_RNG_LOOP(4)
     {
         const unsigned long long ctr = offset + (unsigned long long)gi;
@@ -371,7 +372,6 @@ integers32(T *out, long long n, unsigned int k0, unsigned int k1,
             }
         }
         else {
-            const unsigned int s = m + 1u, t = (0u - s) % s;
             unsigned int pending = 0;
 #pragma unroll
             for (int j = 0; j < 4; j++) {
@@ -406,6 +406,7 @@ PG_FN void
 integers64(T *out, long long n, unsigned int k0, unsigned int k1,
            unsigned long long offset, unsigned long long low, unsigned long long m)
 {
+    const unsigned long long s = m + 1ull, t = s ? (0ull - s) % s : 0ull;
     PG_RNG_LOOP(2)
     {
         const unsigned long long ctr = offset + (unsigned long long)gi;
@@ -416,7 +417,6 @@ integers64(T *out, long long n, unsigned int k0, unsigned int k1,
             v[1] = (unsigned long long)w.w[2] << 32 | w.w[3];
         }
         else {
-            const unsigned long long s = m + 1ull, t = (0ull - s) % s;
             unsigned int pending = 0;
 #pragma unroll
             for (int j = 0; j < 2; j++) {
@@ -443,6 +443,46 @@ integers64(T *out, long long n, unsigned int k0, unsigned int k1,
         g.v[0] = cast<T>(low + v[0]);
         g.v[1] = cast<T>(low + v[1]);
         store(out, gi * 2, n, g);
+    }
+}
+
+/* bounds for each element: element i in [low[i], low[i] + m[i]], by 64-bit
+ * Lemire (K = 2) whatever the range, so that the counters an element takes do
+ * not depend on the other elements' ranges */
+template <class T>
+PG_FN void
+integers_each(T *out, long long n, unsigned int k0, unsigned int k1,
+              unsigned long long offset, const unsigned long long *low,
+              const unsigned long long *m)
+{
+    PG_RNG_LOOP(2)
+    {
+        const unsigned long long ctr = offset + (unsigned long long)gi;
+        const words w = philox(ctr, 0, k0, k1);
+#pragma unroll
+        for (int j = 0; j < 2; j++) {
+            const long long i = gi * 2 + j;
+            if (i >= n) {
+                break;
+            }
+            const unsigned long long mi = m[i];
+            unsigned long long x =
+                (unsigned long long)w.w[2 * j] << 32 | w.w[2 * j + 1];
+            unsigned long long v = x;
+            if (mi != ~0ull) {
+                const unsigned long long s = mi + 1ull;
+                v = __umul64hi(x, s);
+                if (x * s < s) { /* only then can it be rejected */
+                    const unsigned long long t = (0ull - s) % s;
+                    for (unsigned int a = 1; x * s < t; a++) {
+                        const words r = philox(ctr, a, k0, k1);
+                        x = (unsigned long long)r.w[2 * j] << 32 | r.w[2 * j + 1];
+                        v = __umul64hi(x, s);
+                    }
+                }
+            }
+            out[i] = cast<T>(low[i] + v);
+        }
     }
 }
 
