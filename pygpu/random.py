@@ -489,6 +489,8 @@ class Generator:
         """Samples of a (an int: arange(a); else along axis), with or without
         replacement, uniform or with probabilities p."""
         pop_int = None
+        if isinstance(a, (bool, np.bool_)):
+            a = int(a)
         if not isinstance(a, _core.DeviceArray) and np.ndim(a) == 0:
             try:
                 pop_int = operator.index(a)

@@ -14,9 +14,9 @@
  * IEEE-754 operations that are correctly rounded on both a GPU and the host
  * (+ - * / sqrt and fma, no library log or sin, whose last bits differ
  * between CUDA's libdevice and the host's libm): log and sincos below are
- * written out. The unit is compiled with --fmad=false, so that NVRTC does not
- * contract a * b + c into an fma that the host (x86-64, no FMA) would round
- * twice; every multiply-add meant as one is an explicit fma.
+ * written out. Every multiply-add is an explicit fma, and no product feeds an
+ * addition otherwise (but for exact ones), so that no compiler can contract
+ * one differently; the unit is also compiled with --fmad=false.
  *
  * Grid-stride loops over groups of K elements, 64-bit indices, and stores of
  * the whole group at once where the output is aligned for it (coalesced). */
@@ -100,9 +100,8 @@ log_f32(float x)
     r = fmaf(r, z, 0.28571428571428571f);
     r = fmaf(r, z, 0.4f);
     r = fmaf(r, z, 0.66666666666666667f);
-    r = r * z;
     const float hfsq = (0.5f * f) * f, fe = (float)e;
-    const float t = fmaf(s, hfsq + r, fe * 9.0580006145e-06f);
+    const float t = fmaf(s, fmaf(r, z, hfsq), fe * 9.0580006145e-06f);
     return fe * 6.9313812256e-01f - ((hfsq - t) - f);
 }
 
@@ -128,9 +127,8 @@ log_f64(double x)
     r = fma(r, z, 0.28571428571428571);
     r = fma(r, z, 0.4);
     r = fma(r, z, 0.66666666666666667);
-    r = r * z;
     const double hfsq = (0.5 * f) * f, fe = (double)e;
-    const double t = fma(s, hfsq + r, fe * 1.90821492927058770002e-10);
+    const double t = fma(s, fma(r, z, hfsq), fe * 1.90821492927058770002e-10);
     return fe * 6.93147180369123816490e-01 - ((hfsq - t) - f);
 }
 
