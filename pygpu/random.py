@@ -37,8 +37,9 @@ and integers differ); their distributions are.
   each key picks one of at most 2^128 of the n! orders, not a uniform draw of
   all of them as NumPy's Fisher-Yates shuffle gives; each element's position
   is (empirically) uniform.
-- choice(p=...): the inverse CDF, cumsum on the device and a binary search
-  in the kernel, as NumPy's cdf.searchsorted(u, side='right').
+- choice(p=...): the inverse CDF: p's cumsum (NumPy's, p being on the host
+  for its checks), then a binary search in the kernel, as NumPy's
+  cdf.searchsorted(u, side='right') on the cdf divided by its last value.
 
 With size=None the methods return a 0-d DeviceArray where NumPy returns a
 scalar: the value stays on the device.
@@ -544,7 +545,7 @@ class Generator:
         return out
 
     def _cdf(self, p, n):
-        h = _host(p)
+        h = hp = _host(p)
         if h.ndim != 1:
             raise ValueError("p must be 1-dimensional")
         if h.size != n:
@@ -556,15 +557,13 @@ class Generator:
             raise ValueError("Probabilities contain NaN")
         if (h < 0).any():
             raise ValueError("Probabilities are not non-negative")
-        atol = max(np.sqrt(np.finfo(np.float64).eps),
-                   np.sqrt(np.finfo(_host(p).dtype).eps) if _host(p).dtype.kind == "f" else 0)
+        atol = np.sqrt(np.finfo(np.float64).eps)
+        if hp.dtype.kind == "f":
+            atol = max(atol, np.sqrt(np.finfo(hp.dtype).eps))
         if abs(h.sum() - 1.0) > atol:
             raise ValueError("Probabilities do not sum to 1. See Notes section of "
                              "docstring for more information.")
-        if isinstance(p, _core.DeviceArray):
-            from ._ops.reduction import cumsum
-
-            return cumsum(p.astype(np.float64))
+        # p is on the host for its checks: its cumsum there is NumPy's own
         return _core.asarray(np.cumsum(h))
 
     def _choice_cdf(self, cdf, n, count):
