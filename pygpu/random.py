@@ -448,6 +448,8 @@ class Generator:
         out = _core.empty((count, *a.shape[1:]), a.dtype)
         row = width * a.itemsize
         word = 8 if row % 8 == 0 else 4 if row % 4 == 0 else 2 if row % 2 == 0 else 1
+        if idx is None and row > word:  # wide rows: each row's source once, not a word
+            idx = self._perm_index(count, n)
         key = self._take(0 if idx is not None else 2)
         _launch(f"pg_rng_rows_w{word}", count * (row // word), out, a,
                 0 if idx is None else idx, np.int64(count), np.int64(n),

@@ -309,6 +309,13 @@ def test_permutation_of_an_array_keeps_its_rows():
     np.testing.assert_array_equal(np.sort(q.get(), axis=1), a)
 
 
+def test_permuting_an_array_takes_the_order_of_permutation_n():
+    order = R.default_rng(8).permutation(37).get()
+    for a in (np.arange(37.0), np.arange(37 * 5, dtype=np.int8).reshape(37, 5)):
+        got = R.default_rng(8).permutation(pygpu.asarray(a)).get()
+        np.testing.assert_array_equal(got, a[order])
+
+
 @pytest.mark.parametrize("dtype", [np.int8, np.float16, np.float64, np.complex64])
 def test_shuffle_permutes_rows_in_place(dtype):
     a = np.arange(60).reshape(15, 2, 2).astype(dtype)
