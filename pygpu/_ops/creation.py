@@ -175,6 +175,18 @@ def device_dtype(dtype, what):
     return dt
 
 
+def device_array(name, x):
+    """x, a DeviceArray (TypeError otherwise; a NumPy array is in host memory,
+    which pygpu does not copy implicitly)."""
+    if isinstance(x, DeviceArray):
+        return x
+    from .ufunc import _host_array_error
+
+    if isinstance(x, np.ndarray):
+        raise _host_array_error(name, x)
+    raise TypeError(f"{name} takes DeviceArrays, not {type(x).__name__}")
+
+
 def _scalar(v, what):
     """A Python or NumPy scalar from v (a 0-d DeviceArray is read from the
     device)."""
@@ -201,7 +213,9 @@ def _length(start, stop, step):
     """NumPy's arange length: ceil((stop - start) / step) in Python's
     arithmetic, the smaller of the two parts' for complex, 0 if negative."""
     q = (stop - start) / step
-    parts = (q.real, q.imag) if isinstance(q, (complex, np.complexfloating)) else (q,)
+    # both parts of a Python complex (numpy.complex128 is one); the real part
+    # of another complex (NumPy reads it as a float)
+    parts = (q.real, q.imag) if isinstance(q, complex) else (q,)
     n = None
     for p in parts:
         p = float(p)
@@ -423,11 +437,10 @@ def tri(N, M=None, k=0, dtype=float, *, device=None, like=None):
 
 def _tril_triu(m, k, upper):
     name = "triu" if upper else "tril"
-    if not isinstance(m, DeviceArray):
-        m = _on_device(m)
+    m = device_array(name, m)
     k = _int(k, f"{name}'s k")
-    if m.ndim == 0:
-        raise ValueError(f"{name} needs an array of at least 1 dimension, not a 0-d array")
+    if m.ndim == 0:  # a TypeError, as NumPy's (tri() of no shape)
+        raise TypeError(f"{name} needs an array of at least 1 dimension, not a 0-d array")
     shape = m.shape if m.ndim >= 2 else m.shape * 2
     with m.device:
         if m.ndim >= 2 and m.is_c_contiguous():
@@ -473,8 +486,7 @@ def strided_view(a, shape, strides, offset=0, readonly=True):
 def diagonal(a, offset=0, axis1=0, axis2=1):
     """numpy.diagonal: diagonal `offset` of the axes axis1 and axis2, as the
     last axis; a read-only view, as NumPy's."""
-    if not isinstance(a, DeviceArray):
-        a = _on_device(a)
+    a = device_array("diagonal", a)
     offset = _int(offset, "diagonal's offset")
     if a.ndim < 2:
         raise ValueError("diag requires an array of at least two dimensions")
@@ -499,8 +511,7 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
 def diag(v, k=0):
     """numpy.diag: a 2-D array with v on diagonal k (v 1-D), or diagonal k
     of v (v 2-D; a read-only view)."""
-    if not isinstance(v, DeviceArray):
-        v = _on_device(v)
+    v = device_array("diag", v)
     k = _int(k, "diag's k")
     if v.ndim == 1:
         n = v.shape[0] + abs(k)
@@ -524,7 +535,8 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
         raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
     ndim = len(xi)
     s0 = (1,) * ndim
-    output = [_on_device(x).reshape(s0[:i] + (-1,) + s0[i + 1:]) for i, x in enumerate(xi)]
+    output = [device_array("meshgrid", x).reshape(s0[:i] + (-1,) + s0[i + 1:])
+              for i, x in enumerate(xi)]
     if indexing == "xy" and ndim > 1:
         output[0] = output[0].reshape((1, -1) + s0[2:])
         output[1] = output[1].reshape((-1, 1) + s0[2:])

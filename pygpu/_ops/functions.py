@@ -6,7 +6,6 @@ import builtins
 
 import numpy as np
 
-from .. import _core
 from .._core import DeviceArray
 from .table import INTERNAL
 from .ufunc import UFUNCS as U

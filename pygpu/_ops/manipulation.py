@@ -18,6 +18,7 @@ kernel does it (UNIT), its index vector made on the host by NumPy itself
 """
 
 import itertools
+import operator
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
@@ -26,6 +27,7 @@ from .. import _core
 from .._core import DeviceArray
 from . import method
 from .creation import Unit, launch, strided_view
+from .creation import device_array as _array
 
 # ---- the gather kernel --------------------------------------------------------------
 
@@ -61,7 +63,7 @@ kernel = Unit(_HEAD, UNIT)
 def _folded(shape, strides):
     """The byte stride of axes that step as one (the last one's), or None."""
     dims = [(n, s) for n, s in zip(shape, strides, strict=True) if n != 1]
-    for (_, s), (n2, s2) in zip(dims, dims[1:]):
+    for (_, s), (n2, s2) in zip(dims, dims[1:], strict=False):
         if s != s2 * n2:
             return None
     return dims[-1][1] if dims else 0
@@ -91,18 +93,6 @@ def gather(x, axis, index):
 
 
 # ---- arguments ------------------------------------------------------------------------------
-
-def _array(name, x):
-    """x, a DeviceArray (TypeError otherwise; a NumPy array is in host memory,
-    which pygpu does not copy implicitly)."""
-    if isinstance(x, DeviceArray):
-        return x
-    from .ufunc import _host_array_error
-
-    if isinstance(x, np.ndarray):
-        raise _host_array_error(name, x)
-    raise TypeError(f"{name} takes DeviceArrays, not {type(x).__name__}")
-
 
 def _arrays(name, arrays):
     if isinstance(arrays, DeviceArray):
@@ -226,9 +216,6 @@ def atleast_3d(*arys):
 
 
 def _tuple_of(name, tup):
-    if isinstance(tup, DeviceArray):
-        raise TypeError(f"arrays to {name} must be passed as a sequence type such as list or "
-                        "tuple.")
     return _arrays(name, tup)
 
 
@@ -263,7 +250,7 @@ def array_split(ary, indices_or_sections, axis=0):
     that many nearly equal parts (the first ones one longer)."""
     ary = _array("array_split", ary)
     if ary.ndim == 0:
-        raise ValueError("array_split needs an array of at least 1 dimension")
+        raise np.exceptions.AxisError(axis, 0)
     axis = normalize_axis_index(axis, ary.ndim)
     total = ary.shape[axis]
     try:
@@ -455,9 +442,9 @@ def tile(A, reps):
     """numpy.tile: A repeated reps times along each axis (a new array)."""
     A = _array("tile", A)
     try:
-        tup = tuple(int(r) for r in reps)
+        tup = tuple(operator.index(r) for r in reps)
     except TypeError:
-        tup = (int(reps),)
+        tup = (operator.index(reps),)
     if any(t < 0 for t in tup):
         raise ValueError("negative dimensions are not allowed")
     d = max(len(tup), A.ndim)
@@ -487,15 +474,14 @@ def repeat(a, repeats, axis=None):
         repeats = repeats.copy_to_host()
     reps = np.asarray(repeats)
     if reps.size == 1 and reps.ndim <= 1:
-        np.repeat(np.zeros(1, np.int8), reps)  # NumPy's errors for the count
-        r = int(reps.reshape(()))
+        r = len(np.repeat(np.zeros(1, np.int8), repeats))  # NumPy's count, and its errors
         head, tail = a.shape[:axis], a.shape[axis + 1:]
         with a.device:
             out = _core.empty(head + (n * r,) + tail, a.dtype)
             if out.size:
                 out.reshape(head + (n, r) + tail)[...] = a.reshape(head + (n, 1) + tail)
         return out
-    index = np.repeat(np.arange(n), reps)  # NumPy's errors for the counts
+    index = np.repeat(np.arange(n), repeats)  # NumPy's errors for the counts
     return gather(a, axis, index)
 
 
