@@ -59,21 +59,31 @@ pg_arange_complex(pg::complex<R> *out, long long n, pg::complex<R> v0, pg::compl
 
 /* the triangle of a batch of rows x cols matrices (C order): element (r, c)
    kept where c - r <= k (lower) or c - r >= k (upper), else zero bits (zero
-   in every dtype); x may be out */
+   in every dtype); x may be out. I: 32-bit indices where they reach (the
+   divisions cost a quarter of 64-bit ones), else 64-bit. */
+template <class S, class I>
+__device__ void
+pg_tri_loop(const S *x, S *out, I n, I rows, I cols, long long k, int upper)
+{
+    const I step = (I)gridDim.x * blockDim.x;
+    for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+        const long long c = (long long)(i % cols), r = (long long)((i / cols) % rows);
+        const bool keep = upper ? c - r >= k : c - r <= k;
+        out[i] = keep ? x[i] : S();
+    }
+}
+
 template <class S>
 __device__ void
 pg_tri_mask(const S *x, S *out, long long n, long long rows, long long cols, long long k,
             int upper)
 {
-    const long long step = (long long)gridDim.x * blockDim.x;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
-        const long long c = i % cols, r = (i / cols) % rows;
-        const bool keep = upper ? c - r >= k : c - r <= k;
-        S v = x[i];
-        if (!keep) {
-            v = S();
-        }
-        out[i] = v;
+    if (n <= 0x7fffffffLL) {
+        pg_tri_loop<S, unsigned int>(x, out, (unsigned int)n, (unsigned int)rows,
+                                     (unsigned int)cols, k, upper);
+    }
+    else {
+        pg_tri_loop<S, long long>(x, out, n, rows, cols, k, upper);
     }
 }
 

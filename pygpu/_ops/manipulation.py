@@ -37,16 +37,31 @@ struct pg_bytes16 {
     unsigned long long lo, hi;
 };
 
-/* out (contiguous [A, T, B]) [a, t, b] = x [a, idx[t], b], x strided in bytes */
+/* out (contiguous [A, T, B]) [a, t, b] = x [a, idx[t], b], x strided in bytes;
+   I: 32-bit indices where they reach, else 64-bit */
+template <class S, class I>
+__device__ void
+pg_gather_loop(const char *x, const long long *idx, S *out, I n, I T, I B, long long sa,
+               long long st, long long sb)
+{
+    const I step = (I)gridDim.x * blockDim.x;
+    for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+        const I b = i % B, r = i / B, t = r % T, a = r / T;
+        out[i] = *(const S *)(x + (long long)a * sa + idx[t] * st + (long long)b * sb);
+    }
+}
+
 template <class S>
 __device__ void
 pg_gather_axis(const char *x, const long long *idx, S *out, long long n, long long T,
                long long B, long long sa, long long st, long long sb)
 {
-    const long long step = (long long)gridDim.x * blockDim.x;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
-        const long long b = i % B, r = i / B, t = r % T, a = r / T;
-        out[i] = *(const S *)(x + a * sa + idx[t] * st + b * sb);
+    if (n <= 0x7fffffffLL) {
+        pg_gather_loop<S, unsigned int>(x, idx, out, (unsigned int)n, (unsigned int)T,
+                                        (unsigned int)B, sa, st, sb);
+    }
+    else {
+        pg_gather_loop<S, long long>(x, idx, out, n, T, B, sa, st, sb);
     }
 }
 """
@@ -394,9 +409,10 @@ def squeeze(a, axis=None):
     return squeeze_(_array("squeeze", a), axis)
 
 
-def expand_dims(a, axis):
+def expand_dims(a, axis=0):
     """numpy.expand_dims: a view with axes of length one inserted at `axis`
-    (an int or a tuple, as in the array API 2025.12)."""
+    (an int or a tuple, as in the array API 2025.12; 0 by default, as the
+    standard's)."""
     a = _array("expand_dims", a)
     if type(axis) not in (tuple, list):
         axis = (axis,)
@@ -581,8 +597,9 @@ def pad(array, pad_width, mode="constant", **kwargs):
 # ---- differences and cumulative sums -----------------------------------------------------
 
 def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
-    """numpy.diff: the n-th differences along axis (not_equal for bool),
-    after prepend and append are joined on."""
+    """numpy.diff (and the array API's diff(x, /, *, axis=-1, n=1,
+    prepend=None, append=None)): the n-th differences along axis (not_equal
+    for bool), after prepend and append are joined on."""
     from .ufunc import UFUNCS as U
 
     a = _array("diff", a)
@@ -608,7 +625,7 @@ def diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
 
 
 def _diff_extra(a, axis, value):
-    if value is np._NoValue:
+    if value is np._NoValue or value is None:  # None: the array API's "nothing"
         return []
     if not isinstance(value, DeviceArray):
         if isinstance(value, np.ndarray) and value.ndim:

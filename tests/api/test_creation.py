@@ -305,8 +305,11 @@ def test_indices_matches_numpy():
 
 
 def test_the_functions_are_in_the_pygpu_namespace_and_numpy_dispatches_to_them():
-    for name in creation.__all__:
-        assert getattr(pygpu, name) is getattr(creation, name)
+    from pygpu._ops import merged
+
+    for name in creation.__all__:  # where no area before this one has the name
+        if merged("__all__")[name] is creation:
+            assert getattr(pygpu, name) is getattr(creation, name)
     x = random((3, 3), "d")
     d = pygpu.asarray(x)
     check(np.triu(d, 1), np.triu(x, 1))
