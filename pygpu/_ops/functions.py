@@ -6,7 +6,6 @@ import builtins
 
 import numpy as np
 
-from .. import _core
 from .._core import DeviceArray
 from .table import INTERNAL
 from .ufunc import UFUNCS as U
@@ -133,62 +132,6 @@ def array_equal(a1, a2, equal_nan=False):
     return bool(reduction.all(same))
 
 
-def concatenate(arrays, axis=0):
-    """numpy.concatenate for DeviceArrays, on the device of the first array
-    (pygpu.dask joins dask's chunks with it). The dtype is NumPy's result type
-    of all arrays."""
-    arrays = list(arrays)
-    if not arrays:
-        raise ValueError("need at least one array to concatenate")
-    if axis is None:
-        arrays = [a.ravel() for a in arrays]
-        axis = 0
-    first = arrays[0]
-    if first.ndim == 0:
-        raise ValueError("zero-dimensional arrays cannot be concatenated")
-    if not -first.ndim <= axis < first.ndim:
-        raise ValueError(f"axis {axis} is out of bounds for an array of dimension {first.ndim}")
-    axis %= first.ndim
-    for i, a in enumerate(arrays):
-        if a.ndim != first.ndim:
-            raise ValueError(
-                "all the input arrays must have the same number of dimensions; the array "
-                f"at index 0 has {first.ndim} dimension(s) and the array at index {i} has "
-                f"{a.ndim}")
-        for ax, (n, m) in enumerate(zip(first.shape, a.shape, strict=True)):
-            if ax != axis and n != m:
-                raise ValueError(
-                    "all the input array dimensions except for the concatenation axis must "
-                    f"match exactly; along dimension {ax}, the array at index 0 has size {n} "
-                    f"and the array at index {i} has size {m}")
-    shape = list(first.shape)
-    shape[axis] = sum(a.shape[axis] for a in arrays)
-    dtype = np.result_type(*[a.dtype for a in arrays])
-    with first.device:
-        out = _core.empty(tuple(shape), dtype)
-    start = 0
-    for a in arrays:
-        n = a.shape[axis]
-        if n:
-            out[(slice(None),) * axis + (slice(start, start + n),)] = a
-        start += n
-    return out
-
-
-def stack(arrays, axis=0):
-    """numpy.stack for DeviceArrays: along a new axis, on the first array's
-    device."""
-    arrays = list(arrays)
-    if not arrays:
-        raise ValueError("need at least one array to stack")
-    shape = arrays[0].shape
-    if any(a.shape != shape for a in arrays):
-        raise ValueError("all input arrays must have the same shape")
-    axis = np._core.numeric.normalize_axis_index(axis, len(shape) + 1)
-    new = shape[:axis] + (1,) + shape[axis:]
-    return concatenate([a.reshape(new) for a in arrays], axis)
-
-
 def _device_array(name, x):
     if not isinstance(x, DeviceArray):
         if isinstance(x, np.ndarray):
@@ -254,6 +197,8 @@ def inner(a, b):
     r = a.copy().reshape(-1, k) @ b.copy().reshape(-1, k).T
     return r.reshape(a.shape[:-1] + b.shape[:-1])
 
+
+from .manipulation import concatenate, stack  # noqa: E402  (pygpu.concatenate, dask)
 
 __all__ = ["allclose", "around", "array_equal", "clip", "concatenate", "conj", "dot", "imag",
            "inner", "isclose", "real", "round", "stack", "vdot", "where"]
