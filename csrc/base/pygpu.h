@@ -61,6 +61,9 @@ typedef struct {
      * _core._set_ufunc_plans: the operators and __array_ufunc__ look a call
      * up there before they call the Python side (ops.c's replay_plan) */
     PyObject *py_plans;
+    /* pygpu._ops.reduction's plans, likewise (_core._set_reduction_plans):
+     * d.sum(), d.max(), ... with no arguments replay them (array.c) */
+    PyObject *py_reduction_plans;
     /* pygpu._ops.methods, imported at the first call of a method written in
      * Python (array.c's PG_PY_METHODS) */
     PyObject *py_methods;
@@ -696,6 +699,9 @@ PyObject *pg_array_ufunc(PyObject *self, PyObject *const *args, Py_ssize_t nargs
  * pygpu._ops.ufunc.operator(name, a, b, inplace), name being NumPy's ufunc
  * ("divide", "negative", ...) and b NULL for a unary operator. */
 PyObject *pg_python_operator(const char *name, PyObject *a, PyObject *b, int inplace);
+/* a.<name>() with no arguments (sum, max, mean, argmax, ...) from a plan of
+ * pygpu._ops.reduction: 1 with *res set, 0 where there is none, -1 on error */
+int pg_replay_reduction(pg_state *st, const char *name, PyObject *a, PyObject **res);
 
 /* ---- matmul.c: matmul and @, by the BLAS library or pygpu's kernels ---------- */
 

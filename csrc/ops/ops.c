@@ -934,6 +934,66 @@ done:
     return done;
 }
 
+/* The key of a.<name>() with no arguments in pygpu._ops.reduction's plans,
+ * as its _plan_for makes it: (family, dtype, shape, strides, device, axis,
+ * ...the call's other arguments): dtype and keepdims for sum, prod, max,
+ * min, any, all and mean, keepdims for argmax and argmin. */
+int
+pg_replay_reduction(pg_state *st, const char *name, PyObject *a, PyObject **res)
+{
+    static const char *const with_dtype[] = {"sum", "prod", "max", "min",
+                                             "any", "all",  "mean"};
+    PyObject *key = NULL, *family = NULL, *plan, *run;
+    pg_array *x = (pg_array *)a;
+    const pg_backend *rt;
+    int device = 0, done = 0, dtype_arg = -1;
+    *res = NULL;
+    if (st->py_reduction_plans == NULL ||
+        PyDict_GET_SIZE(st->py_reduction_plans) == 0 ||
+        Py_TYPE(a) != st->DeviceArrayType) {
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof(with_dtype) / sizeof(with_dtype[0]); i++) {
+        if (strcmp(name, with_dtype[i]) == 0) {
+            dtype_arg = 1;
+        }
+    }
+    if (dtype_arg < 0 && strcmp(name, "argmax") != 0 && strcmp(name, "argmin") != 0) {
+        return 0;
+    }
+    if ((family = PyUnicode_InternFromString(name)) == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    key = dtype_arg > 0 ? Py_BuildValue("(OONNiOOO)", family, (PyObject *)x->descr,
+                                        PyArray_IntTupleFromIntp(x->nd, x->shape),
+                                        PyArray_IntTupleFromIntp(x->nd, x->strides),
+                                        pg_array_device(x), Py_None, Py_None, Py_False)
+                        : Py_BuildValue("(OONNiOO)", family, (PyObject *)x->descr,
+                                        PyArray_IntTupleFromIntp(x->nd, x->shape),
+                                        PyArray_IntTupleFromIntp(x->nd, x->strides),
+                                        pg_array_device(x), Py_None, Py_False);
+    Py_DECREF(family);
+    if (key == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    plan = PyDict_GetItemWithError(st->py_reduction_plans, key); /* borrowed */
+    Py_DECREF(key);
+    if (plan == NULL || !PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != 2 ||
+        (rt = pg_get_rt(st)) == NULL || pg_current_device(st, rt, &device) < 0 ||
+        PyLong_AsLong(PyTuple_GET_ITEM(plan, 0)) != device) {
+        PyErr_Clear();
+        return 0;
+    }
+    Py_INCREF(plan); /* the call may clear the dict */
+    run = PyTuple_GET_ITEM(plan, 1);
+    *res = PyObject_CallOneArg(run, a);
+    Py_DECREF(plan);
+    done = *res != NULL ? 1 : -1;
+    return done;
+}
+
 PyObject *
 pg_python_operator(const char *name, PyObject *a, PyObject *b, int inplace)
 {

@@ -366,9 +366,17 @@ static PyObject *
 py_method(PyObject *self, const char *name, PyObject *const *args, Py_ssize_t nargs,
           PyObject *kwnames)
 {
-    PyObject *mod = import_methods(self), *fn = NULL, *res = NULL, *small[16],
-             **stack = small;
+    PyObject *mod, *fn = NULL, *res = NULL, *small[16], **stack = small;
     Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+    pg_state *st;
+    if (nargs == 0 && nkw == 0 && (st = STATE_OR_NULL(self)) != NULL) {
+        /* d.sum(), d.max(), ...: a plan of pygpu._ops.reduction first */
+        int done = pg_replay_reduction(st, name, self, &res);
+        if (done != 0) {
+            return res;
+        }
+    }
+    mod = import_methods(self);
     if (mod == NULL || (fn = PyObject_GetAttrString(mod, name)) == NULL) {
         return NULL;
     }

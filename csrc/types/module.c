@@ -58,17 +58,29 @@ mod_get_device(PyObject *m, PyObject *Py_UNUSED(ignored))
     return PyLong_FromLong(device);
 }
 
-/* pygpu._ops.ufunc hands over its dict of plans (ops.c's replay_plan) */
+/* pygpu._ops.ufunc and reduction hand over their dicts of plans (ops.c's
+ * replay_plan and pg_replay_reduction) */
+static PyObject *
+set_plans(PyObject **slot, PyObject *plans)
+{
+    if (!PyDict_CheckExact(plans)) {
+        PyErr_SetString(PyExc_TypeError, "plans must be a dict");
+        return NULL;
+    }
+    Py_XSETREF(*slot, Py_NewRef(plans));
+    Py_RETURN_NONE;
+}
+
 static PyObject *
 mod_set_ufunc_plans(PyObject *m, PyObject *plans)
 {
-    pg_state *st = pg_state_of_module(m);
-    if (!PyDict_CheckExact(plans)) {
-        PyErr_SetString(PyExc_TypeError, "_set_ufunc_plans takes a dict");
-        return NULL;
-    }
-    Py_XSETREF(st->py_plans, Py_NewRef(plans));
-    Py_RETURN_NONE;
+    return set_plans(&pg_state_of_module(m)->py_plans, plans);
+}
+
+static PyObject *
+mod_set_reduction_plans(PyObject *m, PyObject *plans)
+{
+    return set_plans(&pg_state_of_module(m)->py_reduction_plans, plans);
 }
 
 static PyObject *
@@ -210,6 +222,10 @@ static PyMethodDef device_functions[] = {
     {"_set_ufunc_plans", mod_set_ufunc_plans, METH_O,
      "_set_ufunc_plans(plans, /)\n--\n\npygpu._ops.ufunc's plans, which the operators "
      "and __array_ufunc__ replay without the Python side."},
+    {"_set_reduction_plans", mod_set_reduction_plans, METH_O,
+     "_set_reduction_plans(plans, /)\n--\n\npygpu._ops.reduction's plans, which "
+     "DeviceArray's reductions replay without the Python side when called with no "
+     "arguments."},
     {"get_device", mod_get_device, METH_NOARGS,
      "get_device()\n--\n\nThe current device id of this thread."},
     {"synchronize", mod_synchronize, METH_NOARGS,
@@ -313,6 +329,7 @@ module_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->py_array_ufunc);
     Py_VISIT(st->py_operator);
     Py_VISIT(st->py_plans);
+    Py_VISIT(st->py_reduction_plans);
     Py_VISIT(st->py_methods);
     return 0;
 }
@@ -353,6 +370,7 @@ module_clear(PyObject *module)
     Py_CLEAR(st->py_array_ufunc);
     Py_CLEAR(st->py_operator);
     Py_CLEAR(st->py_plans);
+    Py_CLEAR(st->py_reduction_plans);
     Py_CLEAR(st->py_methods);
     return 0;
 }

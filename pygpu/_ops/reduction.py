@@ -718,6 +718,7 @@ def _op_reduce(family, np_func, a, axis, dtype, out, keepdims, initial, where):
 # elsewhere), as the trace of _reduce's launches says.
 
 _plans = {}
+_core._set_reduction_plans(_plans)  # d.sum(), d.max(), ... replay them in C
 _MAX_PLANS = 4096
 
 
