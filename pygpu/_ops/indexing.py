@@ -225,6 +225,8 @@ def _classify(item):
             return ("bool0", bool(h)) if h.ndim == 0 else ("mask", h)
         if h.dtype.kind in "iu":
             return ("int", int(h)) if h.ndim == 0 else ("array", h)
+        if not isinstance(item, np.ndarray):
+            raise IndexError(_VALID)
         raise IndexError("arrays used as indices must be of integer (or boolean) type")
     try:
         return "int", operator.index(item)
@@ -250,7 +252,7 @@ class _Index:
 
 def _resolve(x, key):
     """(V, the index arrays, B, whether B stands in place (else first)), or
-    (None, the basic key) where the key has no array after all."""
+    (None, the basic key, None, None) where the key has no array after all."""
     items = key if isinstance(key, tuple) else (key,)
     parsed = [_classify(item) for item in items]
     if sum(1 for k, v in parsed if k == "basic" and v is Ellipsis) > 1:
@@ -261,7 +263,7 @@ def _resolve(x, key):
         raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, but "
                          f"{used} were indexed")
     if not any(k in ("array", "mask", "bool0") for k, _ in parsed):
-        return None, tuple(v for _, v in parsed)
+        return None, tuple(v for _, v in parsed), None, None
     entries = []  # (kind, value, axis of x, whether in bounds for sure)
     axis = 0
     for k, v in parsed:
@@ -724,6 +726,11 @@ def place(arr, mask, vals):
     m = _as_mask("place", mask)
     if m.size != arr.size:
         raise ValueError("place: mask and data must be the same size")
+    h = vals if isinstance(vals, (DeviceArray, np.ndarray)) else np.asarray(vals)
+    if h.size and not np.can_cast(h.dtype, arr.dtype, "safe"):
+        dt = h.dtype
+        raise TypeError(f"Cannot cast array data from {dt!r} to {arr.dtype!r} according to "
+                        "the rule 'safe'")
     v = _values(arr, vals).reshape(-1)
     m = _contiguous(m.reshape(-1))
     if m.size == 0:
