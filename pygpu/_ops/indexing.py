@@ -50,65 +50,69 @@ _VALID = ("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`)
 # ---- kernels ------------------------------------------------------------------------
 
 
-def _render(family):
-    """The CUDA C of a unit: family "mask" (compaction and its inverse),
-    "move" (gather and scatter) or None (both: the simulator's one unit)."""
-    parts = ["#include <pygpu/index.h>\n"]
+def _sources():
+    """{kernel name: its CUDA C}."""
     sel = "const unsigned char *mask, long long n, const long long *offsets"
-    if family in (None, "mask"):
-        parts.append(
-            'extern "C" __global__ void pg_index_count(const unsigned char *mask, long long n,'
-            " long long *counts)\n{ pg::index::count(mask, n, counts); }\n"
-            'extern "C" __global__ void pg_index_scan(long long *counts, long long tiles)\n'
-            "{ pg::index::scan(counts, tiles); }\n"
-            f'extern "C" __global__ void pg_index_coords({sel}, long long *out, '
-            "long long count, const long long *shape, long long nd)\n"
-            "{ pg::index::select(mask, n, offsets, "
-            "pg::index::coordinates{out, count, shape, (int)nd}); }\n")
-        for s in _SIZES:
-            w = f"pg::index::word<{s}>::type"
-            parts.append(
-                f'extern "C" __global__ void pg_index_take{s}({sel}, const char *x, char *out)\n'
-                f"{{ pg::index::select(mask, n, offsets, pg::index::take_values<{w}>"
-                f"{{(const {w} *)x, ({w} *)out}}); }}\n"
-                f'extern "C" __global__ void pg_index_place{s}({sel}, char *x, const char *v, '
-                "long long nv)\n"
-                f"{{ pg::index::select(mask, n, offsets, pg::index::put_values<{w}>"
-                f"{{({w} *)x, (const {w} *)v, nv}}); }}\n")
-    if family in (None, "move"):
-        for s in _SIZES:
-            for tag, ctype in (("i4", "int"), ("i8", "long long")):
-                for what, put in (("gather", "false"), ("scatter", "true")):
-                    parts.append(
-                        f'extern "C" __global__ void pg_index_{what}{s}_{tag}(char *src, '
-                        "char *other, const char *idx, const long long *meta, long long n, "
-                        "unsigned long long *error)\n"
-                        f"{{ pg::index::move<{s}, {ctype}, {put}>(src, other, idx, meta, n, "
-                        "error); }\n")
-    return "\n".join(parts)
+    out = {
+        "pg_index_count": "pg_index_count(const unsigned char *mask, long long n, long long "
+                          "*counts)\n{ pg::index::count(mask, n, counts); }",
+        "pg_index_scan": "pg_index_scan(long long *counts, long long tiles)\n"
+                         "{ pg::index::scan(counts, tiles); }",
+        "pg_index_coords": f"pg_index_coords({sel}, long long *out, long long count, const "
+                           "long long *shape, long long nd)\n{ pg::index::select(mask, n, "
+                           "offsets, pg::index::coordinates{out, count, shape, (int)nd}); }",
+    }
+    for s in _SIZES:
+        w = f"pg::index::word<{s}>::type"
+        out[f"pg_index_take{s}"] = (
+            f"pg_index_take{s}({sel}, const char *x, char *out)\n{{ pg::index::select(mask, "
+            f"n, offsets, pg::index::take_values<{w}>{{(const {w} *)x, ({w} *)out}}); }}")
+        out[f"pg_index_place{s}"] = (
+            f"pg_index_place{s}({sel}, char *x, const char *v, long long nv)\n"
+            f"{{ pg::index::select(mask, n, offsets, pg::index::put_values<{w}>"
+            f"{{({w} *)x, (const {w} *)v, nv}}); }}")
+        for tag, ctype in (("i4", "int"), ("i8", "long long")):
+            for what, put in (("gather", "false"), ("scatter", "true")):
+                out[f"pg_index_{what}{s}_{tag}"] = (
+                    f"pg_index_{what}{s}_{tag}(char *src, char *other, const char *idx, "
+                    "const long long *meta, long long n, unsigned long long *error)\n"
+                    f"{{ pg::index::move<{s}, {ctype}, {put}>(src, other, idx, meta, n, "
+                    "error); }")
+    return out
+
+
+def render(names):
+    """The CUDA C of a unit holding the kernels `names`."""
+    sources = _sources()
+    return "\n".join(["#include <pygpu/index.h>\n"] +
+                     [f'extern "C" __global__ void {sources[n]}\n' for n in names])
 
 
 _lock = threading.Lock()
-_units = {}  # (device, family) -> RawModule
+_units = {}  # (device, kernel names) -> RawModule
 _functions = {}  # (device, kernel name) -> Function
 
 
 def _kernel(name):
     """The kernel `name` for the current device, compiled (or loaded from the
-    caches) on first use: one unit on the simulator, one per family on a
-    GPU."""
+    caches) on first use: every kernel in one unit on the simulator (the host
+    compiler's start-up dominates there), on a GPU in a unit of its own (count
+    and scan together), as a first call compiles only what it runs."""
     device = _core.get_device()
     f = _functions.get((device, name))
     if f is not None:
         return f
     from ..rawkernel import RawModule
 
-    family = None if _core._host_modules() else \
-        "move" if name.startswith(("pg_index_gather", "pg_index_scatter")) else "mask"
+    if _core._host_modules():
+        names = tuple(_sources())
+    else:
+        names = ("pg_index_count", "pg_index_scan") if name in ("pg_index_count",
+                                                                 "pg_index_scan") else (name,)
     with _lock:
-        unit = _units.get((device, family))
+        unit = _units.get((device, names))
         if unit is None:
-            unit = _units[(device, family)] = RawModule(_render(family), check=False)
+            unit = _units[(device, names)] = RawModule(render(names), check=False)
     f = _functions[(device, name)] = unit.get_function(name)
     return f
 
@@ -343,12 +347,19 @@ def _result_shape(v, arrays, b, in_place):
 
 
 def _index_device(arrays):
-    """The index arrays on the device, all int32 or all int64: (values, the
-    kernel's tag)."""
+    """The index arrays on the (current) device, all int32 or all int64:
+    (values, the kernel's tag)."""
     values = []
+    device = _core.get_device()
     for a in arrays:
         x = a.values
-        values.append(x if isinstance(x, DeviceArray) else _core.asarray(x))
+        if isinstance(x, DeviceArray):
+            if len(arrays) > 1 and x.device.id != device:  # (the first is an argument)
+                raise ValueError(f"an index array is on device {x.device.id}, the indexed "
+                                 f"array on device {device}")
+            values.append(x)
+        else:
+            values.append(_core.asarray(x))
     if all(x.dtype == np.int32 for x in values):
         return values, "i4"
     return [x if x.dtype == np.int64 else x.astype(np.int64) for x in values], "i8"
@@ -402,6 +413,22 @@ def _check_on_host(arrays, values):
             _host_index(x.copy_to_host(), a.axis, a.size)
 
 
+def _on_own_device(f):
+    """f(x, ...) run with x's device current (the kernels launch there)."""
+    import functools
+
+    @functools.wraps(f)
+    def run(x, *args, **kwargs):
+        if isinstance(x, DeviceArray):
+            device = x.device
+            if device.id != _core.get_device():
+                with device:
+                    return f(x, *args, **kwargs)
+        return f(x, *args, **kwargs)
+    return run
+
+
+@_on_own_device
 def getitem(x, key):
     """x[key] for a key with integer arrays, boolean arrays or bool scalars
     (array.c's getitem sends those here): a new array, as NumPy's."""
@@ -518,6 +545,7 @@ def _set_arrays(x, key, value):
     _launch_move("scatter", v, values, arrays, b, in_place, strides)
 
 
+@_on_own_device
 def setitem(x, key, value):
     """x[key] = value for a key with integer arrays, boolean arrays or bool
     scalars (array.c's setitem sends those here)."""
@@ -535,6 +563,7 @@ def setitem(x, key, value):
 # ---- functions ----------------------------------------------------------------------------
 
 
+@_on_own_device
 def nonzero(a):
     """numpy.nonzero: a tuple of int64 DeviceArrays, the indices of the
     nonzero elements along each axis (C order)."""
@@ -546,6 +575,7 @@ def nonzero(a):
     return tuple(rows[k] for k in range(a.ndim))
 
 
+@_on_own_device
 def argwhere(a):
     """numpy.argwhere: the indices of the nonzero elements, one row each
     ((count, a.ndim), int64)."""
@@ -555,6 +585,7 @@ def argwhere(a):
     return _coordinates(_as_mask("argwhere", a)).T
 
 
+@_on_own_device
 def flatnonzero(a):
     """numpy.flatnonzero: the indices of the nonzero elements of a.ravel()."""
     a = _device_array("flatnonzero", a)
@@ -602,6 +633,7 @@ def _into(r, out, name):
     return out
 
 
+@_on_own_device
 def take(a, indices, axis=None, out=None, mode="raise"):
     """numpy.take: a's elements at `indices` along axis (of a.ravel() for
     axis None); mode 'raise' (IndexError), 'wrap' or 'clip'."""
@@ -620,6 +652,7 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     return _into(r, out, "take")
 
 
+@_on_own_device
 def take_along_axis(arr, indices, axis=-1):
     """numpy.take_along_axis: arr's elements at indices along axis, the other
     axes matched (broadcast) with indices'; axis None: of arr.ravel()."""
@@ -643,6 +676,7 @@ def take_along_axis(arr, indices, axis=-1):
     return arr[tuple(key)]
 
 
+@_on_own_device
 def put(a, ind, v, mode="raise"):
     """numpy.put: a.flat[ind] = v, v repeated as needed; mode 'raise'
     (IndexError), 'wrap' or 'clip'. Repeated indices: one write wins."""
@@ -709,6 +743,7 @@ def compress(condition, a, axis=None, out=None):
     return _into(a[(slice(None),) * axis + (idx,)], out, "compress")
 
 
+@_on_own_device
 def extract(condition, arr):
     """numpy.extract: arr.ravel()'s elements where condition.ravel() is
     nonzero."""
@@ -719,6 +754,7 @@ def extract(condition, arr):
     return take(arr, flatnonzero(cond))
 
 
+@_on_own_device
 def place(arr, mask, vals):
     """numpy.place: arr's elements where mask is true set to vals in order,
     vals repeated as needed (in place; None)."""

@@ -19,6 +19,10 @@
 #define PG_INDEX_ROWS 16
 #define PG_INDEX_TILE (PG_INDEX_THREADS * PG_INDEX_ROWS)
 #define PG_INDEX_SCAN_THREADS 1024
+#define PG_INDEX_MAXDIMS 32 /* pygpu arrays' axes (PG_MAXDIMS) */
+/* move's description: 2 + 3 axes' worth + per index array 3 + axes */
+#define PG_INDEX_META                                                                  \
+    (2 + 3 * PG_INDEX_MAXDIMS + PG_INDEX_MAXDIMS * (3 + PG_INDEX_MAXDIMS))
 
 namespace pg {
 namespace index {
@@ -65,6 +69,22 @@ PG_INDEX_FN int
 nonzero_bytes(unsigned int w)
 {
     return __popc((((w & 0x7f7f7f7fu) + 0x7f7f7f7fu) | w) & 0x80808080u);
+}
+
+/* r / m and r % m (m > 0), in 32 bits where both fit (an H100 divides 64-bit
+ * integers in software) */
+PG_INDEX_FN long long
+split(long long &r, long long m)
+{
+    if ((unsigned long long)(r | m) <= 0xffffffffull) {
+        const unsigned int q = (unsigned int)r / (unsigned int)m;
+        const long long c = (long long)((unsigned int)r - q * (unsigned int)m);
+        r = q;
+        return c;
+    }
+    const long long c = r % m;
+    r /= m;
+    return c;
 }
 
 /* counts[tile]: the nonzero bytes of each tile of mask[0, n) */
@@ -222,9 +242,7 @@ struct coordinates {
     PG_INDEX_FN void operator()(long long e, long long place) const
     {
         for (int k = nd - 1; k > 0; k--) {
-            const long long m = shape[k];
-            out[k * count + place] = e % m;
-            e /= m;
+            out[k * count + place] = split(e, shape[k]);
         }
         out[place] = e;
     }
@@ -244,36 +262,45 @@ struct coordinates {
  * (atomicMax on a zeroed word: 0 is no error). */
 template <int S, class I, bool PUT>
 PG_INDEX_FN void
-move(char *src, char *other, const char *idx, const long long *meta, long long n,
+move(char *src, char *other, const char *idx, const long long *meta_in, long long n,
      unsigned long long *error)
 {
     typedef typename word<S>::type W;
+    __shared__ long long meta[PG_INDEX_META];
+    {
+        const int nd = (int)meta_in[0], nk = (int)meta_in[1];
+        const int size = 2 + 3 * nd + nk * (3 + nd);
+        for (int j = threadIdx.x; j < size; j += blockDim.x) {
+            meta[j] = meta_in[j];
+        }
+        __syncthreads();
+    }
     const int nd = (int)meta[0], nk = (int)meta[1];
     const long long *shape = meta + 2, *sstride = shape + nd, *vstride = sstride + nd;
-    const long long *arrays = vstride + nd;
+    const long long *arrays = vstride + nd, *first = arrays + 3;
     const long long step = (long long)gridDim.x * blockDim.x;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += step) {
-        long long c[32]; /* the coordinates (a result has at most 32 axes) */
-        long long r = i, so = 0, vo = 0;
-        for (int d = nd - 1; d > 0; d--) {
-            const long long m = shape[d];
-            c[d] = r % m;
-            r /= m;
-            so += c[d] * sstride[d];
-            vo += c[d] * vstride[d];
-        }
-        if (nd > 0) { /* what is left is below the first axis's length */
-            c[0] = r;
-            so += r * sstride[0];
-            vo += r * vstride[0];
+        long long c[PG_INDEX_MAXDIMS]; /* the coordinates, for a second index array */
+        long long r = i, so = 0, vo = 0, io = 0;
+        for (int d = nd - 1; d >= 0; d--) {
+            /* what is left at the first axis is below its length */
+            const long long cd = d > 0 ? split(r, shape[d]) : r;
+            so += cd * sstride[d];
+            vo += cd * vstride[d];
+            io += cd * first[d];
+            if (nk > 1) {
+                c[d] = cd;
+            }
         }
         bool ok = true;
         for (int k = 0; k < nk; k++) {
             const long long *a = arrays + k * (3 + nd);
-            long long io = 0;
-            for (int d = 0; d < nd; d++) {
-                io += c[d] * a[3 + d];
+            if (k > 0) {
+                io = 0;
+                for (int d = 0; d < nd; d++) {
+                    io += c[d] * a[3 + d];
+                }
             }
             long long v = (long long)((const I *)(idx + a[2]))[io];
             const long long size = a[0];
