@@ -694,27 +694,14 @@ def put(a, ind, v, mode="raise"):
     if values.size != n:
         reps = np.arange(n, dtype=np.int64) % values.size
         values = values[reps] if values.size > 1 else values
-    flat = a.reshape(-1) if a.is_c_contiguous() else None
     key = ind.reshape(-1) if isinstance(ind, (DeviceArray, np.ndarray)) else ind
-    if flat is not None:
-        flat[key] = values.reshape(-1) if values.size == n else values.reshape(())
+    values = values.reshape(-1) if values.size == n else values.reshape(())
+    if a.is_c_contiguous():
+        a.reshape(-1)[key] = values
         return
-    # a strided target: its flat indices to coordinates, on the device
-    from .ufunc import UFUNCS
-
-    i = key if isinstance(key, DeviceArray) else _core.asarray(np.asarray(key))
-    i = i.astype(np.int64) if i.dtype != np.int64 else i
-    size = a.size
-    bad = UFUNCS["logical_or"](UFUNCS["less"](i, -size), UFUNCS["greater_equal"](i, size))
-    if bool(bad.any()):
-        h = i.copy_to_host()
-        _host_index(h, 0, size)
-    i = UFUNCS["remainder"](i, size)
-    coords = []
-    for d in range(a.ndim - 1, -1, -1):
-        coords.append(UFUNCS["remainder"](i, a.shape[d]))
-        i = UFUNCS["floor_divide"](i, a.shape[d])
-    a[tuple(coords[::-1])] = values.reshape(-1) if values.size == n else values.reshape(())
+    flat = a.copy()  # a strided target: through a C-ordered copy
+    flat.reshape(-1)[key] = values
+    a[...] = flat
 
 
 def compress(condition, a, axis=None, out=None):

@@ -135,6 +135,7 @@ scan(long long *counts, long long tiles)
     const long long lo = t * run < tiles ? t * run : tiles;
     const long long hi = lo + run < tiles ? lo + run : tiles;
     long long s = 0;
+#pragma unroll 8
     for (long long i = lo; i < hi; i++) {
         s += counts[i];
     }
