@@ -98,7 +98,7 @@ def _kernel(name):
     caches) on first use: every kernel in one unit on the simulator (the host
     compiler's start-up dominates there), on a GPU in a unit of its own (count
     and scan together), as a first call compiles only what it runs."""
-    device = _core.get_device()
+    device = _core.get_device() if _several_devices() else 0
     f = _functions.get((device, name))
     if f is not None:
         return f
@@ -117,6 +117,16 @@ def _kernel(name):
     return f
 
 
+_device_count = []
+
+
+def _several_devices():
+    """Whether the process sees more than one device (asked once)."""
+    if not _device_count:
+        _device_count.append(_core.device_count())
+    return _device_count[0] > 1
+
+
 def _blocks(n, per):
     return max(1, min(-(-n // per), _MAX_BLOCKS))
 
@@ -133,10 +143,10 @@ def _count(mask):
     of a C-contiguous bool DeviceArray."""
     n = mask.size
     tiles = -(-n // _TILE)
-    counts = _core.empty((tiles + 1,), np.int64)
+    counts = _core.empty((tiles + 1,) if tiles > 1 else (), np.int64)  # 0-d: read at once
     _kernel("pg_index_count")[min(tiles, _MAX_BLOCKS), _THREADS](mask, n, counts)
     if tiles == 1:
-        return 0, int(counts[0])
+        return 0, int(counts)
     _kernel("pg_index_scan")[1, _SCAN_THREADS](counts, tiles)
     return counts, int(counts[tiles])
 
@@ -419,7 +429,7 @@ def _on_own_device(f):
 
     @functools.wraps(f)
     def run(x, *args, **kwargs):
-        if isinstance(x, DeviceArray):
+        if isinstance(x, DeviceArray) and _several_devices():
             device = x.device
             if device.id != _core.get_device():
                 with device:
