@@ -499,7 +499,8 @@ basic_index_item(PyObject *o)
            PySlice_Check(o) || o == Py_Ellipsis || o == Py_None;
 }
 
-/* The view a[key]; for basic indexing only (no copies, as in NumPy). */
+/* a[key]: a view for basic indexing (no copies, as in NumPy); other keys go
+ * to Python (advanced:). */
 PyObject *
 pg_array_getitem(pg_state *st, pg_array *a, PyObject *key)
 {
@@ -546,12 +547,16 @@ pg_array_getitem(pg_state *st, pg_array *a, PyObject *key)
     Py_DECREF(full_key);
     return out;
 advanced:
-    PyErr_Format(PyExc_IndexError,
-                 "pygpu arrays support basic indexing only (ints, slices, "
-                 "..., None), which gives views; got %.100s. For other "
-                 "indexing, copy to the host with copy_to_host() first.",
-                 Py_TYPE(key)->tp_name);
-    return NULL;
+    /* integer arrays, masks, bool scalars (and what is no index at all):
+     * pygpu/_ops/indexing.py, which copies, as NumPy's advanced indexing */
+    {
+        PyObject *mod = PyImport_ImportModule("pygpu._ops.indexing");
+        out = mod == NULL
+                  ? NULL
+                  : PyObject_CallMethod(mod, "getitem", "OO", (PyObject *)a, key);
+        Py_XDECREF(mod);
+    }
+    return out;
 }
 
 /* ---- checks shared by copies and operations -------------------------------- */

@@ -451,6 +451,25 @@ Array_reduce(PyObject *self, PyObject *Py_UNUSED(ignored))
     return res;
 }
 
+/* Whether key is basic indexing (ints, slices, ..., None: a view), as
+ * core.c's pg_array_getitem decides it. */
+static int
+basic_key(PyObject *key)
+{
+    if (!PyTuple_Check(key)) {
+        return (PyLong_Check(key) && !PyBool_Check(key)) ||
+               PyArray_IsScalar(key, Integer) || PySlice_Check(key) ||
+               key == Py_Ellipsis || key == Py_None;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(key); i++) {
+        if (PyTuple_Check(PyTuple_GET_ITEM(key, i)) ||
+            !basic_key(PyTuple_GET_ITEM(key, i))) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 static int
 Array_setitem(PyObject *self, PyObject *key, PyObject *value)
 {
@@ -464,12 +483,12 @@ Array_setitem(PyObject *self, PyObject *key, PyObject *value)
         PyErr_SetString(PyExc_TypeError, "cannot delete elements of a DeviceArray");
         return -1;
     }
-    if (pg_array_check(st, key) && ARR(key)->descr->type_num == NPY_BOOL) {
-        /* d[mask] = value: pygpu/_ops/methods.py (a where on the device) */
-        PyObject *mod = import_methods(self), *r;
-        r = mod == NULL
-                ? NULL
-                : PyObject_CallMethod(mod, "setitem_mask", "OOO", self, key, value);
+    if (!basic_key(key)) {
+        /* integer arrays, masks, bool scalars: pygpu/_ops/indexing.py */
+        PyObject *mod = PyImport_ImportModule("pygpu._ops.indexing"), *r;
+        r = mod == NULL ? NULL
+                        : PyObject_CallMethod(mod, "setitem", "OOO", self, key, value);
+        Py_XDECREF(mod);
         Py_XDECREF(r);
         return r == NULL ? -1 : 0;
     }

@@ -3,8 +3,817 @@ NumPy's rules), and take, take_along_axis, put, nonzero, argwhere, flatnonzero,
 compress, extract, place.
 
 An area of pygpu/_ops (see its __init__.py): __all__, NUMPY and ATTRIBUTES
-are what the rest of pygpu reads."""
+are what the rest of pygpu reads.
 
-__all__ = []
-NUMPY = {}  # numpy function -> implementation (np.f(d) on DeviceArrays)
-ATTRIBUTES = {}  # DeviceArray attribute name -> function(array) -> value
+How a key is done (getitem, setitem): its items are classified as NumPy
+classifies them; a boolean array becomes the integer arrays of its nonzero
+(on the device), a bool scalar a new axis indexed by [0] or []; the basic
+items (ints, slices, None) make a view V (the C path); the integer arrays,
+broadcast together (shape B), index their axes of V, and B stands where
+NumPy puts it (in place of adjacent advanced indices, else first). One
+kernel (pygpu/include/pygpu/index.h, move) gathers or scatters over the
+result's axes, folded, with every index checked against its axis on the
+device; a bad index leaves the smallest (element, array) in a word that is
+read back after the launch (one device-to-host read of 8 bytes, which waits
+for the kernel), and only for device index arrays: host ones are checked by
+NumPy before they are copied, those from a mask are in bounds.
+
+x[mask] with a mask of x's shape is a compaction (index.h: count, scan,
+select: three launches, two for up to 4096 elements, and one read of the
+count, which the result's shape needs).
+
+Repeated indices in a setitem (x[[0, 0]] = [1, 2]): one of the writes wins,
+which one is not defined on a GPU (NumPy: the last).
+"""
+
+import math
+import operator
+import threading
+
+import numpy as np
+
+from .. import _core
+from .._core import DeviceArray
+from . import method
+
+__all__ = ["argwhere", "compress", "extract", "flatnonzero", "nonzero", "place", "put",
+           "take", "take_along_axis"]
+
+_THREADS = 256
+_TILE = 4096  # index.h's PG_INDEX_TILE
+_SCAN_THREADS = 1024
+_MAX_BLOCKS = 1 << 20
+_SIZES = (1, 2, 4, 8, 16)
+_VALID = ("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and "
+          "integer or boolean arrays are valid indices")
+
+# ---- kernels ------------------------------------------------------------------------
+
+
+def _sources():
+    """{kernel name: its CUDA C}."""
+    sel = "const unsigned char *mask, long long n, const long long *offsets"
+    out = {
+        "pg_index_count": "pg_index_count(const unsigned char *mask, long long n, long long "
+                          "*counts)\n{ pg::index::count(mask, n, counts); }",
+        "pg_index_scan": "pg_index_scan(long long *counts, long long tiles)\n"
+                         "{ pg::index::scan(counts, tiles); }",
+        "pg_index_coords": f"pg_index_coords({sel}, long long *out, long long count, const "
+                           "long long *shape, long long nd)\n{ pg::index::select(mask, n, "
+                           "offsets, pg::index::coordinates{out, count, shape, (int)nd}); }",
+    }
+    for s in _SIZES:
+        w = f"pg::index::word<{s}>::type"
+        out[f"pg_index_take{s}"] = (
+            f"pg_index_take{s}({sel}, const char *x, char *out)\n{{ pg::index::select(mask, "
+            f"n, offsets, pg::index::take_values<{w}>{{(const {w} *)x, ({w} *)out}}); }}")
+        out[f"pg_index_place{s}"] = (
+            f"pg_index_place{s}({sel}, char *x, const char *v, long long nv)\n"
+            f"{{ pg::index::select(mask, n, offsets, pg::index::put_values<{w}>"
+            f"{{({w} *)x, (const {w} *)v, nv}}); }}")
+        for tag, ctype in (("i4", "int"), ("i8", "long long")):
+            for what, put in (("gather", "false"), ("scatter", "true")):
+                out[f"pg_index_{what}{s}_{tag}"] = (
+                    f"pg_index_{what}{s}_{tag}(char *src, char *other, const char *idx, "
+                    "const long long *meta, long long n, unsigned long long *error)\n"
+                    f"{{ pg::index::move<{s}, {ctype}, {put}>(src, other, idx, meta, n, "
+                    "error); }")
+    return out
+
+
+def render(names):
+    """The CUDA C of a unit holding the kernels `names`."""
+    sources = _sources()
+    return "\n".join(["#include <pygpu/index.h>\n"] +
+                     [f'extern "C" __global__ void {sources[n]}\n' for n in names])
+
+
+_lock = threading.Lock()
+_units = {}  # (device, kernel names) -> RawModule
+_functions = {}  # (device, kernel name) -> Function
+
+
+def _kernel(name):
+    """The kernel `name` for the current device, compiled (or loaded from the
+    caches) on first use: every kernel in one unit on the simulator (the host
+    compiler's start-up dominates there), on a GPU in a unit of its own (count
+    and scan together), as a first call compiles only what it runs."""
+    device = _core.get_device() if _several_devices() else 0
+    f = _functions.get((device, name))
+    if f is not None:
+        return f
+    from ..rawkernel import RawModule
+
+    if _core._host_modules():
+        names = tuple(_sources())
+    else:
+        names = ("pg_index_count", "pg_index_scan") if name in ("pg_index_count",
+                                                                 "pg_index_scan") else (name,)
+    with _lock:
+        unit = _units.get((device, names))
+        if unit is None:
+            unit = _units[(device, names)] = RawModule(render(names), check=False)
+    f = _functions[(device, name)] = unit.get_function(name)
+    return f
+
+
+_device_count = []
+
+
+def _several_devices():
+    """Whether the process sees more than one device (asked once)."""
+    if not _device_count:
+        _device_count.append(_core.device_count())
+    return _device_count[0] > 1
+
+
+def _blocks(n, per):
+    return max(1, min(-(-n // per), _MAX_BLOCKS))
+
+
+# ---- masks: compaction ----------------------------------------------------------------
+
+
+def _contiguous(a):
+    return a if a.is_c_contiguous() else a.copy()
+
+
+def _count(mask):
+    """(the tiles' offsets, or 0 for one tile; the number of true elements)
+    of a C-contiguous bool DeviceArray."""
+    n = mask.size
+    tiles = -(-n // _TILE)
+    counts = _core.empty((tiles + 1,) if tiles > 1 else (), np.int64)  # 0-d: read at once
+    _kernel("pg_index_count")[min(tiles, _MAX_BLOCKS), _THREADS](mask, n, counts)
+    if tiles == 1:
+        return 0, int(counts)
+    _kernel("pg_index_scan")[1, _SCAN_THREADS](counts, tiles)
+    return counts, int(counts[tiles])
+
+
+def _select(x, mask):
+    """x[mask] for a bool DeviceArray mask of x's shape: a new 1-D array."""
+    mask = _contiguous(mask)
+    n = mask.size
+    if n == 0:
+        return _core.empty((0,), x.dtype)
+    offsets, total = _count(mask)
+    out = _core.empty((total,), x.dtype)
+    if total:
+        x = _contiguous(x)
+        grid = min(-(-n // _TILE), _MAX_BLOCKS)
+        _kernel(f"pg_index_take{x.itemsize}")[grid, _THREADS](mask, n, offsets, x, out)
+    return out
+
+
+_shapes = {}  # (device, shape) -> the shape as a DeviceArray of int64
+
+
+def _coordinates(mask):
+    """The coordinates of the true elements of a bool DeviceArray, as an
+    (ndim, count) int64 DeviceArray (ndim 1 for a 0-d mask)."""
+    mask = _contiguous(mask)
+    n, nd = mask.size, max(mask.ndim, 1)
+    if n == 0:
+        return _core.empty((nd, 0), np.int64)
+    offsets, total = _count(mask)
+    out = _core.empty((nd, total), np.int64)
+    if total:
+        key = (_core.get_device(), mask.shape or (1,))
+        shape = _shapes.get(key)
+        if shape is None:
+            shape = _shapes[key] = _core.asarray(np.array(key[1], np.int64))
+        grid = min(-(-n // _TILE), _MAX_BLOCKS)
+        _kernel("pg_index_coords")[grid, _THREADS](mask, n, offsets, out, total, shape, nd)
+    return out
+
+
+def _as_mask(name, a):
+    """a's truth values as a bool DeviceArray."""
+    a = _device_array(name, a)
+    if a.dtype == np.bool_:
+        return a
+    from .ufunc import UFUNCS
+
+    return UFUNCS["not_equal"](a, 0)
+
+
+def _device_array(name, a):
+    if isinstance(a, DeviceArray):
+        return a
+    from .ufunc import _host_array_error
+
+    if isinstance(a, np.ndarray):
+        raise _host_array_error(name, a)
+    raise TypeError(f"{name} takes a DeviceArray, not {type(a).__name__}")
+
+
+# ---- keys: NumPy's classification ------------------------------------------------------
+
+
+def _classify(item):
+    """(kind, value): kind "basic" (slice, None, Ellipsis), "int", "bool0"
+    (a bool scalar: True or False), "mask" or "array" (a DeviceArray or an
+    ndarray of bools or integers)."""
+    if item is None or item is Ellipsis or isinstance(item, slice):
+        return "basic", item
+    if isinstance(item, DeviceArray):
+        kind = item.dtype.kind
+        if kind == "b":
+            return ("bool0", bool(item)) if item.ndim == 0 else ("mask", item)
+        if kind in "iu":
+            return "array", item
+        raise IndexError("arrays used as indices must be of integer (or boolean) type")
+    if isinstance(item, (bool, np.bool_)):
+        return "bool0", bool(item)
+    if isinstance(item, (int, np.integer)):
+        return "int", int(item)
+    if isinstance(item, (np.ndarray, list, tuple)):
+        try:
+            h = np.asarray(item)
+        except ValueError as exc:
+            raise IndexError(_VALID) from exc
+        if not isinstance(item, np.ndarray) and h.size == 0 and h.dtype.kind == "f":
+            h = h.astype(np.intp)  # NumPy: [] indexes with no integers
+        if h.dtype.kind == "b":
+            return ("bool0", bool(h)) if h.ndim == 0 else ("mask", h)
+        if h.dtype.kind in "iu":
+            return ("int", int(h)) if h.ndim == 0 else ("array", h)
+        if not isinstance(item, np.ndarray):
+            raise IndexError(_VALID)
+        raise IndexError("arrays used as indices must be of integer (or boolean) type")
+    try:
+        return "int", operator.index(item)
+    except TypeError:
+        raise IndexError(_VALID) from None
+
+
+def _shape_text(shape):
+    return "(" + ",".join(str(n) for n in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+class _Index:
+    """An index array of the key: its values (a DeviceArray, or an int64
+    ndarray checked on the host), the axis of x and of the view V it
+    indexes, and whether every value is known to be in bounds."""
+
+    __slots__ = ("values", "axis", "vaxis", "checked", "size")
+
+    def __init__(self, values, axis, vaxis, checked):
+        self.values, self.axis, self.vaxis, self.checked = values, axis, vaxis, checked
+        self.size = 0  # the length of the axis it indexes
+
+
+def _resolve(x, key):
+    """(V, the index arrays, B, whether B stands in place (else first)), or
+    (None, the basic key, None, None) where the key has no array after all."""
+    items = key if isinstance(key, tuple) else (key,)
+    parsed = [_classify(item) for item in items]
+    if sum(1 for k, v in parsed if k == "basic" and v is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    used = sum(v.ndim if k == "mask" else 0 if k == "bool0" or v is None or v is Ellipsis
+               else 1 for k, v in parsed)
+    if used > x.ndim:
+        raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, but "
+                         f"{used} were indexed")
+    if not any(k in ("array", "mask", "bool0") for k, _ in parsed):
+        return None, tuple(v for _, v in parsed), None, None
+    entries = []  # (kind, value, axis of x, whether in bounds for sure)
+    axis = 0
+    for k, v in parsed:
+        if k == "basic" and v is Ellipsis:
+            entries += [("basic", slice(None), axis + j, True) for j in range(x.ndim - used)]
+            axis += x.ndim - used
+        elif k == "basic" and v is None or k == "bool0":
+            entries.append((k, v, None, True))
+        elif k == "mask":
+            for j in range(v.ndim):
+                if v.shape[j] != x.shape[axis + j]:
+                    raise IndexError(
+                        f"boolean index did not match indexed array along axis {axis + j}; "
+                        f"size of axis is {x.shape[axis + j]} but size of corresponding "
+                        f"boolean axis is {v.shape[j]}")
+            rows = np.nonzero(v) if isinstance(v, np.ndarray) else _coordinates(v)
+            entries += [("index", rows[j], axis + j, True) for j in range(v.ndim)]
+            axis += v.ndim
+        else:
+            entries.append(("index" if k == "array" else k, v, axis, False))
+            axis += 1
+    advanced = [i for i, e in enumerate(entries) if e[0] in ("index", "bool0", "int")]
+    in_place = advanced[-1] - advanced[0] + 1 == len(advanced)
+    vkey, arrays, vaxis = [], [], 0
+    for k, v, ax, checked in entries:
+        if k == "int":
+            vkey.append(v)
+            continue
+        if k == "index":
+            arrays.append(_Index(v, ax, vaxis, checked))
+            vkey.append(slice(None))
+        elif k == "bool0":
+            arrays.append(_Index(np.zeros(int(v), np.int64), None, vaxis, True))
+            vkey.append(None)
+        else:
+            vkey.append(v)
+        vaxis += 1
+    v = x[tuple(vkey)]
+    for a in arrays:  # what came from a mask is in bounds; host arrays are checked here
+        a.size = v.shape[a.vaxis]
+        if isinstance(a.values, np.ndarray):
+            a.values = _host_index(a.values, a.axis, a.size)
+            a.checked = True
+    try:
+        b = np.broadcast_shapes(*[a.values.shape for a in arrays])
+    except ValueError:
+        raise IndexError("shape mismatch: indexing arrays could not be broadcast together "
+                         "with shapes " + "".join(_shape_text(a.values.shape) + " "
+                                                  for a in arrays)) from None
+    return v, arrays, b, in_place
+
+
+def _host_index(h, axis, size):
+    """An index ndarray checked against its axis (NumPy's IndexError), as an
+    int64 ndarray."""
+    h = np.asarray(h)
+    if h.size:
+        bad = (h < -size) | (h >= size) if h.dtype.kind == "i" else h >= size
+        if bad.any():
+            raise IndexError(f"index {h[bad].flat[0]} is out of bounds for axis {axis} "
+                             f"with size {size}")
+    return h.astype(np.int64, copy=False)
+
+
+# ---- integer arrays: gather and scatter --------------------------------------------------
+
+
+def _result_shape(v, arrays, b, in_place):
+    """The result's axes: ("v", axis of V) or ("b", axis of B), in order."""
+    taken = {a.vaxis for a in arrays}
+    rest = [("v", d) for d in range(v.ndim) if d not in taken]
+    bdims = [("b", j) for j in range(len(b))]
+    if not in_place:
+        return bdims + rest
+    first = min(taken)
+    return [r for r in rest if r[1] < first] + bdims + [r for r in rest if r[1] > first]
+
+
+def _index_device(arrays):
+    """The index arrays on the (current) device, all int32 or all int64:
+    (values, the kernel's tag)."""
+    values = []
+    device = _core.get_device()
+    for a in arrays:
+        x = a.values
+        if isinstance(x, DeviceArray):
+            if len(arrays) > 1 and x.device.id != device:  # (the first is an argument)
+                raise ValueError(f"an index array is on device {x.device.id}, the indexed "
+                                 f"array on device {device}")
+            values.append(x)
+        else:
+            values.append(_core.asarray(x))
+    if all(x.dtype == np.int32 for x in values):
+        return values, "i4"
+    return [x if x.dtype == np.int64 else x.astype(np.int64) for x in values], "i8"
+
+
+def _launch_move(what, v, other, arrays, b, in_place, value_strides=None):
+    """Gather (v's elements into other, a new C-contiguous array of the
+    result's shape) or scatter (other, broadcast to the result, into v); an
+    index out of bounds raises NumPy's IndexError."""
+    axes = _result_shape(v, arrays, b, in_place)
+    shape = [v.shape[d] if kind == "v" else b[d] for kind, d in axes]
+    n = math.prod(shape)
+    values, tag = _index_device(arrays)
+    if n == 0:
+        _check_on_host(arrays, values)
+        return
+    streams = [[v.strides[d] if kind == "v" else 0 for kind, d in axes]]
+    streams.append(value_strides if value_strides is not None else [0] * len(axes))
+    for x in values:
+        pad = len(b) - x.ndim
+        st = [0 if j < pad or x.shape[j - pad] == 1 else x.strides[j - pad] // x.itemsize
+              for j in range(len(b))]
+        streams.append([0 if kind == "v" else st[d] for kind, d in axes])
+    from .ufunc import _fold
+
+    dims, streams = _fold(shape, streams)
+    base = values[0]
+    meta = [len(dims), len(values), *dims, *streams[0], *streams[1]]
+    for a, x, st in zip(arrays, values, streams[2:], strict=True):
+        meta += [a.size, v.strides[a.vaxis], x.ptr - base.ptr, *st]
+    meta = _core.asarray(np.array(meta, np.int64))
+    check = not all(a.checked for a in arrays)
+    error = _core.zeros((1,), np.uint64) if check else 0
+    f = _kernel(f"pg_index_{what}{v.itemsize}_{tag}")
+    f[_blocks(n, _THREADS), _THREADS](v, other, base, meta, n, error)
+    if check:
+        code = int(error.copy_to_host()[0])
+        if code:
+            _raise_bad(arrays, values, (~code & (2**64 - 1)) % len(values))
+
+
+def _raise_bad(arrays, values, k):
+    _host_index(values[k].copy_to_host(), arrays[k].axis, arrays[k].size)
+    raise AssertionError("the device found an index out of bounds that the host did not")
+
+
+def _check_on_host(arrays, values):
+    """An empty result: NumPy still checks the indices."""
+    for a, x in zip(arrays, values, strict=True):
+        if not a.checked and x.size:
+            _host_index(x.copy_to_host(), a.axis, a.size)
+
+
+def _on_own_device(f):
+    """f(x, ...) run with x's device current (the kernels launch there)."""
+    import functools
+
+    @functools.wraps(f)
+    def run(x, *args, **kwargs):
+        if isinstance(x, DeviceArray) and _several_devices():
+            device = x.device
+            if device.id != _core.get_device():
+                with device:
+                    return f(x, *args, **kwargs)
+        return f(x, *args, **kwargs)
+    return run
+
+
+@_on_own_device
+def getitem(x, key):
+    """x[key] for a key with integer arrays, boolean arrays or bool scalars
+    (array.c's getitem sends those here): a new array, as NumPy's."""
+    if type(key) is DeviceArray and key.dtype == np.bool_ and key.shape == x.shape:
+        return _select(x, key)
+    v, arrays, b, in_place = _resolve(x, key)
+    if v is None:
+        return x[arrays]
+    axes = _result_shape(v, arrays, b, in_place)
+    out = _core.empty(tuple(v.shape[d] if kind == "v" else b[d] for kind, d in axes),
+                      x.dtype)
+    _launch_move("gather", v, out, arrays, b, in_place)
+    return out
+
+
+# ---- setting ----------------------------------------------------------------------------
+
+
+def _values(x, value):
+    """value as a DeviceArray of x's dtype (NumPy's cast for host values, an
+    unsafe astype for device ones, as the basic setitem does), not sharing
+    memory with x."""
+    if isinstance(value, DeviceArray):
+        if value.dtype != x.dtype:
+            return value.astype(x.dtype)
+        root = x.base if x.base is not None else x
+        if value is root or value.base is root:
+            return value.copy()
+        return value
+    return _core.asarray(np.asarray(value, dtype=x.dtype))
+
+
+def _scalar_like(value):
+    return not isinstance(value, (DeviceArray, np.ndarray, list, tuple)) or \
+        (isinstance(value, (DeviceArray, np.ndarray)) and value.ndim == 0)
+
+
+def _broadcast_strides(value, shape):
+    """value's byte strides seen in shape (NumPy's setitem rule: leading axes
+    of length 1 dropped first), or NumPy's ValueError."""
+    vshape = value.shape
+    while len(vshape) > len(shape) and vshape[0] == 1:
+        vshape = vshape[1:]
+        value = value.reshape(vshape)
+    try:
+        ok = np.broadcast_shapes(vshape, tuple(shape)) == tuple(shape)
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"shape mismatch: value array of shape {_shape_text(value.shape)} "
+                         f"could not be broadcast to indexing result of shape "
+                         f"{_shape_text(shape)}")
+    pad = len(shape) - value.ndim
+    return value, [0 if j < pad or value.shape[j - pad] == 1 else value.strides[j - pad]
+                   for j in range(len(shape))]
+
+
+def _where_into(x, mask, value):
+    """x[mask] = a scalar: the where kernel into x (mask of x's leading axes)."""
+    from .table import INTERNAL, canonical
+    from .ufunc import apply
+
+    if mask.ndim < x.ndim:
+        mask = mask.reshape(mask.shape + (1,) * (x.ndim - mask.ndim))
+    ch = canonical(x.dtype.char)
+    if isinstance(value, DeviceArray):
+        value = value.astype(x.dtype) if value.dtype != x.dtype else value
+    else:
+        value = np.asarray(value, dtype=x.dtype)[()]  # NumPy's cast of the value
+    apply(INTERNAL["where"], ("?" + ch + ch, ch), [mask, value, x], out=x)
+
+
+def _set_mask(x, mask, value):
+    """x[mask] = value for a bool DeviceArray mask of x's shape."""
+    if _scalar_like(value):
+        _where_into(x, mask, value)
+        return
+    v = value if isinstance(value, DeviceArray) else np.asarray(value)
+    if v.ndim > 1:
+        raise TypeError("NumPy boolean array indexing assignment requires a 0 or "
+                        f"1-dimensional input, input has {v.ndim} dimensions")
+    if v.size == 1:
+        _where_into(x, mask, v.reshape(()))
+        return
+    mask = _contiguous(mask)
+    if x.is_c_contiguous() and mask.size:
+        offsets, total = _count(mask)
+        if v.size != total:
+            raise ValueError(f"NumPy boolean array indexing assignment cannot assign "
+                             f"{v.size} input values to the {total} output values where "
+                             "the mask is true")
+        if total:
+            v = _contiguous(_values(x, v))
+            grid = min(-(-mask.size // _TILE), _MAX_BLOCKS)
+            _kernel(f"pg_index_place{x.itemsize}")[grid, _THREADS](mask, mask.size, offsets,
+                                                                  x, v, total)
+        return
+    rows = _coordinates(mask)
+    count = rows.shape[1]
+    if v.size != count:
+        raise ValueError(f"NumPy boolean array indexing assignment cannot assign {v.size} "
+                         f"input values to the {count} output values where the mask is true")
+    _set_arrays(x, tuple(rows[k] for k in range(x.ndim)), v)
+
+
+def _set_arrays(x, key, value):
+    v, arrays, b, in_place = _resolve(x, key)
+    if v is None:
+        x[arrays] = value
+        return
+    axes = _result_shape(v, arrays, b, in_place)
+    shape = [v.shape[d] if kind == "v" else b[d] for kind, d in axes]
+    values, strides = _broadcast_strides(_values(x, value), shape)
+    _launch_move("scatter", v, values, arrays, b, in_place, strides)
+
+
+@_on_own_device
+def setitem(x, key, value):
+    """x[key] = value for a key with integer arrays, boolean arrays or bool
+    scalars (array.c's setitem sends those here)."""
+    if type(key) is DeviceArray and key.dtype == np.bool_ and key.ndim and \
+            key.shape == x.shape[:key.ndim]:
+        if key.ndim == x.ndim:
+            _set_mask(x, key, value)
+            return
+        if _scalar_like(value):
+            _where_into(x, key, value)
+            return
+    _set_arrays(x, key, value)
+
+
+# ---- functions ----------------------------------------------------------------------------
+
+
+@_on_own_device
+def nonzero(a):
+    """numpy.nonzero: a tuple of int64 DeviceArrays, the indices of the
+    nonzero elements along each axis (C order)."""
+    a = _device_array("nonzero", a)
+    if a.ndim == 0:
+        raise ValueError("Calling nonzero on 0d arrays is not allowed. Use "
+                         "np.atleast_1d(scalar).nonzero() instead.")
+    rows = _coordinates(_as_mask("nonzero", a))
+    return tuple(rows[k] for k in range(a.ndim))
+
+
+@_on_own_device
+def argwhere(a):
+    """numpy.argwhere: the indices of the nonzero elements, one row each
+    ((count, a.ndim), int64)."""
+    a = _device_array("argwhere", a)
+    if a.ndim == 0:
+        return _core.empty((int(bool(_as_mask("argwhere", a))), 0), np.int64)
+    return _coordinates(_as_mask("argwhere", a)).T
+
+
+@_on_own_device
+def flatnonzero(a):
+    """numpy.flatnonzero: the indices of the nonzero elements of a.ravel()."""
+    a = _device_array("flatnonzero", a)
+    return _coordinates(_as_mask("flatnonzero", a).reshape(-1))[0]
+
+
+def _mode_indices(indices, size, mode):
+    """indices wrapped or clipped into [0, size) (numpy.take's mode), on the
+    device for a DeviceArray."""
+    if mode == "raise":
+        return indices
+    if mode not in ("wrap", "clip"):
+        raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
+    if size == 0:
+        raise IndexError("cannot do a non-empty take from an empty axes.")
+    if isinstance(indices, DeviceArray):
+        from .ufunc import UFUNCS
+
+        i = indices.astype(np.int64) if indices.dtype != np.int64 else indices
+        if mode == "wrap":
+            return UFUNCS["remainder"](i, size)
+        return UFUNCS["minimum"](UFUNCS["maximum"](i, 0), size - 1)
+    h = np.asarray(indices).astype(np.int64)
+    return h % size if mode == "wrap" else np.clip(h, 0, size - 1)
+
+
+def _index_arg(name, indices):
+    if isinstance(indices, DeviceArray):
+        if indices.dtype.kind not in "iu":
+            raise TypeError(f"{name}: indices must be integers, not {indices.dtype}")
+        return indices
+    h = np.asarray(indices)
+    if h.dtype.kind not in "iu" and not (h.size == 0 and h.dtype.kind == "f"):
+        raise TypeError(f"{name}: indices must be integers, not {h.dtype}")
+    return h.astype(np.int64) if h.ndim else int(h)
+
+
+def _into(r, out, name):
+    if out is None:
+        return r
+    if not isinstance(out, DeviceArray) or out.shape != r.shape:
+        raise ValueError(f"{name}: output array does not match result shape "
+                         f"(expected {r.shape}, got {getattr(out, 'shape', type(out))})")
+    out[...] = r
+    return out
+
+
+@_on_own_device
+def take(a, indices, axis=None, out=None, mode="raise"):
+    """numpy.take: a's elements at `indices` along axis (of a.ravel() for
+    axis None); mode 'raise' (IndexError), 'wrap' or 'clip'."""
+    a = _device_array("take", a)
+    indices = _index_arg("take", indices)
+    if axis is None:
+        a, axis = a.reshape(-1), 0
+    else:
+        axis = np._core.numeric.normalize_axis_index(operator.index(axis), a.ndim)
+    indices = _mode_indices(indices, a.shape[axis], mode)
+    if isinstance(indices, np.ndarray) and indices.ndim == 0:
+        indices = int(indices)
+    r = a[(slice(None),) * axis + (indices,)]
+    if isinstance(indices, int):
+        r = r.copy()
+    return _into(r, out, "take")
+
+
+@_on_own_device
+def take_along_axis(arr, indices, axis=-1):
+    """numpy.take_along_axis: arr's elements at indices along axis, the other
+    axes matched (broadcast) with indices'; axis None: of arr.ravel()."""
+    arr = _device_array("take_along_axis", arr)
+    indices = _index_arg("take_along_axis", indices)
+    if axis is None:
+        if np.ndim(indices) != 1:
+            raise ValueError("when axis=None, `indices` must have a single dimension.")
+        arr, axis = arr.reshape(-1), 0
+    axis = np._core.numeric.normalize_axis_index(operator.index(axis), arr.ndim)
+    if np.ndim(indices) != arr.ndim:
+        raise ValueError("`indices` and `arr` must have the same number of dimensions")
+    key = []
+    for d in range(arr.ndim):
+        if d == axis:
+            key.append(indices)
+        else:
+            shape = [1] * arr.ndim
+            shape[d] = arr.shape[d]
+            key.append(np.arange(arr.shape[d], dtype=np.int64).reshape(shape))
+    return arr[tuple(key)]
+
+
+@_on_own_device
+def put(a, ind, v, mode="raise"):
+    """numpy.put: a.flat[ind] = v, v repeated as needed; mode 'raise'
+    (IndexError), 'wrap' or 'clip'. Repeated indices: one write wins."""
+    a = _device_array("put", a)
+    ind = _index_arg("put", ind)
+    if isinstance(ind, int):
+        ind = np.array([ind], np.int64)
+    ind = _mode_indices(ind, a.size, mode)
+    n = ind.size
+    if n == 0:
+        return
+    values = _values(a, v).reshape(-1)
+    if values.size == 0:
+        return
+    if values.size != n:
+        reps = np.arange(n, dtype=np.int64) % values.size
+        values = values[reps] if values.size > 1 else values
+    key = ind.reshape(-1) if isinstance(ind, (DeviceArray, np.ndarray)) else ind
+    values = values.reshape(-1) if values.size == n else values.reshape(())
+    if a.is_c_contiguous():
+        a.reshape(-1)[key] = values
+        return
+    flat = a.copy()  # a strided target: through a C-ordered copy
+    flat.reshape(-1)[key] = values
+    a[...] = flat
+
+
+def compress(condition, a, axis=None, out=None):
+    """numpy.compress: the slices of a along axis (of a.ravel() for None)
+    where condition (1-D) is true; a shorter condition selects among the
+    first elements only."""
+    a = _device_array("compress", a)
+    if isinstance(condition, DeviceArray):
+        cond = condition
+    else:
+        h = np.asarray(condition)
+        cond = _core.asarray(h.astype(np.bool_)) if h.dtype.kind in "biuf" else None
+        if cond is None:
+            raise TypeError(f"compress: condition must be numbers or bools, not {h.dtype}")
+    if cond.ndim != 1:
+        raise ValueError("condition must be a 1-d array")
+    if axis is None:
+        a, axis = a.reshape(-1), 0
+    axis = np._core.numeric.normalize_axis_index(operator.index(axis), a.ndim)
+    idx = flatnonzero(cond)
+    if cond.size > a.shape[axis]:
+        n = int(idx[-1]) + 1 if idx.size else 0
+        if n > a.shape[axis]:
+            raise IndexError(f"index {n - 1} is out of bounds for axis {axis} with size "
+                             f"{a.shape[axis]}")
+    return _into(a[(slice(None),) * axis + (idx,)], out, "compress")
+
+
+@_on_own_device
+def extract(condition, arr):
+    """numpy.extract: arr.ravel()'s elements where condition.ravel() is
+    nonzero."""
+    arr = _device_array("extract", arr)
+    cond = _as_mask("extract", condition)
+    if cond.size == arr.size:
+        return _select(arr.reshape(-1), cond.reshape(-1))
+    return take(arr, flatnonzero(cond))
+
+
+@_on_own_device
+def place(arr, mask, vals):
+    """numpy.place: arr's elements where mask is true set to vals in order,
+    vals repeated as needed (in place; None)."""
+    arr = _device_array("place", arr)
+    m = _as_mask("place", mask)
+    if m.size != arr.size:
+        raise ValueError("place: mask and data must be the same size")
+    h = vals if isinstance(vals, (DeviceArray, np.ndarray)) else np.asarray(vals)
+    if h.size and not np.can_cast(h.dtype, arr.dtype, "safe"):
+        dt = h.dtype
+        raise TypeError(f"Cannot cast array data from {dt!r} to {arr.dtype!r} according to "
+                        "the rule 'safe'")
+    v = _values(arr, vals).reshape(-1)
+    m = _contiguous(m.reshape(-1))
+    if m.size == 0:
+        return
+    offsets, total = _count(m)
+    if total == 0:
+        return
+    if v.size == 0:
+        raise ValueError("Cannot insert from an empty array!")
+    v = _contiguous(v)
+    if arr.is_c_contiguous():
+        grid = min(-(-m.size // _TILE), _MAX_BLOCKS)
+        _kernel(f"pg_index_place{arr.itemsize}")[grid, _THREADS](m, m.size, offsets, arr, v,
+                                                                v.size)
+        return
+    if v.size != total:
+        v = v[np.arange(total, dtype=np.int64) % v.size]
+    _set_mask(arr, m.reshape(arr.shape), v)
+
+
+def _method_take(self, indices, axis=None, out=None, mode="raise"):
+    return take(self, indices, axis, out, mode)
+
+
+def _method_put(self, indices, values, mode="raise"):
+    return put(self, indices, values, mode)
+
+
+def _method_compress(self, condition, axis=None, out=None):
+    return compress(condition, self, axis, out)
+
+
+def _method_nonzero(self):
+    return nonzero(self)
+
+
+def where(condition, *xy):
+    """numpy.where: with one argument, nonzero(condition); with three, the
+    elementwise choice (functions.where)."""
+    if not xy:
+        return nonzero(condition)
+    if len(xy) != 2:
+        raise ValueError("either both or neither of x and y should be given")
+    from .functions import where as choose
+
+    return choose(condition, *xy)
+
+
+NUMPY = {np.take: take, np.take_along_axis: take_along_axis, np.put: put,
+         np.nonzero: nonzero, np.argwhere: argwhere, np.flatnonzero: flatnonzero,
+         np.compress: compress, np.extract: extract, np.place: place}
+ATTRIBUTES = {"nonzero": method(_method_nonzero), "take": method(_method_take),
+              "put": method(_method_put), "compress": method(_method_compress)}

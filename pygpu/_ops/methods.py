@@ -104,40 +104,6 @@ def squeeze(self, axis=None):
     return self.reshape(tuple(n for i, n in enumerate(self.shape) if i not in axes))
 
 
-def _broadcasts(shape, to):
-    try:
-        return np.broadcast_shapes(shape, to) == to
-    except ValueError:
-        return False
-
-
-def setitem_mask(self, mask, value):
-    """d[mask] = value for a bool DeviceArray mask of d's shape (or one that
-    broadcasts to it) and a value that broadcasts too: a scalar or an array.
-    A value of one element per True element (NumPy's other form) needs the
-    indexing of the array API namespace, not built yet."""
-    from .table import INTERNAL, canonical
-    from .ufunc import _host_array_error, apply
-
-    if mask.shape != self.shape[:mask.ndim] and np.broadcast_shapes(mask.shape,
-                                                                    self.shape) != self.shape:
-        raise IndexError(f"boolean index of shape {mask.shape} does not match the indexed "
-                         f"array of shape {self.shape}")
-    if mask.ndim < self.ndim:  # NumPy's d[mask] indexes the leading axes
-        mask = mask.reshape(mask.shape + (1,) * (self.ndim - mask.ndim))
-    if isinstance(value, np.ndarray):
-        raise _host_array_error("d[mask] = value", value)
-    ch = canonical(self.dtype.char)
-    if isinstance(value, type(self)) and value.ndim and not _broadcasts(value.shape,
-                                                                         self.shape):
-        raise NotImplementedError(
-            "d[mask] = values with one value per True element is not supported yet; a "
-            "scalar, or an array that broadcasts to d's shape, is")
-    if not isinstance(value, type(self)):
-        value = np.asarray(value, dtype=self.dtype)[()]  # NumPy's cast of the value
-    apply(INTERNAL["where"], ("?" + ch + ch, ch), [mask, value, self], out=self)
-
-
 def tolist(self):
     """The elements as nested Python lists (copied to the host), as
     ndarray.tolist."""
@@ -173,10 +139,10 @@ def _into(r, out):
 
 
 def _where(condition, *xy):
-    if not xy:
-        raise TypeError("numpy.where(condition) (nonzero) is not supported on DeviceArrays "
-                        "yet; numpy.where(condition, x, y) is")
-    return functions.where(condition, *xy)
+    """numpy.where: nonzero(condition) with one argument (indexing.py)."""
+    from .indexing import where
+
+    return where(condition, *xy)
 
 
 ARRAY_FUNCTIONS = {
