@@ -68,10 +68,10 @@ def test_boolean_mask_assignment_as_numpy(rng):
     h = x.copy()
     h[rows] = np.arange(5.0)
     np.testing.assert_array_equal(d.copy_to_host(), h)
-    with pytest.raises(TypeError, match="pygpu.asarray"):
-        d[d > 0] = np.ones(3)
-    with pytest.raises(NotImplementedError, match="one value per True element"):
-        d[d > 0] = pygpu.ones(3)
+    with pytest.raises(ValueError, match="cannot assign 3 input values"):
+        d[d > -np.inf] = np.ones(3)
+    with pytest.raises(ValueError, match="cannot assign 3 input values"):
+        d[d > -np.inf] = pygpu.ones(3)
 
 
 def test_allclose_array_equal_concatenate_stack(rng):
@@ -95,7 +95,5 @@ def test_allclose_array_equal_concatenate_stack(rng):
 
 def test_unsupported_numpy_functions_still_say_so():
     d = pygpu.asarray(np.arange(4.0))
-    with pytest.raises(TypeError, match="numpy.sort is a NumPy function that pygpu"):
-        np.sort(d)
-    with pytest.raises(TypeError, match="numpy.where.condition. .nonzero. is not supported"):
-        np.where(d > 1)
+    with pytest.raises(TypeError, match="numpy.convolve is a NumPy function that pygpu"):
+        np.convolve(d, d)
