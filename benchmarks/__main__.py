@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import compute, sim, targets
+from . import api, compute, sim, targets
 from .tutorial import numba_kernels
 
 HERE = Path(__file__).resolve().parent
@@ -611,6 +611,11 @@ def compute_rows(t, smoke, sizes, peers, rng, reps):
     compute.first_call_rows(t, smoke)
 
 
+def api_rows(t, smoke, peers, rng):
+    """Issue 23's rows (benchmarks/api.py): sort, masks, random, FFT, inv/solve."""
+    api.add_rows(t, smoke, peers, rng, gpu_ms_rounds, launch_us, absent)
+
+
 def matmul_rows(t, smoke, sizes, peers, rng):
     import pygpu
     from pygpu import cuda
@@ -870,6 +875,7 @@ def run(args):
     launch_rows(t, smoke, exe, lib, peers, raw)
     bandwidth_rows(t, smoke, sizes, peers, raw, rng, reps)
     compute_rows(t, smoke, sizes, peers, rng, reps)
+    api_rows(t, smoke, peers, np.random.default_rng(23))  # the rows after keep their data
     matmul_rows(t, smoke, sizes, peers, rng)
     transfer_rows(t, smoke, sizes, peers, raw, exe, rng)
     host_rows(t, smoke, sizes, peers, raw)

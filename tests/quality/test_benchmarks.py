@@ -29,7 +29,9 @@ def test_benchmark_smoke_mode_prints_the_table(smoke):
     for measure in ("launch, host time per call", "launch forms", "CUDA graph replay",
                     "vector add", "add one in place", "any launch", "matmul a @ b",
                     "host to device, pageable", "allocate + free", "import",
-                    "simulator: matmul shared", "simulator: first compile"):
+                    "simulator: matmul shared", "simulator: first compile",
+                    "sort", "argsort", "x[x > 0.5]", "Generator.random", "fft", "linalg.inv",
+                    "linalg.solve"):
         assert measure in r.stdout
     assert "| measure | size | unit | pygpu | raw C | CuPy | Numba | PyTorch | NumPy |" in r.stdout
     assert out.exists() and '"rows"' in out.read_text()
@@ -217,3 +219,15 @@ def test_the_targets_file_holds_the_issues_targets():
         assert (checked["metric"], checked["op"], checked["threshold"]) == \
             ("pygpu checked / pygpu", "<=", 10)
     assert by_row["graph.replay"][0]["op"] == "<" and by_row["graph.replay"][0]["threshold"] == 1
+    # issue 23's speed table (benchmarks/api.py)
+    issue23 = {t["row"]: (t["metric"], t["op"], t["threshold"]) for t in ts
+               if t.get("issue") == "23.8"}
+    assert issue23 == {"api.sort": ("pygpu / CuPy", ">=", 0.9),
+                       "api.argsort": ("pygpu / CuPy", ">=", 0.9),
+                       "api.mask": ("pygpu / PyTorch", ">=", 1.0),
+                       "api.host.mask": ("pygpu", "<=", 30),
+                       "api.random": ("pygpu / CuPy", ">=", 0.9),
+                       "api.standard_normal": ("pygpu / PyTorch", ">=", 0.9),
+                       "api.fft": ("pygpu / CuPy", ">=", 0.95),
+                       "api.inv": ("pygpu / CuPy", "<=", 1.05),
+                       "api.solve": ("pygpu / CuPy", "<=", 1.05)}
