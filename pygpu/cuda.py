@@ -12,6 +12,7 @@ modules it uses are imported under private names).
 import operator as _operator
 import os as _os
 import random as _random
+import sys as _sys
 from collections.abc import Sequence as _Sequence
 
 import numpy as _np
@@ -355,6 +356,9 @@ def launch_config(shape, threads_per_block=None):
 
 
 _schedule_from_environment()
+# `from pygpu.cuda.random import xoroshiro128p_uniform_float32`, as Numba's
+# `from numba.cuda.random import ...`
+_sys.modules.setdefault(__name__ + ".random", random)
 
 __all__ = [
     "Device", "Event", "Graph", "NoDeviceError", "Stream", "TypingError", "activemask",

@@ -548,7 +548,10 @@ class Translator:
             (codes[0], codes[1], "1LL") if len(codes) == 2 else codes
         step_value = None
         if len(it.args) == 3:
-            step_value = self.const_value(it.args[2])
+            try:
+                step_value = self.const_value(it.args[2])
+            except TypingError:
+                step_value = None  # known at run time only
             if step_value == 0:
                 raise self.error(it, "range() step must not be zero")
         else:

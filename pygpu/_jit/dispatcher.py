@@ -131,15 +131,19 @@ class Dispatcher:
         unit.device[key] = result
         return result
 
-    def _compile(self, argtypes):
-        from ..rawkernel import CompileError, RawModule
+    def _translate(self, argtypes):
+        """(CUDA C++, whether it takes the dynamic shared memory's size) of
+        this kernel for argtypes."""
         if self.device:
             raise TypeError(f"{self.__name__} is a device function: call it from a kernel")
         unit = Unit()
         tr = Translator(self.source, argtypes, unit, kernel=True, cname=self._cname)
-        code = tr.translate()
-        unit.functions.append(code)
-        source = unit.source()
+        unit.functions.append(tr.translate())
+        return unit.source(), tr.uses_dynamic_shared
+
+    def _compile(self, argtypes):
+        from ..rawkernel import CompileError, RawModule
+        source, dynamic_shared = self._translate(argtypes)
         try:
             module = RawModule(source, options=self.options.get("options", ()))
         except CompileError as exc:
@@ -149,8 +153,8 @@ class Dispatcher:
                                f"messages name your Python lines:\n{log[-3000:]}")
             err.log = log
             raise err from None
-        compiled = _Compiled(module.get_function(self._cname), argtypes,
-                             tr.uses_dynamic_shared, source)
+        compiled = _Compiled(module.get_function(self._cname), argtypes, dynamic_shared,
+                             source)
         self._kernels[argtypes] = compiled
         return compiled
 
@@ -161,8 +165,11 @@ class Dispatcher:
         found = self._kernels.get(args) or self._compile(args)
         return found.source
 
-    def inspect_cuda(self):
-        """{signature: the CUDA C++ made for it} of what was compiled so far."""
+    def inspect_cuda(self, signature=None):
+        """The CUDA C++ made for a signature ("void(float32[:, :])"), without
+        compiling it; with none, {signature: C++} of what was compiled so far."""
+        if signature is not None:
+            return self._translate(T.parse_signature(signature)[0])[0]
         return {"(" + ", ".join(str(t) for t in k) + ")": c.source
                 for k, c in self._kernels.items()}
 

@@ -474,20 +474,21 @@ xoroshiro128p_uniform_float32(u64 *s)
 {
     return (float)xoroshiro128p_uniform_float64(s);
 }
+/* Box-Muller, as Numba's: both draw two float32 uniforms; float64 takes
+ * float32's log of the first, then its own arithmetic */
 PG_JIT_FN double
 xoroshiro128p_normal_float64(u64 *s)
 {
-    double u1 = xoroshiro128p_uniform_float64(s);
-    double u2 = xoroshiro128p_uniform_float64(s);
-    return sqrt(-2.0 * log(u1)) * cos(2.0 * 3.141592653589793 * u2);
+    float u1 = xoroshiro128p_uniform_float32(s);
+    float u2 = xoroshiro128p_uniform_float32(s);
+    return sqrt(-2.0 * (double)logf(u1)) * cos(6.283185307179586 * (double)u2);
 }
 PG_JIT_FN float
 xoroshiro128p_normal_float32(u64 *s)
 {
     float u1 = xoroshiro128p_uniform_float32(s);
     float u2 = xoroshiro128p_uniform_float32(s);
-    return (float)((double)sqrtf(-2.0f * logf(u1)) *
-                   cos(2.0 * 3.141592653589793 * (double)u2));
+    return sqrtf(-2.0f * logf(u1)) * cosf(6.2831855f * u2);
 }
 
 } /* namespace pg_jit */
