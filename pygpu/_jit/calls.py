@@ -376,11 +376,13 @@ def _const_array_like(tr, node):
     return tr.unit.const_array(value, _Where(tr, node))
 
 
+_INTS = ("int32", "uint32", "int64", "uint64")
+_NUMBERS = _INTS + ("float32", "float64")
 _ATOMIC_TYPES = {
-    "add": "iIqQfd", "sub": "iIqQfd", "max": "iIqQfd", "min": "iIqQfd",
-    "nanmax": "iIqQfd", "nanmin": "iIqQfd", "exch": "iIqQfd", "and_": "iIqQ",
-    "or_": "iIqQ", "xor": "iIqQ", "inc": "IQ", "dec": "IQ", "cas": "iIqQ",
-    "compare_and_swap": "iIqQ",
+    "add": _NUMBERS, "sub": _NUMBERS, "max": _NUMBERS, "min": _NUMBERS,
+    "nanmax": _NUMBERS, "nanmin": _NUMBERS, "exch": _NUMBERS, "and_": _INTS,
+    "or_": _INTS, "xor": _INTS, "inc": ("uint32", "uint64"), "dec": ("uint32", "uint64"),
+    "cas": _INTS, "compare_and_swap": _INTS,
 }
 
 
@@ -397,8 +399,8 @@ def _atomic(op):
         at, acode = tr.value(ary)
         if not isinstance(at, T.Array):
             raise tr.error(node, f"{what} takes an array first, not {at}")
-        if at.dtype.char not in _ATOMIC_TYPES[op]:
-            allowed = ", ".join(np.dtype(c).name for c in _ATOMIC_TYPES[op])
+        if at.dtype.name not in _ATOMIC_TYPES[op]:
+            allowed = ", ".join(_ATOMIC_TYPES[op])
             raise tr.error(node, f"{what} on {at.dtype.name} is not supported: it takes "
                                  f"{allowed}")
         if idx is None:
