@@ -343,7 +343,7 @@ def launch_config(shape, threads_per_block=None):
     if total > _MAX_THREADS:
         raise ValueError(f"launch_config: a block of {threads_per_block!r} has {total} "
                          f"threads; CUDA devices allow at most {_MAX_THREADS} per block")
-    for axis, (t, most) in enumerate(zip(threads, _MAX_BLOCK_DIM)):
+    for axis, (t, most) in enumerate(zip(threads, _MAX_BLOCK_DIM, strict=False)):
         if t > most:
             raise ValueError(f"launch_config: threads_per_block has {t} threads along "
                              f"{'xyz'[axis]}; CUDA devices allow at most {most} there")

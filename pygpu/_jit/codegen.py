@@ -337,12 +337,15 @@ class Translator:
             for name, t in zip(self.params, self.argtypes, strict=True):
                 if isinstance(t, T.Array):
                     n = t.ndim
-                    params.append(f"{t.element.ctype} *p_{name}")
+                    # the pointer keeps the Python name where C++ allows it, so
+                    # that the simulator's checking mode names the argument
+                    pointer = name if _plain_c_name(name) else f"p_{name}"
+                    params.append(f"{t.element.ctype} *{pointer}")
                     params += [f"long long p_{name}_s{k}" for k in range(n)]
                     params += [f"long long p_{name}_t{k}" for k in range(n)]
                     shape = ", ".join(f"p_{name}_s{k}" for k in range(n))
                     strides = ", ".join(f"p_{name}_t{k}" for k in range(n))
-                    setup.append(f"    {t.ctype} v_{name} = {{p_{name}, {{{shape}}}, "
+                    setup.append(f"    {t.ctype} v_{name} = {{{pointer}, {{{shape}}}, "
                                  f"{{{strides}}}}};")
                 else:
                     params.append(f"{t.ctype} v_{name}")
@@ -858,7 +861,7 @@ class Translator:
             sign = "-" if isinstance(node.op, ast.USub) else "+"
             return r, f"({sign}{_cast(code, t, r)})"
         if isinstance(node.op, ast.Invert):
-            if not t.kind in "biu":
+            if t.kind not in "biu":
                 raise self.error(node, f"~ takes an integer, not {t}")
             r = T.numba_int(t)
             return r, f"(~{_cast(code, t, r)})"
@@ -920,6 +923,25 @@ class Translator:
             raise self.error(node, f"{ast.unparse(node.func)} is not a function a kernel can "
                                    "call")
         return calls.call(self, obj, node)
+
+
+_CPP_WORDS = frozenset("""
+alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t
+char16_t char32_t class compl concept const consteval constexpr constinit const_cast
+continue co_await co_return co_yield decltype default delete do double dynamic_cast
+else enum explicit export extern false float for friend goto if inline int long mutable
+namespace new noexcept not not_eq nullptr operator or or_eq private protected public
+register reinterpret_cast requires return short signed sizeof static static_assert
+static_cast struct switch template this thread_local throw true try typedef typeid
+typename union unsigned using virtual void volatile wchar_t while xor xor_eq
+threadIdx blockIdx blockDim gridDim warpSize dim3 uint3 printf assert main
+""".split())
+
+
+def _plain_c_name(name):
+    """Whether a Python name can be a C++ parameter's name as it is."""
+    return (name.isascii() and name.isidentifier() and name not in _CPP_WORDS and
+            not name.startswith(("pg_", "p_", "v_", "_")) and not name.isupper())
 
 
 def t_name(t):

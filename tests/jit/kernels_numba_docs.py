@@ -6,9 +6,9 @@ them in a process of its own."""
 import math
 
 import numpy as np
+from pygpu.cuda.random import xoroshiro128p_normal_float64, xoroshiro128p_uniform_float32
 
 from pygpu import cuda
-from pygpu.cuda.random import xoroshiro128p_normal_float64, xoroshiro128p_uniform_float32
 
 float32 = np.float32
 TPB = 16
@@ -115,7 +115,7 @@ def compute_pi(rng_states, iterations, out):
     """Numba's documentation: pi by Monte Carlo, a generator per thread."""
     thread_id = cuda.grid(1)
     inside = 0
-    for i in range(iterations):
+    for i in range(iterations):  # noqa: B007 (as Numba's documentation writes it)
         x = xoroshiro128p_uniform_float32(rng_states, thread_id)
         y = xoroshiro128p_uniform_float32(rng_states, thread_id)
         if x ** 2 + y ** 2 <= 1.0:

@@ -7,14 +7,12 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 import pygpu
 from pygpu import cuda
 
 sys.path.insert(0, str(Path(__file__).parent))
 import kernels_numba_docs as K  # noqa: E402
-
 from conftest import run_with_nvrtc  # noqa: E402
 
 
@@ -127,7 +125,19 @@ _NVRTC_SCRIPT = r"""
 import sys
 sys.path.insert(0, sys.argv[1])
 import kernels_numba_docs as K
+import test_jit_device as D
 from pygpu.rawkernel import compile_cuda
+for kernel, sig in [
+    (D._atomics, "void(int64[::1], int64[::1], uint64[::1], float64[:, ::1], uint64[::1])"),
+    (D._atomics, "void(int32[::1], int32[::1], uint32[::1], float32[:, ::1], uint32[::1])"),
+    (D._warp, "void(float32[::1], float64[:, ::1])"),
+    (D._memories, "void(float32[::1], float64[:, ::1])"),
+    (D._checked, "void(float64[::1])"),
+    (D._speak, "void(float64[::1])"),
+]:
+    image, log, _ = compile_cuda(kernel.inspect_cuda(sig), arch="sm_90")
+    assert image[:4] == b"\x7fELF", kernel
+    print(kernel.__name__, "ok")
 sigs = {
     "add_one_kernel": "void(float32[:, ::1])",
     "matmul": "void(float32[:, ::1], float32[:, ::1], float64[:, ::1])",
@@ -148,4 +158,4 @@ for name, sig in sigs.items():
 
 def test_the_documentation_kernels_compile_through_nvrtc():
     out = run_with_nvrtc(_NVRTC_SCRIPT, str(Path(__file__).parent))
-    assert out.count(" ok") == 8, out
+    assert out.count(" ok") == 14, out

@@ -231,4 +231,4 @@ def test_kernels_must_be_launched_with_a_configuration():
     with pytest.raises(RuntimeError, match="only inside a kernel"):
         cuda.grid(1)
     with pytest.raises(RuntimeError, match="only inside a kernel"):
-        cuda.threadIdx.x
+        _ = cuda.threadIdx.x
