@@ -249,6 +249,15 @@ if hasattr(ast, "TryStar"):
     _UNSUPPORTED_STATEMENTS[ast.TryStar] = "try/except*"
 
 
+class _Untyped(Exception):
+    """A variable read before any assignment to it was typed (a loop-carried
+    one, assigned further down): the statement waits for the next pass."""
+
+    def __init__(self, node, name):
+        super().__init__(name)
+        self.node, self.name = node, name
+
+
 class _Where:
     """Where an error is: the node and the source, for messages."""
 
@@ -304,6 +313,7 @@ class Translator:
                                    f"{'s' if len(names) != 1 else ''}, "
                                    f"{len(self.argtypes)} given")
         self.params = names
+        self._check_assigned_before_use(fdef, set(names))
         for name, t in zip(names, self.argtypes, strict=True):
             self.unit.need(t)
             self.vars[name] = t
@@ -312,8 +322,13 @@ class Translator:
             self.prologue = []
             self.counter = 0
             self.dynamic_decl = False
+            self.waiting = []
             body = self.block(fdef.body, 1)
-            if not self.changed:
+            if self.waiting and not self.changed:
+                first = self.waiting[0]
+                raise self.error(first.node, f"variable '{first.name}' is used before it "
+                                             "is assigned")
+            if not self.changed and not self.waiting:
                 break
         else:
             raise self.error(fdef, "the types of the variables do not settle")
@@ -371,7 +386,10 @@ class Translator:
     def block(self, stmts, ind):
         out = []
         for s in stmts:
-            out += self.stmt(s, ind)
+            try:
+                out += self.stmt(s, ind)
+            except _Untyped as wait:
+                self.waiting.append(wait)
         return out
 
     def stmt(self, node, ind):
@@ -515,7 +533,7 @@ class Translator:
         if isinstance(node.target, ast.Name):
             name = node.target.id
             if name not in self.vars:
-                raise self.error(node, f"variable '{name}' is used before it is assigned")
+                raise _Untyped(node, name)
             t = self.vars[name]
             rt, rcode = self.binop(op, t, f"v_{name}", vt, vcode, node)
             nt = self.set_var(name, rt, node)
@@ -654,11 +672,37 @@ class Translator:
         if name in self.vars:
             return self.vars[name], f"v_{name}"
         if self._assigned(name):
-            raise self.error(node, f"variable '{name}' is used before it is assigned")
+            raise _Untyped(node, name)
         found, value = self.src.lookup(name)
         if not found:
             raise self.error(node, f"name '{name}' is not defined")
         return self.global_value(value, node)
+
+    def _check_assigned_before_use(self, fdef, params):
+        """TypingError for a local read before any assignment to it, unless a
+        loop around the read assigns it (a value carried to the next turn)."""
+        parents, stores = {}, {}
+        for node in ast.walk(fdef):
+            for child in ast.iter_child_nodes(node):
+                parents[child] = node
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                stores.setdefault(node.id, []).append(node)
+        for node in ast.walk(fdef):
+            if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)) or \
+                    node.id in params or node.id not in stores:
+                continue
+            here = (node.lineno, node.col_offset)
+            if any((s.lineno, s.col_offset) < here for s in stores[node.id]):
+                continue
+            up, carried = parents.get(node), False
+            while up is not None and not carried:
+                if isinstance(up, (ast.For, ast.While)):
+                    carried = any(isinstance(n, ast.Name) and n.id == node.id and
+                                  isinstance(n.ctx, ast.Store) for n in ast.walk(up))
+                up = parents.get(up)
+            if not carried:
+                raise self.error(node, f"variable '{node.id}' is used before it is "
+                                       "assigned")
 
     def _assigned(self, name):
         for n in ast.walk(self.src.tree):
