@@ -502,6 +502,11 @@ class Translator:
                 out += self.assign(elt, it, f"{tmp}.f{i}", pad + "  ", node)
             return out + [f"{pad}}}"]
         if isinstance(target, ast.Subscript):
+            base_t, _ = self.value(target.value)
+            if isinstance(base_t, T.Array) and self._is_view(target.slice, base_t):
+                raise self.error(node, "assigning to a slice or a row of an array (an array "
+                                       "expression) is not supported in kernels: assign "
+                                       "element by element")
             at, ref = self.element_ref(target)
             return [f"{pad}{ref} = {self.convert(code, t, at, node)};"]
         if isinstance(target, ast.Attribute):
@@ -791,6 +796,8 @@ class Translator:
                 return T.int64, f"{bcode}.shape[{k}]"
         bt, bcode = self.value(base) if not isinstance(base, ast.Name) else self.expr(base)
         if isinstance(bt, T.Array):
+            if self._is_view(node.slice, bt):
+                return self.view(bt, bcode, node)
             return self.element_ref(node)
         if isinstance(bt, T.Tuple):
             k = self.const_index(node.slice, len(bt.items), node)
@@ -815,14 +822,63 @@ class Translator:
         if len(idx) != at.ndim:
             raise self.error(node, f"the array has {at.ndim} dimension"
                                    f"{'s' if at.ndim != 1 else ''} and is indexed with "
-                                   f"{len(idx)} (slices and partial indexing are not "
-                                   "supported in kernels yet: index every axis)")
+                                   f"{len(idx)}: assigning to a slice or a row (an array "
+                                   "expression) is not supported in kernels")
         return at.element, f"pg_jit::at({acode}, {', '.join(idx)})"
+
+    def _is_view(self, index, at):
+        elts = index.elts if isinstance(index, ast.Tuple) else [index]
+        if any(isinstance(e, ast.Slice) for e in elts):
+            return True
+        count = 0
+        for e in elts:
+            t, _ = self.value(e)
+            count += len(t.items) if isinstance(t, T.Tuple) else 1
+        return count < at.ndim
+
+    def view(self, at, acode, node):
+        """(type, C++) of a[...] with slices or fewer indices than axes."""
+        index = node.slice
+        elts = index.elts if isinstance(index, ast.Tuple) else [index]
+        sels = []
+        for e in elts:
+            if isinstance(e, ast.Slice):
+                parts = []
+                for part in (e.lower, e.upper, e.step):
+                    if part is None:
+                        parts.append(None)
+                        continue
+                    t, code = self.scalar(part, "an int")
+                    if not t.is_int:
+                        raise self.error(node, f"a slice's bounds are ints, not {t}")
+                    parts.append(_cast(code, t, T.int64))
+                if e.step is not None:
+                    try:
+                        if self.const_value(e.step) == 0:
+                            raise self.error(node, "slice step cannot be zero")
+                    except TypingError as exc:
+                        if "cannot be zero" in str(exc):
+                            raise
+                lo, hi, step = parts
+                sels.append(f"{{1, {lo or '0LL'}, {hi or '0LL'}, {step or '1LL'}, "
+                            f"{int(lo is not None)}, {int(hi is not None)}}}")
+                continue
+            for code in self.indices(e, node):
+                sels.append(f"{{0, (long long)({code}), 0LL, 1LL, 1, 0}}")
+        if len(sels) > at.ndim:
+            raise self.error(node, f"too many indices for an array of {at.ndim} "
+                                   f"dimension{'s' if at.ndim != 1 else ''}")
+        sels += ["{1, 0LL, 0LL, 1LL, 0, 0}"] * (at.ndim - len(sels))
+        kept = sum(s.startswith("{1") for s in sels)
+        if kept == 0:
+            return self.element_ref(node)
+        vt = T.Array(at.dtype, kept, "A")
+        return vt, f"pg_jit::view<{kept}>({acode}, {{{', '.join(sels)}}})"
 
     def indices(self, index, node):
         if isinstance(index, ast.Slice) or (isinstance(index, ast.Tuple) and any(
                 isinstance(e, ast.Slice) for e in index.elts)):
-            raise self.error(node, "array slices are not supported in kernels yet: index "
+            raise self.error(node, "a slice here is not supported in kernels: index "
                                    "every axis with an int")
         elts = index.elts if isinstance(index, ast.Tuple) else [index]
         out = []

@@ -126,8 +126,10 @@ import sys
 sys.path.insert(0, sys.argv[1])
 import kernels_numba_docs as K
 import test_jit_device as D
+import test_jit_language as L
 from pygpu.rawkernel import compile_cuda
 for kernel, sig in [
+    (L._views, "void(float64[:, :], float64[:, ::1])"),
     (D._atomics, "void(int64[::1], int64[::1], uint64[::1], float64[:, ::1], uint64[::1])"),
     (D._atomics, "void(int32[::1], int32[::1], uint32[::1], float32[:, ::1], uint32[::1])"),
     (D._warp, "void(float32[::1], float64[:, ::1])"),
@@ -158,4 +160,4 @@ for name, sig in sigs.items():
 
 def test_the_documentation_kernels_compile_through_nvrtc():
     out = run_with_nvrtc(_NVRTC_SCRIPT, str(Path(__file__).parent))
-    assert out.count(" ok") == 14, out
+    assert out.count(" ok") == 15, out

@@ -232,3 +232,32 @@ def test_kernels_must_be_launched_with_a_configuration():
         cuda.grid(1)
     with pytest.raises(RuntimeError, match="only inside a kernel"):
         _ = cuda.threadIdx.x
+
+
+@cuda.jit
+def _views(a, out):
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        row = a[i]  # a row: a 1-d view
+        rev = row[::-1]
+        mid = a[i, 1:-1:2]
+        col = a[:, 2]
+        s = 0.0
+        for k in range(rev.size):
+            s += rev[k] * (k + 1)
+        out[i, 0] = s
+        out[i, 1] = mid.shape[0] * 1000 + mid[mid.shape[0] - 1]
+        out[i, 2] = col[-1 - i] + a[i][3] + a[i:, ::3].shape[1] * 100 + a[5:2].shape[0]
+
+
+def test_slices_and_rows_are_views_with_pythons_clamping():
+    a = np.random.default_rng(15).standard_normal((7, 9))
+    out = np.zeros((7, 3))
+    _views[1, 8](cuda.to_device(a), out)
+    rows = range(7)
+    np.testing.assert_allclose(out[:, 0], [(a[i, ::-1] * np.arange(1, 10)).sum()
+                                           for i in rows], rtol=1e-14)
+    np.testing.assert_array_equal(out[:, 1], [a[i, 1:-1:2].shape[0] * 1000 +
+                                              a[i, 1:-1:2][-1] for i in rows])
+    np.testing.assert_array_equal(out[:, 2], [a[:, 2][-1 - i] + a[i][3] + a[i:, ::3].shape[1]
+                                              * 100 + a[5:2].shape[0] for i in rows])

@@ -50,6 +50,56 @@ at(const array<T, N> &a, I... i)
     return *(T *)p;
 }
 
+/* a[sel0, sel1, ...] with slices among the selections: a view. Each axis
+ * is picked by an index (kind 0: start is the index) or sliced (kind 1), as
+ * Python's slice.indices() clamps a slice to the axis. */
+struct axis_sel {
+    int kind;
+    i64 start, stop, step;
+    int has_start, has_stop;
+};
+template <int M, class T, int N>
+PG_JIT_FN array<T, M>
+view(const array<T, N> &a, const axis_sel (&sel)[N])
+{
+    array<T, M> r;
+    char *p = (char *)a.data;
+    int m = 0;
+    for (int k = 0; k < N; k++) {
+        const axis_sel &s = sel[k];
+        i64 n = a.shape[k];
+        if (s.kind == 0) {
+            p += wrap(s.start, n) * a.strides[k];
+            continue;
+        }
+        i64 step = s.step, start, stop, len;
+        if (step > 0) {
+            start = !s.has_start ? 0 : s.start < 0 ? (s.start + n > 0 ? s.start + n : 0)
+                                                   : (s.start < n ? s.start : n);
+            stop = !s.has_stop ? n : s.stop < 0 ? (s.stop + n > 0 ? s.stop + n : 0)
+                                                : (s.stop < n ? s.stop : n);
+            len = stop > start ? (stop - start + step - 1) / step : 0;
+        }
+        else {
+            start = !s.has_start ? n - 1
+                    : s.start < 0 ? (s.start + n > -1 ? s.start + n : -1)
+                                  : (s.start < n - 1 ? s.start : n - 1);
+            stop = !s.has_stop ? -1
+                   : s.stop < 0 ? (s.stop + n > -1 ? s.stop + n : -1)
+                                : (s.stop < n - 1 ? s.stop : n - 1);
+            len = start > stop ? (start - stop - step - 1) / (-step) : 0;
+        }
+        if (len > 0) {
+            p += start * a.strides[k];
+        }
+        r.shape[m] = len;
+        r.strides[m] = a.strides[k] * step;
+        m++;
+    }
+    r.data = (T *)p;
+    return r;
+}
+
 /* inf and nan, for Python's math.inf and math.nan */
 PG_JIT_FN double
 inf64()
