@@ -84,6 +84,8 @@ class Dispatcher:
         self.options = dict(options or {})
         self._source = None
         self._kernels = {}
+        self._fast = {}  # _fast_key(args) -> the kernel compiled for them
+        self._launches = {}  # configuration -> its _Launch
         self._fixed = None
         self._cname = "pg_" + re.sub(r"\W", "_", pyfunc.__name__, flags=re.ASCII)
         if signatures is not None:
@@ -181,13 +183,23 @@ class Dispatcher:
     # -- launching ------------------------------------------------------------------
 
     def __getitem__(self, config):
+        try:
+            return self._launches[config]
+        except (KeyError, TypeError):
+            pass
         if self.device:
             raise TypeError(f"{self.__name__} is a device function: kernels call it; "
                             "it is not launched")
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
             raise ValueError("launch a kernel as kernel[grid, block], kernel[grid, block, "
                              "stream] or kernel[grid, block, stream, shared_bytes]")
-        return _Launch(self, config)
+        launch = _Launch(self, config)
+        if len(config) == 2 and len(self._launches) < 64:  # no stream to keep alive
+            try:
+                self._launches[config] = launch
+            except TypeError:
+                pass  # an unhashable configuration (a list)
+        return launch
 
     def forall(self, ntasks, tpb=0, stream=0, sharedmem=0):
         """kernel.forall(n)(args): a launch of at least n threads in one
@@ -258,13 +270,36 @@ class Dispatcher:
         raise TypeError(f"{self.__name__}: no signature matches the arguments ({given}); "
                         f"its signatures: {known}")
 
+    def _fast_key(self, args):
+        """A cheap key of the arguments' types where all are DeviceArrays and
+        Python or NumPy scalars (None otherwise: the full typing runs)."""
+        key = []
+        for a in args:
+            tp = type(a)
+            if tp is _core.DeviceArray:
+                key.append((a.dtype, a.ndim, a.is_c_contiguous(), a.is_f_contiguous()))
+            elif tp is float or tp is bool or isinstance(a, np.generic):
+                key.append(tp)
+            elif tp is int and -2**63 <= a < 2**63:
+                key.append(tp)
+            else:
+                return None
+        return tuple(key)
+
     def _launch(self, config, args):
-        types, prepared, copies = self._types(args)
-        if self._fixed is not None:
-            types = self._match_fixed(types)
-        compiled = self._kernels.get(types)
-        if compiled is None:
-            compiled = self._compile(types)
+        key = self._fast_key(args)
+        compiled = self._fast.get(key) if key is not None else None
+        if compiled is not None:
+            prepared, copies = args, ()
+        else:
+            types, prepared, copies = self._types(args)
+            if self._fixed is not None:
+                types = self._match_fixed(types)
+            compiled = self._kernels.get(types)
+            if compiled is None:
+                compiled = self._compile(types)
+            if key is not None:
+                self._fast[key] = compiled
         flat = []
         for a, conv in zip(prepared, compiled.converters, strict=True):
             if conv is None:

@@ -145,7 +145,22 @@ void = Void()
 DTYPES = tuple(np.dtype(c) for c in "?bhilqBHILQfd")
 
 
+_SCALARS = {}
+
+
 def scalar(dtype):
+    found = _SCALARS.get(dtype)
+    if found is not None:
+        return found
+    t = _scalar(dtype)
+    try:
+        _SCALARS[dtype] = t
+    except TypeError:
+        pass  # an unhashable spelling of a dtype
+    return t
+
+
+def _scalar(dtype):
     dtype = np.dtype(dtype)
     if dtype not in DTYPES:
         raise TypingError(f"{dtype} is not a type kernels take yet (they take bool, "
