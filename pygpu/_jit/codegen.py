@@ -560,8 +560,7 @@ class Translator:
         it = node.iter
         func = self.resolve_call(it) if isinstance(it, ast.Call) else None
         if func is not range:
-            raise self.error(node, "a for loop in a kernel goes over range(...) (other "
-                                   "iterables are not supported yet)")
+            return self.for_each(node, pad, ind)
         if it.keywords or not 1 <= len(it.args) <= 3:
             raise self.error(node, "range() takes 1 to 3 positional arguments")
         parts = [self.expr(a) for a in it.args]
@@ -592,6 +591,28 @@ class Translator:
         out = [f"{pad}{{ const {c} {n} = {stop}; const {c} {s} = {step};",
                f"{pad}for ({c} {k} = {start}; {cond}; {k} += {s}) {{",
                f"{pad}    v_{node.target.id} = {_cast(k, lt, vt)};"]
+        out += self.block(node.body, ind + 1)
+        return out + [f"{pad}}} }}"]
+
+    def for_each(self, node, pad, ind):
+        """for x in array: its first axis, as Numba iterates (a 1-d array
+        gives its elements, a 2-d one its rows)."""
+        at, acode = self.value(node.iter)
+        if not isinstance(at, T.Array):
+            raise self.error(node, f"a for loop in a kernel goes over range(...) or an "
+                                   f"array, not {at}")
+        a, k, n = self.temp(), self.temp(), self.temp()
+        if at.ndim == 1:
+            et, item = at.element, f"pg_jit::at({a}, {k})"
+        else:
+            et = T.Array(at.dtype, at.ndim - 1, "A")
+            rest = ", ".join(["{1, 0LL, 0LL, 1LL, 0, 0}"] * (at.ndim - 1))
+            item = f"pg_jit::view<{at.ndim - 1}>({a}, {{{{0, {k}, 0LL, 1LL, 1, 0}}, {rest}}})"
+        vt = self.set_var(node.target.id, et, node)
+        out = [f"{pad}{{ const {at.ctype} {a} = {acode}; const long long {n} = "
+               f"{a}.shape[0];",
+               f"{pad}for (long long {k} = 0; {k} < {n}; {k}++) {{",
+               f"{pad}    v_{node.target.id} = {self.convert(item, et, vt, node)};"]
         out += self.block(node.body, ind + 1)
         return out + [f"{pad}}} }}"]
 

@@ -248,11 +248,17 @@ def _views(a, out):
         out[i, 0] = s
         out[i, 1] = mid.shape[0] * 1000 + mid[mid.shape[0] - 1]
         out[i, 2] = col[-1 - i] + a[i][3] + a[i:, ::3].shape[1] * 100 + a[5:2].shape[0]
+        total = 0.0
+        for v in row:  # iterating an array: its elements, or its rows
+            total += v
+        for r in a[::2]:
+            total += r[i % r.shape[0]] * 1000
+        out[i, 3] = total
 
 
 def test_slices_and_rows_are_views_with_pythons_clamping():
     a = np.random.default_rng(15).standard_normal((7, 9))
-    out = np.zeros((7, 3))
+    out = np.zeros((7, 4))
     _views[1, 8](cuda.to_device(a), out)
     rows = range(7)
     np.testing.assert_allclose(out[:, 0], [(a[i, ::-1] * np.arange(1, 10)).sum()
@@ -261,3 +267,5 @@ def test_slices_and_rows_are_views_with_pythons_clamping():
                                               a[i, 1:-1:2][-1] for i in rows])
     np.testing.assert_array_equal(out[:, 2], [a[:, 2][-1 - i] + a[i][3] + a[i:, ::3].shape[1]
                                               * 100 + a[5:2].shape[0] for i in rows])
+    np.testing.assert_allclose(out[:, 3], [a[i].sum() + a[::2, i % 9].sum() * 1000
+                                           for i in rows], rtol=1e-13)
