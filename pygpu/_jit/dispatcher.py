@@ -221,34 +221,41 @@ class Dispatcher:
     def _types(self, args):
         types, prepared, copies = [], [], []
         for i, a in enumerate(args):
-            if isinstance(a, _core.DeviceArray):
-                types.append(T.Array(T.scalar(a.dtype).dtype, a.ndim, _layout(a)))
-                prepared.append(a)
-                continue
-            st = _scalar_type(a)
-            if st is not None:
-                types.append(st)
-                prepared.append(a)
-                continue
-            if isinstance(a, np.ndarray):
-                if a.dtype.kind not in "biuf":
-                    raise TypeError(f"{self.__name__}: argument {i} is an array of "
-                                    f"{a.dtype}, which kernels do not take yet")
-                d = _core.to_device(a)
-                copies.append((a, d))
-                types.append(T.Array(T.scalar(a.dtype).dtype, a.ndim, _host_layout(a)))
-                prepared.append(d)
-                continue
-            if hasattr(a, "__cuda_array_interface__") or hasattr(a, "__dlpack__"):
-                from .. import asarray
-                d = asarray(a)
-                types.append(T.Array(T.scalar(d.dtype).dtype, d.ndim, _layout(d)))
-                prepared.append(d)
-                continue
-            raise TypeError(f"{self.__name__}: argument {i} is a {type(a).__name__}; "
-                            "kernels take arrays (DeviceArray, NumPy, or any CUDA array "
-                            "interface or DLPack array), bool, int, float and NumPy scalars")
+            try:
+                self._type_one(i, a, types, prepared, copies)
+            except TypingError as exc:
+                raise TypeError(f"{self.__name__}: argument {i}: {exc}") from None
         return tuple(types), prepared, copies
+
+    def _type_one(self, i, a, types, prepared, copies):
+        """Types argument i, a, and prepares what the launch passes."""
+        if isinstance(a, _core.DeviceArray):
+            types.append(T.Array(T.scalar(a.dtype).dtype, a.ndim, _layout(a)))
+            prepared.append(a)
+            return
+        st = _scalar_type(a)
+        if st is not None:
+            types.append(st)
+            prepared.append(a)
+            return
+        if isinstance(a, np.ndarray):
+            if a.dtype.kind not in "biuf":
+                raise TypeError(f"{self.__name__}: argument {i} is an array of "
+                                f"{a.dtype}, which kernels do not take yet")
+            d = _core.to_device(a)
+            copies.append((a, d))
+            types.append(T.Array(T.scalar(a.dtype).dtype, a.ndim, _host_layout(a)))
+            prepared.append(d)
+            return
+        if hasattr(a, "__cuda_array_interface__") or hasattr(a, "__dlpack__"):
+            from .. import asarray
+            d = asarray(a)
+            types.append(T.Array(T.scalar(d.dtype).dtype, d.ndim, _layout(d)))
+            prepared.append(d)
+            return
+        raise TypeError(f"{self.__name__}: argument {i} is a {type(a).__name__}; "
+                        "kernels take arrays (DeviceArray, NumPy, or any CUDA array "
+                        "interface or DLPack array), bool, int, float and NumPy scalars")
 
     def _match_fixed(self, types):
         for sig in self._fixed:
