@@ -88,6 +88,8 @@ def _min_max(tr, node, which):
         raise tr.error(node, f"{which}() of one iterable is not supported in kernels: give "
                              "two or more numbers")
     items = [tr.scalar(a) for a in args]
+    if any(t.kind == "c" for t, _ in items):
+        raise tr.error(node, f"{which}() of complex numbers is not defined")
     r = items[0][0]
     for t, _ in items[1:]:
         r = T.unify(r, t) if r.kind == "b" and t.kind == "b" else T.arithmetic("+", r, t)
@@ -100,6 +102,8 @@ def _min_max(tr, node, which):
 def _abs(tr, node):
     (a,) = _positional(tr, node, 1, 1, "abs()")
     t, code = tr.scalar(a)
+    if t.kind == "c":
+        return t.real, f"pg::abs({code})"
     if t.is_float:
         return t, f"{'fabsf' if t.dtype.itemsize == 4 else 'fabs'}({code})"
     if t.kind == "b":
@@ -130,6 +134,37 @@ def _to(target):
             return T.boolean, tr.truth(t, code, node)
         return target, _cast(code, t, target)
     return cast
+
+
+def _complex(tr, node):
+    args = _positional(tr, node, 0, 2, "complex()")
+    items = [tr.scalar(a) for a in args]
+    if any(t.kind == "c" for t, _ in items):
+        raise tr.error(node, "complex() of complex numbers is not supported in kernels")
+    parts = [_cast(c, t, T.float64) for t, c in items] + ["0.0"] * (2 - len(items))
+    return T.complex128, f"pg::mk<double>({parts[0]}, {parts[1]})"
+
+
+_CMATH = {"exp": "exp", "log": "log", "sqrt": "sqrt", "sin": "sin", "cos": "cos",
+          "tan": "tan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "asin": "arcsin",
+          "acos": "arccos", "atan": "arctan", "asinh": "arcsinh", "acosh": "arccosh",
+          "atanh": "arctanh"}
+
+
+def _cmath(name):
+    def call(tr, node):
+        (a,) = _positional(tr, node, 1, 1, f"cmath.{name}()")
+        t, code = tr.scalar(a)
+        ct = t if t.kind == "c" else T.Scalar(np.dtype(
+            np.complex64 if t == T.float32 else np.complex128))
+        z = _cast(code, t, ct)
+        if name == "phase":
+            return ct.real, f"atan2(({z}).im, ({z}).re)"
+        if name in ("isnan", "isinf", "isfinite"):
+            f = {"isnan": "is_nan", "isinf": "is_inf", "isfinite": "is_finite"}[name]
+            return T.boolean, f"pg::{f}({z})"
+        return ct, f"pg::{_CMATH[name]}({z})"
+    return call
 
 
 def _round(tr, node):
@@ -165,6 +200,9 @@ def _print(tr, node):
         elif isinstance(t, T.Scalar) and t.kind == "u":
             fmt.append("%llu")
             args.append(f"((unsigned long long)({code}))")
+        elif isinstance(t, T.Scalar) and t.kind == "c":
+            raise tr.error(node, "print() of a complex number is not supported in kernels: "
+                                 "print its .real and .imag")
         elif isinstance(t, T.Scalar):
             fmt.append("%f")
             args.append(f"((double)({code}))")
@@ -180,7 +218,7 @@ _BUILTINS = {
     builtins.max: lambda tr, node: _min_max(tr, node, "max"),
     builtins.abs: _abs, builtins.len: _len, builtins.int: _to(T.int64),
     builtins.float: _to(T.float64), builtins.bool: _to(T.boolean), builtins.round: _round,
-    builtins.print: _print,
+    builtins.print: _print, builtins.complex: _complex,
 }
 
 
@@ -192,6 +230,8 @@ def _math(tr, node, spec):
     name = ast.unparse(node.func)
     args = _positional(tr, node, n, n, f"{name}()")
     items = [tr.scalar(a) for a in args]
+    if any(t.kind == "c" for t, _ in items):
+        raise tr.error(node, f"{name}() takes real numbers; for complex ones use cmath")
     if gives == "int" and items[0][0].kind in "iu":
         return items[0]  # math.floor of an int is itself
     ft = T.float32 if all(t == T.float32 for t, _ in items) else T.float64
@@ -207,6 +247,8 @@ def _math(tr, node, spec):
 def _log(tr, node):
     args = _positional(tr, node, 1, 2, "math.log()")
     items = [tr.scalar(a) for a in args]
+    if any(t.kind == "c" for t, _ in items):
+        raise tr.error(node, "math.log() takes real numbers; for complex ones use cmath.log")
     ft = T.float32 if all(t == T.float32 for t, _ in items) else T.float64
     f = "logf" if ft == T.float32 else "log"
     codes = [f"{f}({_cast(c, t, ft)})" for t, c in items]
@@ -523,6 +565,10 @@ def call(tr, obj, node):
             table[id(k)] = (k, v)
         for k in (__import__("math").log, np.log):
             table[id(k)] = (k, _log)
+        import cmath
+        for name in list(_CMATH) + ["phase", "isnan", "isinf", "isfinite"]:
+            k = getattr(cmath, name)
+            table[id(k)] = (k, _cmath(name))
         for k in (__import__("math").radians, np.radians, np.deg2rad):
             table[id(k)] = (k, _angle(np.pi / 180))
         for k in (__import__("math").degrees, np.degrees, np.rad2deg):
@@ -534,7 +580,8 @@ def call(tr, obj, node):
     spec = _MATH_FUNCS.get(id(obj))
     if spec is not None:
         return _math(tr, node, spec)
-    if isinstance(obj, type) and issubclass(obj, (np.bool_, np.integer, np.floating)):
+    if isinstance(obj, type) and issubclass(obj, (np.bool_, np.integer, np.floating,
+                                                  np.complexfloating)):
         try:
             target = T.scalar(obj)
         except TypingError as exc:

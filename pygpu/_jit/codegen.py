@@ -115,6 +115,8 @@ class Unit:
             if arr.nbytes > 60000:
                 raise where.error(f"a constant array holds at most 60000 bytes (CUDA's "
                                   f"constant memory is 64 KiB); this one holds {arr.nbytes}")
+            if t.element.kind == "c":
+                raise where.error("a constant array of complex numbers is not supported yet")
             flat = np.ascontiguousarray(arr).ravel()
             if flat.dtype.kind == "f" and not np.isfinite(flat).all():
                 raise where.error("a constant array with inf or nan is not supported yet")
@@ -130,6 +132,8 @@ class Unit:
 
     def source(self):
         parts = ["#include <pygpu/jit.h>"]
+        if any("pg::" in f for f in self.functions + list(self.structs.values())):
+            parts.insert(0, "#include <pygpu/ufunc.h>")  # pg::complex
         parts += list(self.structs.values())
         parts += [c[3] for c in self.consts.values()]
         parts += self.functions
@@ -146,6 +150,10 @@ def _c_strides(shape, itemsize):
 
 def _literal(value, t):
     """A Python number as a C++ literal of type t."""
+    if t.kind == "c":
+        value = complex(value)
+        r = t.real
+        return f"pg::mk<{r.ctype}>({_literal(value.real, r)}, {_literal(value.imag, r)})"
     if t.kind == "b":
         return "true" if value else "false"
     if t.is_int:
@@ -171,6 +179,8 @@ def _cast(code, have, want):
     if have == want:
         return code
     if isinstance(want, T.Scalar) and isinstance(have, T.Scalar):
+        if want.kind == "c" or have.kind == "c":
+            return f"pg::conv<{want.ctype}>::from({code})"
         return f"(({want.ctype})({code}))"
     raise TypeError(f"cannot cast {have} to {want}")
 
@@ -517,6 +527,9 @@ class Translator:
         if have == want:
             return code
         if isinstance(have, T.Scalar) and isinstance(want, T.Scalar):
+            if have.kind == "c" and want.kind != "c":
+                raise self.error(node, f"cannot convert {have} to {want} (take .real, "
+                                       ".imag or abs() of it)")
             if want.kind == "b":
                 return f"(({code}) != 0)"
             return _cast(code, have, want)
@@ -650,6 +663,8 @@ class Translator:
 
     def truth(self, t, code, node):
         if isinstance(t, T.Scalar):
+            if t.kind == "c":
+                return f"(!(!({code})))"
             return code if t.kind == "b" else f"(({code}) != 0)"
         raise self.error(node, f"the truth of {t} is not supported in kernels")
 
@@ -686,6 +701,8 @@ class Translator:
             raise self.error(node, f"the int {v} does not fit in 64 bits")
         if isinstance(v, float):
             return T.float64, _literal(v, T.float64)
+        if isinstance(v, complex):
+            return T.complex128, _literal(v, T.complex128)
         if isinstance(v, str):
             return T.StringLiteral(v), None
         if v is None:
@@ -746,7 +763,9 @@ class Translator:
                                                                              1)))
         if isinstance(value, float):
             return T.float64, _literal(value, T.float64)
-        if isinstance(value, (np.integer, np.floating)):
+        if isinstance(value, complex):
+            return T.complex128, _literal(value, T.complex128)
+        if isinstance(value, (np.integer, np.floating, np.complexfloating)):
             try:
                 t = T.scalar(value.dtype)
             except TypingError as exc:
@@ -763,8 +782,6 @@ class Translator:
             return T.int32, "pg_jit::laneid()"
         if value is device.warpsize:
             return T.int32, "32"
-        if isinstance(value, (complex, np.complexfloating)):
-            raise self.error(node, "complex numbers are not supported in kernels yet")
         return T.Global(value), None
 
     def e_Attribute(self, node):
@@ -801,6 +818,10 @@ class Translator:
                 return T.Global(bt.dtype.type), None
             raise self.error(node, f"the array attribute '{attr}' is not supported in "
                                    "kernels (shape, size, ndim and dtype are)")
+        if isinstance(bt, T.Scalar) and attr in ("real", "imag"):
+            if bt.kind == "c":
+                return bt.real, f"({bcode}).{attr[:2]}"
+            return bt, bcode if attr == "real" else _literal(0, bt)
         raise self.error(node, f"{t_name(bt)} has no attribute '{attr}' in kernels")
 
     def e_Tuple(self, node):
@@ -961,6 +982,8 @@ class Translator:
             r = T.arithmetic(op, at, bt)
         except TypingError as exc:
             raise self.error(node, str(exc)) from None
+        if op == "**" and r.kind == "c":
+            return r, f"pg::pow({_cast(acode, at, r)}, {_cast(bcode, bt, r)})"
         if op == "**":
             if r.is_int:
                 return r, f"pg_jit::ipow({_cast(acode, at, r)}, {_cast(bcode, bt, r)})"
@@ -998,6 +1021,8 @@ class Translator:
                                        "supported in kernels")
             right = self.scalar(right_node)
             (at, a), (bt, b) = left, right
+            if (at.kind == "c" or bt.kind == "c") and sym not in ("==", "!="):
+                raise self.error(node, f"complex numbers have no order ({sym})")
             if at.kind == "b" and bt.kind == "b":
                 c = T.boolean
             elif at.kind in "biu" and bt.kind in "biu":
@@ -1039,6 +1064,11 @@ class Translator:
 
     def e_Call(self, node):
         from . import calls  # the table of functions a kernel may call
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr == "conjugate" and not node.args:
+            t, code = self.expr(f.value)
+            if isinstance(t, T.Scalar):
+                return t, f"pg::conj({code})" if t.kind == "c" else code
         obj = self.resolve_call(node)
         if obj is None:
             raise self.error(node, f"{ast.unparse(node.func)} is not a function a kernel can "

@@ -46,6 +46,8 @@ def _scalar_type(a):
         raise ValueError(f"the int {a} does not fit in 64 bits")
     if isinstance(a, float):
         return T.float64
+    if isinstance(a, complex):
+        return T.complex128
     if isinstance(a, np.generic):
         return T.scalar(a.dtype)
     return None
@@ -239,7 +241,7 @@ class Dispatcher:
             prepared.append(a)
             return
         if isinstance(a, np.ndarray):
-            if a.dtype.kind not in "biuf":
+            if a.dtype.kind not in "biufc":
                 raise TypeError(f"{self.__name__}: argument {i} is an array of "
                                 f"{a.dtype}, which kernels do not take yet")
             d = _core.to_device(a)
@@ -285,7 +287,7 @@ class Dispatcher:
             tp = type(a)
             if tp is _core.DeviceArray:
                 key.append((a.dtype, a.ndim, a.is_c_contiguous(), a.is_f_contiguous()))
-            elif tp is float or tp is bool or isinstance(a, np.generic):
+            elif tp is float or tp is bool or tp is complex or isinstance(a, np.generic):
                 key.append(tp)
             elif tp is int and -2**63 <= a < 2**63:
                 key.append(tp)

@@ -18,6 +18,7 @@ _CTYPES = {
     "B": "unsigned char", "H": "unsigned short", "I": "unsigned int",
     "L": "unsigned long long", "Q": "unsigned long long",
     "f": "float", "d": "double", "?": "bool",
+    "F": "pg::complex<float>", "D": "pg::complex<double>",
 }
 
 
@@ -46,6 +47,16 @@ class Scalar(Type):
     @property
     def is_float(self):
         return self.dtype.kind == "f"
+
+    @property
+    def is_complex(self):
+        return self.dtype.kind == "c"
+
+    @property
+    def real(self):
+        """The type of a complex value's parts (self for the others)."""
+        return Scalar(np.dtype(np.float32 if self.dtype.char == "F" else np.float64)) \
+            if self.is_complex else self
 
     @property
     def bits(self):
@@ -139,10 +150,11 @@ int64 = Scalar(np.dtype(np.int64))
 uint64 = Scalar(np.dtype(np.uint64))
 float32 = Scalar(np.dtype(np.float32))
 float64 = Scalar(np.dtype(np.float64))
+complex128 = Scalar(np.dtype(np.complex128))
 void = Void()
 
-# what a kernel's scalars and arrays may be (float16 and complex are not yet)
-DTYPES = tuple(np.dtype(c) for c in "?bhilqBHILQfd")
+# what a kernel's scalars and arrays may be (float16 is not yet)
+DTYPES = tuple(np.dtype(c) for c in "?bhilqBHILQfdFD")
 
 
 _SCALARS = {}
@@ -164,7 +176,7 @@ def _scalar(dtype):
     dtype = np.dtype(dtype)
     if dtype not in DTYPES:
         raise TypingError(f"{dtype} is not a type kernels take yet (they take bool, "
-                          "integers, float32 and float64)")
+                          "integers, float32, float64, complex64 and complex128)")
     # one name per type: numpy's long and longlong are both int64
     return Scalar(np.dtype(dtype.name))
 
@@ -179,6 +191,8 @@ def numba_int(*types):
 def arithmetic(op, a, b):
     """The type of `a op b` for scalars a and b (op: Python's operator symbol)."""
     ints = a.kind in "biu" and b.kind in "biu"
+    if (a.kind == "c" or b.kind == "c") and op in ("//", "%", "&", "|", "^", "<<", ">>"):
+        raise TypingError(f"{op} of complex numbers is not defined")
     if op == "/":
         if ints:
             return float64
@@ -225,6 +239,7 @@ _NAMES = {
     "uint8": "B", "u1": "B", "byte": "B", "uint16": "H", "u2": "H", "uint32": "I",
     "u4": "I", "uint64": "Q", "u8": "Q", "uintp": "Q", "uintc": "I",
     "float32": "f", "f4": "f", "float64": "d", "f8": "d", "double": "d", "float_": "d",
+    "complex64": "F", "c8": "F", "complex128": "D", "c16": "D",
 }
 
 

@@ -140,3 +140,32 @@ def to_polar(x, y, r, theta):
     i = cuda.grid(1)
     if i < x.size:
         r[i], theta[i] = polar(x[i], y[i])
+
+
+@cuda.jit(device=True)
+def mandel(x, y, max_iters):
+    """The Mandelbrot set's escape time (Numba's classic example): complex
+    numbers in a device function."""
+    c = complex(x, y)
+    z = 0.0j
+    for i in range(max_iters):
+        z = z * z + c
+        if (z.real * z.real + z.imag * z.imag) >= 4:
+            return i
+    return max_iters
+
+
+@cuda.jit
+def mandel_kernel(min_x, max_x, min_y, max_y, image, iters):
+    height = image.shape[0]
+    width = image.shape[1]
+    pixel_size_x = (max_x - min_x) / width
+    pixel_size_y = (max_y - min_y) / height
+    startX, startY = cuda.grid(2)
+    gridX = cuda.gridDim.x * cuda.blockDim.x
+    gridY = cuda.gridDim.y * cuda.blockDim.y
+    for x in range(startX, width, gridX):
+        real = min_x + x * pixel_size_x
+        for y in range(startY, height, gridY):
+            imag = min_y + y * pixel_size_y
+            image[y, x] = mandel(real, imag, iters)

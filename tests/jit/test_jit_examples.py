@@ -70,6 +70,23 @@ def test_device_function_returning_a_tuple_fills_two_arrays():
     np.testing.assert_allclose(theta, np.arctan2(y, x), rtol=1e-14)
 
 
+def _mandel(x, y, max_iters):
+    c, z = complex(x, y), 0.0j
+    for i in range(max_iters):
+        z = z * z + c
+        if (z.real * z.real + z.imag * z.imag) >= 4:
+            return i
+    return max_iters
+
+
+def test_mandelbrot_with_complex_numbers_in_a_device_function_matches_python():
+    image = np.zeros((24, 32), np.uint8)
+    K.mandel_kernel[(2, 2), (8, 8)](-2.0, 1.0, -1.0, 1.0, image, 20)
+    ref = [[_mandel(-2.0 + x * 3.0 / 32, -1.0 + y * 2.0 / 24, 20) for x in range(32)]
+           for y in range(24)]
+    np.testing.assert_array_equal(image, ref)
+
+
 # Numba 0.68's numba.cuda.random for seed 1 (its simulator gave these): the
 # first three states, then one uniform float32 and float64 per thread
 NUMBA_STATES = [(10451216379200822465, 10451216379200822465),
@@ -130,6 +147,7 @@ import test_jit_language as L
 from pygpu.rawkernel import compile_cuda
 for kernel, sig in [
     (L._views, "void(float64[:, :], float64[:, ::1])"),
+    (L._complex, "void(complex64[::1], complex64[::1], complex64[:, ::1], float64[:, ::1])"),
     (D._atomics, "void(int64[::1], int64[::1], uint64[::1], float64[:, ::1], uint64[::1])"),
     (D._atomics, "void(int32[::1], int32[::1], uint32[::1], float32[:, ::1], uint32[::1])"),
     (D._warp, "void(float32[::1], float64[:, ::1])"),
@@ -149,6 +167,7 @@ sigs = {
     "compute_pi": "void(uint64[:, ::1], int64, float32[::1])",
     "normals": "void(uint64[:, ::1], float64[::1])",
     "to_polar": "void(float64[:], float64[:], float64[:], float64[:])",
+    "mandel_kernel": "void(float64, float64, float64, float64, uint8[:, ::1], int64)",
 }
 for name, sig in sigs.items():
     source = getattr(K, name).inspect_cuda(sig)
@@ -160,4 +179,4 @@ for name, sig in sigs.items():
 
 def test_the_documentation_kernels_compile_through_nvrtc():
     out = run_with_nvrtc(_NVRTC_SCRIPT, str(Path(__file__).parent))
-    assert out.count(" ok") == 15, out
+    assert out.count(" ok") == 17, out

@@ -2,6 +2,7 @@
 Numba, where it differs) give: arithmetic, control flow, tuples, math,
 casts, typing, signatures, arguments and launches."""
 
+import cmath
 import math
 
 import numpy as np
@@ -269,3 +270,33 @@ def test_slices_and_rows_are_views_with_pythons_clamping():
                                               * 100 + a[5:2].shape[0] for i in rows])
     np.testing.assert_allclose(out[:, 3], [a[i].sum() + a[::2, i % 9].sum() * 1000
                                            for i in rows], rtol=1e-13)
+
+
+@cuda.jit
+def _complex(z, w, out, outr):
+    i = cuda.grid(1)
+    if i < z.size:
+        a = z[i]
+        b = w[i]
+        out[i, 0] = a * b + a / b - a ** 2 + 1j
+        out[i, 1] = cmath.exp(a) + cmath.sqrt(b) + a.conjugate() * complex(2, -1)
+        outr[i, 0] = abs(a) + cmath.phase(b) + a.real - b.imag
+        outr[i, 1] = 1.0 if a == b or not a else 0.0
+
+
+@pytest.mark.parametrize("dtype, rtol", [(np.complex128, 1e-13), (np.complex64, 2e-5)])
+def test_complex_arithmetic_and_cmath_match_numpy(dtype, rtol):
+    rng = np.random.default_rng(16)
+    z = (rng.standard_normal(16) + 1j * rng.standard_normal(16)).astype(dtype)
+    w = (rng.standard_normal(16) + 1j * rng.standard_normal(16)).astype(dtype)
+    w[3], z[4] = z[3], 0
+    out = np.zeros((16, 2), dtype)
+    outr = np.zeros((16, 2))
+    _complex.forall(16)(z, w, out, outr)
+    one = np.array(1j, dtype)
+    np.testing.assert_allclose(out[:, 0], z * w + z / w - z ** 2 + one, rtol=rtol, atol=rtol)
+    np.testing.assert_allclose(out[:, 1], np.exp(z) + np.sqrt(w) + np.conj(z) * (2 - 1j),
+                               rtol=rtol, atol=rtol)
+    np.testing.assert_allclose(outr[:, 0], np.abs(z) + np.angle(w) + z.real - w.imag,
+                               rtol=rtol, atol=rtol)
+    np.testing.assert_array_equal(outr[:, 1], ((z == w) | (z == 0)).astype(float))
