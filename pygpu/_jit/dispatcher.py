@@ -149,7 +149,7 @@ class Dispatcher:
         from ..rawkernel import CompileError, RawModule
         source, dynamic_shared = self._translate(argtypes)
         try:
-            module = RawModule(source, options=self.options.get("options", ()))
+            module = RawModule(source, options=self._nvrtc_options())
         except CompileError as exc:
             log = getattr(exc, "log", "")
             err = CompileError(f"the kernel {self.__name__}() did not compile for "
@@ -159,14 +159,27 @@ class Dispatcher:
             raise err from None
         compiled = _Compiled(module.get_function(self._cname), argtypes, dynamic_shared,
                              source)
-        self._kernels[argtypes] = compiled
+        self._kernels[(_core.get_device(), argtypes)] = compiled
         return compiled
+
+    def _nvrtc_options(self):
+        """NVRTC's options for Numba's: fastmath, lineinfo (the #line
+        directives then reach the profilers: Python lines in Nsight),
+        max_registers. The simulator's compiler ignores them."""
+        opts = []
+        if self.options.get("fastmath"):
+            opts.append("--use_fast_math")
+        if self.options.get("lineinfo"):
+            opts.append("-lineinfo")
+        if self.options.get("max_registers"):
+            opts.append(f"--maxrregcount={int(self.options['max_registers'])}")
+        return tuple(opts)
 
     def compile(self, signature):
         """Compile for a signature ("void(float32[:], int64)") now; returns
         the CUDA C++ made."""
         args, _ = T.parse_signature(signature)
-        found = self._kernels.get(args) or self._compile(args)
+        found = self._kernels.get((_core.get_device(), args)) or self._compile(args)
         return found.source
 
     def inspect_cuda(self, signature=None):
@@ -174,13 +187,13 @@ class Dispatcher:
         compiling it; with none, {signature: C++} of what was compiled so far."""
         if signature is not None:
             return self._translate(T.parse_signature(signature)[0])[0]
-        return {"(" + ", ".join(str(t) for t in k) + ")": c.source
+        return {"(" + ", ".join(str(t) for t in k[1]) + ")": c.source
                 for k, c in self._kernels.items()}
 
     @property
     def signatures(self):
         """The argument types compiled so far."""
-        return list(self._kernels)
+        return list(dict.fromkeys(k[1] for k in self._kernels))
 
     # -- launching ------------------------------------------------------------------
 
@@ -282,7 +295,7 @@ class Dispatcher:
     def _fast_key(self, args):
         """A cheap key of the arguments' types where all are DeviceArrays and
         Python or NumPy scalars (None otherwise: the full typing runs)."""
-        key = []
+        key = [_core.get_device()]  # a module is loaded on one device
         for a in args:
             tp = type(a)
             if tp is _core.DeviceArray:
@@ -304,7 +317,7 @@ class Dispatcher:
             types, prepared, copies = self._types(args)
             if self._fixed is not None:
                 types = self._match_fixed(types)
-            compiled = self._kernels.get(types)
+            compiled = self._kernels.get((_core.get_device(), types))
             if compiled is None:
                 compiled = self._compile(types)
             if key is not None:
@@ -359,7 +372,7 @@ def jit(func_or_sig=None, device=False, **options):
     the Python that kernels may use.
     """
     known = {"debug", "opt", "lineinfo", "fastmath", "cache", "inline", "link",
-             "max_registers", "options", "boundscheck"}
+             "max_registers", "boundscheck"}
     unknown = set(options) - known
     if unknown:
         raise TypeError(f"cuda.jit got unknown options {sorted(unknown)}")

@@ -300,3 +300,18 @@ def test_complex_arithmetic_and_cmath_match_numpy(dtype, rtol):
     np.testing.assert_allclose(outr[:, 0], np.abs(z) + np.angle(w) + z.real - w.imag,
                                rtol=rtol, atol=rtol)
     np.testing.assert_array_equal(outr[:, 1], ((z == w) | (z == 0)).astype(float))
+
+
+def test_a_kernel_launched_on_another_device_is_loaded_there():
+    if len(cuda.gpus) < 2:
+        pytest.skip("needs two devices (the simulator has two in the tests)")
+    d0 = cuda.to_device(np.arange(4.0))
+    _scale[1, 32](d0, 2.0, d0)
+    try:
+        cuda.select_device(1)
+        d1 = cuda.to_device(np.arange(4.0))
+        _scale[1, 32](d1, 3.0, d1)
+        np.testing.assert_array_equal(d1.copy_to_host(), np.arange(4.0) * 3)
+    finally:
+        cuda.select_device(0)
+    np.testing.assert_array_equal(d0.copy_to_host(), np.arange(4.0) * 2)
