@@ -39,9 +39,11 @@ def test_integer_floor_division_modulo_power_and_bits_are_pythons():
     b = rng.integers(-9, 9, 64)
     b[b == 0] = 3
     b[5] = 0  # by zero: NumPy's 0, as Numba's kernels
+    a[6], b[6] = -2**63, -1  # wraps, as NumPy's (C would trap)
+    a[7] = 2**40 + 3  # its cube wraps at 64 bits
     out = np.zeros((64, 9), np.int64)
     _int_ops.forall(64)(a, b, out)
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", over="ignore"):
         ref = np.stack([np.floor_divide(a, b), np.remainder(a, b), a ** 3,
                         np.minimum(np.minimum(a, b), 7), np.maximum(a, b), np.abs(a),
                         (a << 2) ^ (b & 0xF) | 1, -a >> 1, a * SCALE - a[-1]], axis=1)

@@ -13,6 +13,11 @@
 #define PG_JIT_FN __device__ __forceinline__
 #else
 #define PG_JIT_FN inline
+/* Python's (and Numba's) integers wrap at 64 bits; C's signed overflow is
+ * undefined, which g++ may assume away in loops */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("wrapv")
+#endif
 #endif
 
 namespace pg_jit {
@@ -130,12 +135,15 @@ nan64()
         if (b == 0) {                                                                  \
             return 0;                                                                  \
         }                                                                              \
+        if (b == -1) { /* the most negative value / -1 would trap */                 \
+            return (T)(0 - (unsigned long long)a);                                     \
+        }                                                                              \
         T q = a / b;                                                                   \
         return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;                       \
     }                                                                                  \
     PG_JIT_FN T mod(T a, T b)                                                          \
     {                                                                                  \
-        if (b == 0) {                                                                  \
+        if (b == 0 || b == -1) {                                                       \
             return 0;                                                                  \
         }                                                                              \
         T r = a % b;                                                                   \
