@@ -102,6 +102,8 @@ def _min_max(tr, node, which):
 def _abs(tr, node):
     (a,) = _positional(tr, node, 1, 1, "abs()")
     t, code = tr.scalar(a)
+    if t.dtype.char == "e":
+        code, t = _cast(code, t, T.float32), T.float32
     if t.kind == "c":
         return t.real, f"pg::abs({code})"
     if t.is_float:
@@ -170,6 +172,8 @@ def _cmath(name):
 def _round(tr, node):
     args = _positional(tr, node, 1, 1, "round() (with no ndigits)")
     t, code = tr.scalar(args[0])
+    if t.dtype.char == "e":
+        code, t = _cast(code, t, T.float32), T.float32
     if t.is_float:
         return T.int64, f"((long long){'rintf' if t.dtype.itemsize == 4 else 'rint'}({code}))"
     return t, code
@@ -205,7 +209,7 @@ def _print(tr, node):
                                  "print its .real and .imag")
         elif isinstance(t, T.Scalar):
             fmt.append("%f")
-            args.append(f"((double)({code}))")
+            args.append(_cast(code, t, T.float64))
         else:
             raise tr.error(node, f"print() in kernels prints numbers and str constants, "
                                  f"not {t}")
@@ -234,7 +238,7 @@ def _math(tr, node, spec):
         raise tr.error(node, f"{name}() takes real numbers; for complex ones use cmath")
     if gives == "int" and items[0][0].kind in "iu":
         return items[0]  # math.floor of an int is itself
-    ft = T.float32 if all(t == T.float32 for t, _ in items) else T.float64
+    ft = T.float32 if all(T.computing(t) == T.float32 for t, _ in items) else T.float64
     codes = ", ".join(_cast(c, t, ft) for t, c in items)
     call = f"{c32 if ft == T.float32 else c64}({codes})"
     if gives == "int":
@@ -259,7 +263,7 @@ def _angle(factor):
     def convert(tr, node):
         (a,) = _positional(tr, node, 1, 1, ast.unparse(node.func) + "()")
         t, code = tr.scalar(a)
-        ft = t if t.is_float else T.float64
+        ft = T.computing(t) if t.is_float else T.float64
         return ft, f"({_cast(code, t, ft)} * {_literal(factor, ft)})"
     return convert
 

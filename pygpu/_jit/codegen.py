@@ -115,8 +115,8 @@ class Unit:
             if arr.nbytes > 60000:
                 raise where.error(f"a constant array holds at most 60000 bytes (CUDA's "
                                   f"constant memory is 64 KiB); this one holds {arr.nbytes}")
-            if t.element.kind == "c":
-                raise where.error("a constant array of complex numbers is not supported yet")
+            if t.element.kind == "c" or t.element.dtype.char == "e":
+                raise where.error(f"a constant array of {t.element} is not supported yet")
             flat = np.ascontiguousarray(arr).ravel()
             if flat.dtype.kind == "f" and not np.isfinite(flat).all():
                 raise where.error("a constant array with inf or nan is not supported yet")
@@ -156,6 +156,8 @@ def _literal(value, t):
         return f"pg::mk<{r.ctype}>({_literal(value.real, r)}, {_literal(value.imag, r)})"
     if t.kind == "b":
         return "true" if value else "false"
+    if t.dtype.char == "e":
+        return f"pg::conv<pg::half>::from({_literal(value, T.float32)})"
     if t.is_int:
         value = int(value)
         if t.kind == "u" or value > 2**63 - 1:
@@ -179,7 +181,8 @@ def _cast(code, have, want):
     if have == want:
         return code
     if isinstance(want, T.Scalar) and isinstance(have, T.Scalar):
-        if want.kind == "c" or have.kind == "c":
+        if want.kind == "c" or have.kind == "c" or "e" in (want.dtype.char,
+                                                           have.dtype.char):
             return f"pg::conv<{want.ctype}>::from({code})"
         return f"(({want.ctype})({code}))"
     raise TypeError(f"cannot cast {have} to {want}")
@@ -665,6 +668,8 @@ class Translator:
         if isinstance(t, T.Scalar):
             if t.kind == "c":
                 return f"(!(!({code})))"
+            if t.dtype.char == "e":
+                return f"pg::conv<bool>::from({code})"
             return code if t.kind == "b" else f"(({code}) != 0)"
         raise self.error(node, f"the truth of {t} is not supported in kernels")
 
@@ -998,6 +1003,8 @@ class Translator:
 
     def e_UnaryOp(self, node):
         t, code = self.scalar(node.operand)
+        if t.dtype.char == "e" and not isinstance(node.op, ast.Not):
+            code, t = _cast(code, t, T.float32), T.float32
         if isinstance(node.op, ast.Not):
             return T.boolean, f"(!{self.truth(t, code, node)})"
         if isinstance(node.op, (ast.USub, ast.UAdd)):

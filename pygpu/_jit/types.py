@@ -18,7 +18,7 @@ _CTYPES = {
     "B": "unsigned char", "H": "unsigned short", "I": "unsigned int",
     "L": "unsigned long long", "Q": "unsigned long long",
     "f": "float", "d": "double", "?": "bool",
-    "F": "pg::complex<float>", "D": "pg::complex<double>",
+    "F": "pg::complex<float>", "D": "pg::complex<double>", "e": "pg::half",
 }
 
 
@@ -153,8 +153,8 @@ float64 = Scalar(np.dtype(np.float64))
 complex128 = Scalar(np.dtype(np.complex128))
 void = Void()
 
-# what a kernel's scalars and arrays may be (float16 is not yet)
-DTYPES = tuple(np.dtype(c) for c in "?bhilqBHILQfdFD")
+# what a kernel's scalars and arrays may be; float16 values compute in float32
+DTYPES = tuple(np.dtype(c) for c in "?bhilqBHILQefdFD")
 
 
 _SCALARS = {}
@@ -176,7 +176,7 @@ def _scalar(dtype):
     dtype = np.dtype(dtype)
     if dtype not in DTYPES:
         raise TypingError(f"{dtype} is not a type kernels take yet (they take bool, "
-                          "integers, float32, float64, complex64 and complex128)")
+                          "integers, float16, float32, float64, complex64 and complex128)")
     # one name per type: numpy's long and longlong are both int64
     return Scalar(np.dtype(dtype.name))
 
@@ -190,6 +190,7 @@ def numba_int(*types):
 
 def arithmetic(op, a, b):
     """The type of `a op b` for scalars a and b (op: Python's operator symbol)."""
+    a, b = computing(a), computing(b)
     ints = a.kind in "biu" and b.kind in "biu"
     if (a.kind == "c" or b.kind == "c") and op in ("//", "%", "&", "|", "^", "<<", ">>"):
         raise TypingError(f"{op} of complex numbers is not defined")
@@ -209,7 +210,13 @@ def arithmetic(op, a, b):
 
 
 def _as_num(t):
-    return int64 if t.kind == "b" else t
+    return int64 if t.kind == "b" else float32 if t.dtype.char == "e" else t
+
+
+def computing(t):
+    """The type a value of type t computes in: float16 in float32 (as
+    NumPy's float16 loops do), the others in their own."""
+    return float32 if isinstance(t, Scalar) and t.dtype.char == "e" else t
 
 
 def unify(a, b):
@@ -238,7 +245,8 @@ _NAMES = {
     "int64": "q", "i8": "q", "intp": "q", "intc": "i",
     "uint8": "B", "u1": "B", "byte": "B", "uint16": "H", "u2": "H", "uint32": "I",
     "u4": "I", "uint64": "Q", "u8": "Q", "uintp": "Q", "uintc": "I",
-    "float32": "f", "f4": "f", "float64": "d", "f8": "d", "double": "d", "float_": "d",
+    "float16": "e", "f2": "e", "float32": "f", "f4": "f", "float64": "d", "f8": "d",
+    "double": "d", "float_": "d",
     "complex64": "F", "c8": "F", "complex128": "D", "c16": "D",
 }
 

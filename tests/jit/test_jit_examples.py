@@ -147,6 +147,7 @@ import test_jit_language as L
 from pygpu.rawkernel import compile_cuda
 for kernel, sig in [
     (L._views, "void(float64[:, :], float64[:, ::1])"),
+    (L._half, "void(float16[::1], float16[::1], float16[::1])"),
     (L._complex, "void(complex64[::1], complex64[::1], complex64[:, ::1], float64[:, ::1])"),
     (D._atomics, "void(int64[::1], int64[::1], uint64[::1], float64[:, ::1], uint64[::1])"),
     (D._atomics, "void(int32[::1], int32[::1], uint32[::1], float32[:, ::1], uint32[::1])"),
@@ -179,4 +180,4 @@ for name, sig in sigs.items():
 
 def test_the_documentation_kernels_compile_through_nvrtc():
     out = run_with_nvrtc(_NVRTC_SCRIPT, str(Path(__file__).parent))
-    assert out.count(" ok") == 17, out
+    assert out.count(" ok") == 18, out

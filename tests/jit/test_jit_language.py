@@ -317,3 +317,23 @@ def test_a_kernel_launched_on_another_device_is_loaded_there():
     finally:
         cuda.select_device(0)
     np.testing.assert_array_equal(d0.copy_to_host(), np.arange(4.0) * 2)
+
+
+@cuda.jit
+def _half(x, y, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        a = x[i]
+        out[i] = a * y[i] + 1 - abs(-a) + math.sqrt(abs(a))
+        y[i] = a if a > 0 else -a
+
+
+def test_float16_arrays_compute_in_float32_and_round_once_when_stored():
+    x = np.random.default_rng(17).standard_normal(40).astype(np.float16)
+    y = np.full(40, 0.5, np.float16)
+    out = np.zeros(40, np.float16)
+    _half.forall(40)(x, y, out)
+    xf = x.astype(np.float64)
+    ref = (xf * 0.5 + 1 - np.abs(xf) + np.sqrt(np.abs(xf).astype(np.float32))).astype(np.float16)
+    np.testing.assert_array_equal(out, ref)
+    np.testing.assert_array_equal(y, np.abs(x))
