@@ -74,6 +74,7 @@ from ._jit.device import (
     threadIdx,
     warpsize,
 )
+from ._jit.reduce import Reduce, reduce
 
 
 def stream():
@@ -361,13 +362,15 @@ _schedule_from_environment()
 _sys.modules.setdefault(__name__ + ".random", random)
 
 __all__ = [
-    "Device", "Event", "Graph", "NoDeviceError", "Stream", "TypingError", "activemask",
+    "Device", "Event", "Graph", "NoDeviceError", "Reduce", "Stream", "TypingError",
+    "activemask",
     "all_sync", "any_sync", "atomic", "ballot_sync", "blockDim", "blockIdx", "brev", "cbrt",
     "clz", "const", "current_stream", "default_stream", "detect", "device_array",
     "device_array_like", "eq_sync", "event", "ffs", "fma", "get_current_device", "gpus",
     "graph", "grid", "gridDim", "gridsize", "is_available", "is_pinned", "is_simulator",
     "jit", "laneid", "lanemask_lt", "launch_config", "local", "memory_allocated",
-    "pinned_array", "pinned_array_like", "popc", "random", "select_device", "selp", "shared",
+    "pinned_array", "pinned_array_like", "popc", "random", "reduce", "select_device", "selp",
+    "shared",
     "shfl_down_sync", "shfl_sync", "shfl_up_sync", "shfl_xor_sync", "simulator_schedule",
     "stream", "synchronize", "syncthreads", "syncthreads_and", "syncthreads_count",
     "syncthreads_or", "syncwarp", "threadIdx", "threadfence", "threadfence_block",

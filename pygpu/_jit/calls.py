@@ -43,7 +43,13 @@ def _positional(tr, node, lo, hi, what):
 def _dtype(tr, node):
     """A dtype argument known at compile time: np.float32, 'float32', a
     numba type (by its name)."""
-    value = tr.const_value(node)
+    try:
+        value = tr.const_value(node)
+    except TypingError:
+        t, _ = tr.expr(node)  # an array's .dtype
+        if not isinstance(t, T.Global):
+            raise
+        value = t.obj
     try:
         if isinstance(value, str) or isinstance(value, np.dtype) or (
                 isinstance(value, type) and issubclass(value, np.generic)):

@@ -169,3 +169,14 @@ def mandel_kernel(min_x, max_x, min_y, max_y, image, iters):
         for y in range(startY, height, gridY):
             imag = min_y + y * pixel_size_y
             image[y, x] = mandel(real, imag, iters)
+
+
+@cuda.reduce
+def sum_reduce(a, b):
+    """Numba's documentation: a reduction by a Python function."""
+    return a + b
+
+
+@cuda.reduce
+def max_reduce(a, b):
+    return max(a, b)

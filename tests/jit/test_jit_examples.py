@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import pygpu
 from pygpu import cuda
@@ -85,6 +86,21 @@ def test_mandelbrot_with_complex_numbers_in_a_device_function_matches_python():
     ref = [[_mandel(-2.0 + x * 3.0 / 32, -1.0 + y * 2.0 / 24, 20) for x in range(32)]
            for y in range(24)]
     np.testing.assert_array_equal(image, ref)
+
+
+def test_cuda_reduce_folds_host_and_device_arrays_with_size_init_and_res():
+    a = np.arange(1, 1235, dtype=np.float64)
+    assert K.sum_reduce(a) == a.sum()
+    assert K.sum_reduce(a, size=10, init=5) == a[:10].sum() + 5
+    assert K.sum_reduce(a[:0], init=3) == 3
+    res = pygpu.zeros(1)
+    assert K.sum_reduce(cuda.to_device(a), res=res) is None
+    assert res.copy_to_host()[0] == a.sum()
+    x = np.random.default_rng(6).integers(-1000, 1000, 70000).astype(np.int32)
+    got = K.max_reduce(cuda.to_device(x))
+    assert got == x.max() and got.dtype == np.int32
+    with pytest.raises(TypeError, match="1-d array"):
+        K.sum_reduce(np.zeros((2, 2)))
 
 
 # Numba 0.68's numba.cuda.random for seed 1 (its simulator gave these): the
