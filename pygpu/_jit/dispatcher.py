@@ -102,6 +102,11 @@ class Dispatcher:
                 fixed.append(args)
             self._fixed = fixed
 
+    def __reduce__(self):
+        # pickled by reference, as the module-level name it is (a Dask worker
+        # imports the module and compiles the kernel there, through the cache)
+        return self.__qualname__
+
     def __repr__(self):
         kind = "device function" if self.device else "kernel"
         return f"<pygpu.cuda.jit {kind} {self.__name__}>"

@@ -337,3 +337,8 @@ def test_float16_arrays_compute_in_float32_and_round_once_when_stored():
     ref = (xf * 0.5 + 1 - np.abs(xf) + np.sqrt(np.abs(xf).astype(np.float32))).astype(np.float16)
     np.testing.assert_array_equal(out, ref)
     np.testing.assert_array_equal(y, np.abs(x))
+
+
+def test_a_kernel_pickles_by_reference_to_its_module_name():
+    import pickle
+    assert pickle.loads(pickle.dumps(_scale)) is _scale
