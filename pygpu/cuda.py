@@ -1,17 +1,24 @@
-"""Numba-style entry points: detect(), gpus, select_device(), to_device(), ...
+"""Numba-style entry points: detect(), gpus, select_device(), to_device(), ...,
+and kernels written in Python: @cuda.jit, with the device-side names they use
+(cuda.grid, cuda.threadIdx, cuda.shared.array, cuda.atomic.add,
+cuda.syncthreads, cuda.shfl_down_sync, ...) and cuda.random, Numba's
+xoroshiro128+ generator (pygpu/_jit/, docs/JIT.md).
 
 Nothing here creates a CUDA context at import; `is_available()` asks the driver
-for its device count only.
+for its device count only. The module exports its own names only (the
+modules it uses are imported under private names).
 """
 
-import operator
-import os
-import random
-from collections.abc import Sequence
+import operator as _operator
+import os as _os
+import random as _random
+import sys as _sys
+from collections.abc import Sequence as _Sequence
 
-import numpy as np
+import numpy as _np
 
-from . import _core, _libs, blas
+from . import _core, _libs
+from . import blas as _blas
 from ._core import (
     Device,
     Event,
@@ -22,11 +29,52 @@ from ._core import (
     default_stream,
     device_array_like,
     is_pinned,
-    memory_allocated,
     pinned_array,
     synchronize,
     to_device,
 )
+from ._jit import TypingError, jit
+from ._jit import random as random  # cuda.random: Numba's xoroshiro128+ API
+from ._jit.device import (
+    activemask,
+    all_sync,
+    any_sync,
+    atomic,
+    ballot_sync,
+    blockDim,
+    blockIdx,
+    brev,
+    cbrt,
+    clz,
+    const,
+    eq_sync,
+    ffs,
+    fma,
+    grid,
+    gridDim,
+    gridsize,
+    laneid,
+    lanemask_lt,
+    local,
+    popc,
+    selp,
+    shared,
+    shfl_down_sync,
+    shfl_sync,
+    shfl_up_sync,
+    shfl_xor_sync,
+    syncthreads,
+    syncthreads_and,
+    syncthreads_count,
+    syncthreads_or,
+    syncwarp,
+    threadfence,
+    threadfence_block,
+    threadfence_system,
+    threadIdx,
+    warpsize,
+)
+from ._jit.reduce import Reduce, reduce
 
 
 def stream():
@@ -87,11 +135,11 @@ def simulator_schedule(seed=None):
 
 
 def _schedule_from_environment():
-    value = os.environ.get("PYGPU_SIM_SCHEDULE", "").strip().lower()
+    value = _os.environ.get("PYGPU_SIM_SCHEDULE", "").strip().lower()
     if value in ("", "ordered", "none"):
         return
     if value == "shuffle":
-        _core._sim_schedule(random.SystemRandom().getrandbits(32))
+        _core._sim_schedule(_random.SystemRandom().getrandbits(32))
         return
     try:
         seed = int(value, 0)
@@ -140,7 +188,7 @@ def detect():
               f"{'' if ok else _UNSUPPORTED}")
     if count > 1:
         _print_peer_access(count)
-    print(f"matmul: {blas.matmul_backend()}")
+    print(f"matmul: {_blas.matmul_backend()}")
     print(f"libraries: {_libs.summary()}")
     return supported
 
@@ -157,7 +205,7 @@ def _print_peer_access(count):
         print(f"{i:>{width}}" + "".join(f"{c:>{width}}" for c in cells))
 
 
-class _GPUList(Sequence):
+class _GPUList(_Sequence):
     """The devices, as Device objects: `cuda.gpus[0]`, `len(cuda.gpus)`."""
 
     def _count(self):
@@ -202,6 +250,25 @@ def get_current_device():
     return Device()
 
 
+def memory_allocated(device=None):
+    """Bytes of device memory that live pygpu arrays hold on `device` (an
+    index or a Device; default: the current device), as the memory pool
+    counts them (rounded up to 512 bytes each). ValueError for a device that
+    does not exist."""
+    if device is not None:
+        index = device.id if isinstance(device, Device) else device
+        if isinstance(index, (bool, _np.bool_)) or not isinstance(index, (int, _np.integer)):
+            raise TypeError(f"memory_allocated: device must be an int or a Device, not "
+                            f"{type(device).__name__}")
+        count = _core.device_count()
+        if not 0 <= index < count:
+            raise ValueError(f"memory_allocated: there is no device {index}: "
+                             f"{'the device is' if count == 1 else 'devices are'} "
+                             f"0{'' if count == 1 else f' to {count - 1}'}")
+        device = int(index)
+    return _core.memory_allocated(device)
+
+
 def device_array(shape, dtype=float, strides=None, order="C", stream=None):
     """An uninitialized device array (Numba's signature; strides must be None)."""
     if strides is not None:
@@ -209,28 +276,31 @@ def device_array(shape, dtype=float, strides=None, order="C", stream=None):
     return _core.empty(shape, dtype, order)
 
 
+# what every CUDA device (compute capability 2.0 on) allows in a block
+_MAX_THREADS = 1024
+_MAX_BLOCK_DIM = (1024, 1024, 64)
 _DEFAULT_THREADS = {1: 256, 2: (16, 16), 3: (8, 8, 4)}
 
 
 def _int(v, what, func):
     """v as a Python int, as NumPy takes a shape: anything with __index__ but a bool."""
-    if isinstance(v, (bool, np.bool_)):
+    if isinstance(v, (bool, _np.bool_)):
         raise TypeError(f"{func}: {what} must hold ints, not bool ({v!r})")
     try:
-        return operator.index(v)
+        return _operator.index(v)
     except TypeError:
         hint = (" (use // or math.ceil to get an int)"
-                if isinstance(v, (float, np.floating)) else "")
+                if isinstance(v, (float, _np.floating)) else "")
         raise TypeError(f"{func}: {what} must hold ints; '{type(v).__name__}' object "
                         f"cannot be interpreted as an integer{hint}") from None
 
 
 def _ints(v, what, func):
     """An int or a sequence of ints (NumPy ints and integer arrays too) as a tuple."""
-    if isinstance(v, (bool, np.bool_, float, np.floating)):
+    if isinstance(v, (bool, _np.bool_, float, _np.floating)):
         return (_int(v, what, func),)  # raises, with a hint for a float
     try:
-        return (operator.index(v),)
+        return (_operator.index(v),)
     except TypeError:
         pass
     if isinstance(v, (str, bytes)):
@@ -268,6 +338,16 @@ def launch_config(shape, threads_per_block=None):
                          f"per axis of shape {shape} (x first)")
     if any(t < 1 for t in threads):
         raise ValueError(f"threads_per_block must hold ints >= 1, got {threads}")
+    total = 1
+    for t in threads:
+        total *= t
+    if total > _MAX_THREADS:
+        raise ValueError(f"launch_config: a block of {threads_per_block!r} has {total} "
+                         f"threads; CUDA devices allow at most {_MAX_THREADS} per block")
+    for axis, (t, most) in enumerate(zip(threads, _MAX_BLOCK_DIM, strict=False)):
+        if t > most:
+            raise ValueError(f"launch_config: threads_per_block has {t} threads along "
+                             f"{'xyz'[axis]}; CUDA devices allow at most {most} there")
     limits = (2**31 - 1, 65535, 65535)
     blocks = tuple(max(1, min(limits[i], -(-shape[nd - 1 - i] // threads[i])))
                    for i in range(nd))
@@ -277,13 +357,22 @@ def launch_config(shape, threads_per_block=None):
 
 
 _schedule_from_environment()
+# `from pygpu.cuda.random import xoroshiro128p_uniform_float32`, as Numba's
+# `from numba.cuda.random import ...`
+_sys.modules.setdefault(__name__ + ".random", random)
 
 __all__ = [
-    "Device", "Event", "Graph", "NoDeviceError", "Stream", "current_stream", "default_stream",
-    "detect", "device_array", "device_array_like", "event", "get_current_device", "gpus",
-    "graph",
-    "is_available", "is_pinned", "is_simulator", "launch_config", "memory_allocated",
-    "pinned_array", "pinned_array_like", "select_device", "simulator_schedule", "stream",
-    "synchronize",
-    "to_device",
+    "Device", "Event", "Graph", "NoDeviceError", "Reduce", "Stream", "TypingError",
+    "activemask",
+    "all_sync", "any_sync", "atomic", "ballot_sync", "blockDim", "blockIdx", "brev", "cbrt",
+    "clz", "const", "current_stream", "default_stream", "detect", "device_array",
+    "device_array_like", "eq_sync", "event", "ffs", "fma", "get_current_device", "gpus",
+    "graph", "grid", "gridDim", "gridsize", "is_available", "is_pinned", "is_simulator",
+    "jit", "laneid", "lanemask_lt", "launch_config", "local", "memory_allocated",
+    "pinned_array", "pinned_array_like", "popc", "random", "reduce", "select_device", "selp",
+    "shared",
+    "shfl_down_sync", "shfl_sync", "shfl_up_sync", "shfl_xor_sync", "simulator_schedule",
+    "stream", "synchronize", "syncthreads", "syncthreads_and", "syncthreads_count",
+    "syncthreads_or", "syncwarp", "threadIdx", "threadfence", "threadfence_block",
+    "threadfence_system", "to_device", "warpsize",
 ]

@@ -1,0 +1,391 @@
+"""@cuda.jit: a Python function that runs as a CUDA kernel (or, with
+device=True, a function that kernels call).
+
+The dispatcher types a launch's arguments (as Numba types them: a Python int
+is int64, a float float64, arrays by dtype, dimensions and layout), finds or
+makes the kernel compiled for those types (codegen.py writes CUDA C++, and
+RawModule compiles it: NVRTC on a GPU, the host compiler on the simulator,
+through the one disk cache), and launches it through the one launch path
+(the compiled Function's kernel[grid, block]). An array reaches the kernel as
+its address plus its shape and byte strides, which the kernel gathers into
+pg_jit::array (pygpu/include/pygpu/jit.h). NumPy arrays are copied to the
+device and back around the launch, as Numba does.
+"""
+
+import functools
+import re
+
+import numpy as np
+
+from .. import _core
+from . import types as T
+from .codegen import FunctionSource, Translator, Unit
+from .errors import TypingError
+
+
+def _layout(a):
+    if a.ndim <= 1 or a.is_c_contiguous():
+        return "C" if a.is_c_contiguous() else "A"
+    return "F" if a.is_f_contiguous() else "A"
+
+
+def _host_layout(a):
+    if a.flags.c_contiguous:
+        return "C"
+    return "F" if a.flags.f_contiguous else "A"
+
+
+def _scalar_type(a):
+    if isinstance(a, (bool, np.bool_)):
+        return T.boolean
+    if isinstance(a, int):
+        if -2**63 <= a < 2**63:
+            return T.int64
+        if 0 <= a < 2**64:
+            return T.uint64
+        raise ValueError(f"the int {a} does not fit in 64 bits")
+    if isinstance(a, float):
+        return T.float64
+    if isinstance(a, complex):
+        return T.complex128
+    if isinstance(a, np.generic):
+        return T.scalar(a.dtype)
+    return None
+
+
+class _Compiled:
+    """One kernel compiled for one tuple of argument types."""
+
+    __slots__ = ("function", "argtypes", "dynamic_shared", "source", "converters")
+
+    def __init__(self, function, argtypes, dynamic_shared, source):
+        self.function = function
+        self.argtypes = argtypes
+        self.dynamic_shared = dynamic_shared
+        self.source = source
+        # how each scalar argument is passed: as it is (int64 from a Python int,
+        # float64 from a float, bool), or through its NumPy type
+        self.converters = tuple(
+            None if not isinstance(t, T.Scalar) else t.dtype.type for t in argtypes)
+
+
+class Dispatcher:
+    """A function compiled by @cuda.jit. A kernel is launched as
+    `kernel[grid, block](args)` (also `[grid, block, stream]` and
+    `[grid, block, stream, shared_bytes]`) or `kernel.forall(n)(args)`; it
+    compiles at its first launch for the types of its arguments, and again
+    for other types. A device function (device=True) is called from kernels
+    only."""
+
+    def __init__(self, pyfunc, device=False, signatures=None, options=None):
+        if not callable(pyfunc) or not hasattr(pyfunc, "__code__"):
+            raise TypeError(f"cuda.jit decorates a Python function, not {pyfunc!r}")
+        functools.update_wrapper(self, pyfunc)
+        self.py_func = pyfunc
+        self.device = bool(device)
+        self.options = dict(options or {})
+        self._source = None
+        self._kernels = {}
+        self._fast = {}  # _fast_key(args) -> the kernel compiled for them
+        self._launches = {}  # configuration -> its _Launch
+        self._fixed = None
+        self._cname = "pg_" + re.sub(r"\W", "_", pyfunc.__name__, flags=re.ASCII)
+        if signatures is not None:
+            if isinstance(signatures, (str,)) or not isinstance(signatures, (list,)):
+                signatures = [signatures]
+            fixed = []
+            for sig in signatures:
+                args, ret = T.parse_signature(sig)
+                if ret is not None and not self.device:
+                    raise TypingError(f"a kernel returns nothing; signature {sig!r} gives "
+                                      f"{ret}")
+                fixed.append(args)
+            self._fixed = fixed
+
+    def __reduce__(self):
+        # pickled by reference, as the module-level name it is (a Dask worker
+        # imports the module and compiles the kernel there, through the cache)
+        return self.__qualname__
+
+    def __repr__(self):
+        kind = "device function" if self.device else "kernel"
+        return f"<pygpu.cuda.jit {kind} {self.__name__}>"
+
+    @property
+    def source(self):
+        if self._source is None:
+            self._source = FunctionSource(self.py_func)
+        return self._source
+
+    # -- compiling ----------------------------------------------------------------
+
+    def _device_translate(self, unit, argtypes, caller, node):
+        """(C++ name, return type) of this device function for argtypes,
+        translated into unit (once per unit and types)."""
+        key = (id(self), argtypes)
+        if key in unit.device:
+            return unit.device[key]
+        if key in unit.busy:
+            raise caller.error(node, f"{self.__name__}() calls itself: recursion is not "
+                                     "supported in kernels")
+        unit.busy.add(key)
+        try:
+            cname = f"{self._cname}_d{len(unit.device)}_{len(unit.busy)}"
+            tr = Translator(self.source, argtypes, unit, kernel=False, cname=cname)
+            code = tr.translate()
+        finally:
+            unit.busy.discard(key)
+        result = (cname, tr.ret or T.void)
+        unit.functions.append(code)
+        unit.device[key] = result
+        return result
+
+    def _translate(self, argtypes):
+        """(CUDA C++, whether it takes the dynamic shared memory's size) of
+        this kernel for argtypes."""
+        if self.device:
+            raise TypeError(f"{self.__name__} is a device function: call it from a kernel")
+        unit = Unit()
+        tr = Translator(self.source, argtypes, unit, kernel=True, cname=self._cname)
+        unit.functions.append(tr.translate())
+        return unit.source(), tr.uses_dynamic_shared
+
+    def _compile(self, argtypes):
+        from ..rawkernel import CompileError, RawModule
+        source, dynamic_shared = self._translate(argtypes)
+        try:
+            module = RawModule(source, options=self._nvrtc_options())
+        except CompileError as exc:
+            log = getattr(exc, "log", "")
+            err = CompileError(f"the kernel {self.__name__}() did not compile for "
+                               f"({', '.join(str(t) for t in argtypes)}); the compiler's "
+                               f"messages name your Python lines:\n{log[-3000:]}")
+            err.log = log
+            raise err from None
+        compiled = _Compiled(module.get_function(self._cname), argtypes, dynamic_shared,
+                             source)
+        self._kernels[(_core.get_device(), argtypes)] = compiled
+        return compiled
+
+    def _nvrtc_options(self):
+        """NVRTC's options for Numba's: fastmath, lineinfo (the #line
+        directives then reach the profilers: Python lines in Nsight),
+        max_registers. The simulator's compiler ignores them."""
+        opts = []
+        if self.options.get("fastmath"):
+            opts.append("--use_fast_math")
+        if self.options.get("lineinfo"):
+            opts.append("-lineinfo")
+        if self.options.get("max_registers"):
+            opts.append(f"--maxrregcount={int(self.options['max_registers'])}")
+        return tuple(opts)
+
+    def compile(self, signature):
+        """Compile for a signature ("void(float32[:], int64)") now; returns
+        the CUDA C++ made."""
+        args, _ = T.parse_signature(signature)
+        found = self._kernels.get((_core.get_device(), args)) or self._compile(args)
+        return found.source
+
+    def inspect_cuda(self, signature=None):
+        """The CUDA C++ made for a signature ("void(float32[:, :])"), without
+        compiling it; with none, {signature: C++} of what was compiled so far."""
+        if signature is not None:
+            return self._translate(T.parse_signature(signature)[0])[0]
+        return {"(" + ", ".join(str(t) for t in k[1]) + ")": c.source
+                for k, c in self._kernels.items()}
+
+    @property
+    def signatures(self):
+        """The argument types compiled so far."""
+        return list(dict.fromkeys(k[1] for k in self._kernels))
+
+    # -- launching ------------------------------------------------------------------
+
+    def __getitem__(self, config):
+        try:
+            return self._launches[config]
+        except (KeyError, TypeError):
+            pass
+        if self.device:
+            raise TypeError(f"{self.__name__} is a device function: kernels call it; "
+                            "it is not launched")
+        if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
+            raise ValueError("launch a kernel as kernel[grid, block], kernel[grid, block, "
+                             "stream] or kernel[grid, block, stream, shared_bytes]")
+        launch = _Launch(self, config)
+        if len(config) == 2 and len(self._launches) < 64:  # no stream to keep alive
+            try:
+                self._launches[config] = launch
+            except TypeError:
+                pass  # an unhashable configuration (a list)
+        return launch
+
+    def forall(self, ntasks, tpb=0, stream=0, sharedmem=0):
+        """kernel.forall(n)(args): a launch of at least n threads in one
+        dimension (cuda.grid(1) covers 0 to n - 1), as Numba's forall."""
+        ntasks = int(ntasks)
+        if ntasks < 0:
+            raise ValueError(f"forall: ntasks must be >= 0, got {ntasks}")
+        tpb = int(tpb) or 128
+        blocks = max(1, -(-ntasks // tpb))
+        return self[blocks, tpb, stream, sharedmem]
+
+    def __call__(self, *args, **kwargs):
+        if self.device:
+            raise TypeError(f"{self.__name__} is a device function: it runs only when a "
+                            "@cuda.jit kernel calls it")
+        raise TypeError(f"launch the kernel {self.__name__} with a configuration: "
+                        f"{self.__name__}[blocks, threads_per_block](...)")
+
+    def _types(self, args):
+        types, prepared, copies = [], [], []
+        for i, a in enumerate(args):
+            try:
+                self._type_one(i, a, types, prepared, copies)
+            except TypingError as exc:
+                raise TypeError(f"{self.__name__}: argument {i}: {exc}") from None
+        return tuple(types), prepared, copies
+
+    def _type_one(self, i, a, types, prepared, copies):
+        """Types argument i, a, and prepares what the launch passes."""
+        if isinstance(a, _core.DeviceArray):
+            types.append(T.Array(T.scalar(a.dtype).dtype, a.ndim, _layout(a)))
+            prepared.append(a)
+            return
+        st = _scalar_type(a)
+        if st is not None:
+            types.append(st)
+            prepared.append(a)
+            return
+        if isinstance(a, np.ndarray):
+            if a.dtype.kind not in "biufc":
+                raise TypeError(f"{self.__name__}: argument {i} is an array of "
+                                f"{a.dtype}, which kernels do not take yet")
+            d = _core.to_device(a)
+            copies.append((a, d))
+            types.append(T.Array(T.scalar(a.dtype).dtype, a.ndim, _host_layout(a)))
+            prepared.append(d)
+            return
+        if hasattr(a, "__cuda_array_interface__") or hasattr(a, "__dlpack__"):
+            from .. import asarray
+            d = asarray(a)
+            types.append(T.Array(T.scalar(d.dtype).dtype, d.ndim, _layout(d)))
+            prepared.append(d)
+            return
+        raise TypeError(f"{self.__name__}: argument {i} is a {type(a).__name__}; "
+                        "kernels take arrays (DeviceArray, NumPy, or any CUDA array "
+                        "interface or DLPack array), bool, int, float and NumPy scalars")
+
+    def _match_fixed(self, types):
+        for sig in self._fixed:
+            if len(sig) != len(types):
+                continue
+            ok = True
+            for want, have in zip(sig, types, strict=True):
+                if isinstance(want, T.Array):
+                    ok = (isinstance(have, T.Array) and want.dtype == have.dtype and
+                          want.ndim == have.ndim and want.layout in ("A", have.layout))
+                else:
+                    ok = isinstance(have, T.Scalar)
+                if not ok:
+                    break
+            if ok:
+                return sig
+        given = ", ".join(str(t) for t in types)
+        known = "; ".join("(" + ", ".join(str(t) for t in s) + ")" for s in self._fixed)
+        raise TypeError(f"{self.__name__}: no signature matches the arguments ({given}); "
+                        f"its signatures: {known}")
+
+    def _fast_key(self, args):
+        """A cheap key of the arguments' types where all are DeviceArrays and
+        Python or NumPy scalars (None otherwise: the full typing runs)."""
+        key = [_core.get_device()]  # a module is loaded on one device
+        for a in args:
+            tp = type(a)
+            if tp is _core.DeviceArray:
+                key.append((a.dtype, a.ndim, a.is_c_contiguous(), a.is_f_contiguous()))
+            elif tp is float or tp is bool or tp is complex or isinstance(a, np.generic):
+                key.append(tp)
+            elif tp is int and -2**63 <= a < 2**63:
+                key.append(tp)
+            else:
+                return None
+        return tuple(key)
+
+    def _launch(self, config, args):
+        key = self._fast_key(args)
+        compiled = self._fast.get(key) if key is not None else None
+        if compiled is not None:
+            prepared, copies = args, ()
+        else:
+            types, prepared, copies = self._types(args)
+            if self._fixed is not None:
+                types = self._match_fixed(types)
+            compiled = self._kernels.get((_core.get_device(), types))
+            if compiled is None:
+                compiled = self._compile(types)
+            if key is not None:
+                self._fast[key] = compiled
+        flat = []
+        for a, conv in zip(prepared, compiled.converters, strict=True):
+            if conv is None:
+                flat.append(a)
+                flat += a.shape
+                flat += a.strides
+            elif conv is np.int64 and type(a) is int or conv is np.float64 and \
+                    type(a) is float or conv is np.bool_ and type(a) is bool:
+                flat.append(a)
+            else:
+                flat.append(conv(a))
+        if compiled.dynamic_shared:
+            flat.append(int(config[3]) if len(config) == 4 else 0)
+        compiled.function[config](*flat)
+        for host, d in copies:
+            if host.flags.writeable:
+                host[...] = d.copy_to_host()
+
+
+class _Launch:
+    """kernel[grid, block, ...]: call it with the kernel's arguments."""
+
+    __slots__ = ("dispatcher", "config")
+
+    def __init__(self, dispatcher, config):
+        self.dispatcher = dispatcher
+        self.config = config
+
+    def __call__(self, *args):
+        self.dispatcher._launch(self.config, args)
+
+
+def jit(func_or_sig=None, device=False, **options):
+    """Compile a Python function as a CUDA kernel (Numba's @cuda.jit).
+
+        @cuda.jit
+        def add_one(A):
+            i, j = cuda.grid(2)
+            if i < A.shape[0] and j < A.shape[1]:
+                A[i, j] += 1
+
+        add_one[blocks, threads](d_A)
+
+    @cuda.jit(device=True) makes a device function, which kernels call.
+    @cuda.jit("void(float32[:], int64)") (or a list of such signatures)
+    fixes the argument types; without one, the kernel compiles at its first
+    launch for the types it gets, and again for new types. docs/JIT.md lists
+    the Python that kernels may use.
+    """
+    known = {"debug", "opt", "lineinfo", "fastmath", "cache", "inline", "link",
+             "max_registers", "boundscheck"}
+    unknown = set(options) - known
+    if unknown:
+        raise TypeError(f"cuda.jit got unknown options {sorted(unknown)}")
+    if callable(func_or_sig) and hasattr(func_or_sig, "__code__"):
+        return Dispatcher(func_or_sig, device=device, options=options)
+    if func_or_sig is None:
+        return lambda f: Dispatcher(f, device=device, options=options)
+    signatures = func_or_sig
+    for sig in signatures if isinstance(signatures, list) else [signatures]:
+        T.parse_signature(sig)  # a bad one fails here, at decoration
+    return lambda f: Dispatcher(f, device=device, signatures=signatures, options=options)
