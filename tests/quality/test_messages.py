@@ -59,9 +59,12 @@ def test_launch_config_results_launch_and_compute_what_numpy_does():
     np.testing.assert_array_equal(d.copy_to_host(), x + 1)
 
 
-def test_launch_config_is_exact_for_huge_shapes():
-    # float division would round 2**62 + 1 to 2**62 and lose the last block
-    assert cuda.launch_config(2**62 + 1, 2**61)[0] == 3
+def test_launch_config_refuses_blocks_no_device_runs_and_counts_large_grids_exactly():
+    with pytest.raises(ValueError, match="at most 1024 per block"):
+        cuda.launch_config(2**62 + 1, 2**61)
+    with pytest.raises(ValueError, match="at most 1024 per block"):
+        cuda.launch_config((10,), 2048)
+    assert cuda.launch_config(2**40 + 1, 1024)[0] == 2**30 + 1
 
 
 def test_launch_config_negative_shape_says_what_numpy_says():
