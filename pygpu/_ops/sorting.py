@@ -58,7 +58,7 @@ def _wrappers():
             f"pg::sort_histogram<{u}>(in, n, (int)mode, hist)")
         for ww, word in ((4, "unsigned int"), (8, "unsigned long long")):
             for pairs in ("k", "p"):
-                add(g, f"pg_sort_pass_{w}_{ww}{pairs}",
+                add(f"{g}_{ww}{pairs}", f"pg_sort_pass_{w}_{ww}{pairs}",
                     f"const {u} *kin, {u} *kout, const long long *vin, long long *vout, "
                     "long long n, long long shift, const unsigned long long *offsets, "
                     "unsigned long long *counter, char *state, long long in_mode, "
@@ -229,8 +229,12 @@ def _rows(x, axis):
 def _histograms(word, width, mode, n):
     """(the passes to run, each digit's first place per pass, how many elements
     a sort of keys alone would change)."""
+    from .reduction import _sm_count
+
     hist = _core.zeros((width * 256 + 1,), np.uint64)
-    _launch(f"pg_sort_hist_{width}", n, word, n, mode, hist)
+    # a few blocks an SM, each adding its counts to hist once
+    blocks = max(1, min(-(-n // (_THREADS * 16)), 2 * _sm_count(word.device)))
+    _function(f"pg_sort_hist_{width}")[blocks, _THREADS](word, n, mode, hist)
     h = hist.copy_to_host()
     counts = h[:-1].reshape(width, 256)
     passes = [p for p in range(width) if counts[p].max() < n]

@@ -122,16 +122,19 @@ template <class U> PG_FN U from_key(U k, int mode)
 template <class U>
 PG_FN void sort_histogram(const U *in, long long n, int mode, unsigned long long *hist)
 {
-    enum { P = sizeof(U) };
-    __shared__ unsigned int h[P * 256];
+    enum { P = sizeof(U), COPIES = 4096 / (P * 256) };
+    __shared__ unsigned int h[COPIES * P * 256];
     __shared__ unsigned int inexact;
-    for (int i = threadIdx.x; i < P * 256; i += blockDim.x) {
+    for (int i = threadIdx.x; i < COPIES * P * 256; i += blockDim.x) {
         h[i] = 0;
     }
     if (threadIdx.x == 0) {
         inexact = 0;
     }
     __syncthreads();
+    /* lanes count into COPIES histograms (lane % COPIES): fewer lanes of a warp
+     * meet at one counter where many keys share a digit */
+    unsigned int *mine = h + (threadIdx.x % COPIES) * P * 256;
     unsigned int odd = 0;
     const long long step = (long long)gridDim.x * blockDim.x;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
@@ -139,7 +142,7 @@ PG_FN void sort_histogram(const U *in, long long n, int mode, unsigned long long
         const U k = to_key(b, mode);
 #pragma unroll
         for (int p = 0; p < P; p++) {
-            atomicAdd(&h[p * 256 + (int)((k >> (8 * p)) & 0xff)], 1u);
+            atomicAdd(&mine[p * 256 + (int)((k >> (8 * p)) & 0xff)], 1u);
         }
         if ((mode & 3) == SORT_FLOAT &&
             (b == sort_sign<U>() || (sort_is_nan(b, mode) && b != sort_nan_bits<U>()))) {
@@ -151,8 +154,12 @@ PG_FN void sort_histogram(const U *in, long long n, int mode, unsigned long long
     }
     __syncthreads();
     for (int i = threadIdx.x; i < P * 256; i += blockDim.x) {
-        if (h[i]) {
-            atomicAdd(&hist[i], (unsigned long long)h[i]);
+        unsigned int c = 0;
+        for (int j = 0; j < COPIES; j++) {
+            c += h[j * P * 256 + i];
+        }
+        if (c) {
+            atomicAdd(&hist[i], (unsigned long long)c);
         }
     }
     if (threadIdx.x == 0 && inexact) {
@@ -291,15 +298,15 @@ PG_FN void sort_pass(const U *kin, U *kout, const long long *vin, long long *vou
     __syncthreads();
     const long long rest = n - start;
     const int count = rest < TILE ? (int)rest : TILE;
-    long long dst[ITEMS];
+    unsigned char digit[ITEMS];
 #pragma unroll
     for (int j = 0; j < ITEMS; j++) {
         const int i = t + j * T;
         if (i < count) {
             const U k = buf.k[i];
-            dst[j] = place[(int)(k >> shift) & 0xff] + i;
+            digit[j] = (unsigned char)((k >> shift) & 0xff);
             if (out_mode >= 0) {
-                kout[dst[j]] = from_key(k, out_mode);
+                kout[place[digit[j]] + i] = from_key(k, out_mode);
             }
         }
     }
@@ -317,7 +324,7 @@ PG_FN void sort_pass(const U *kin, U *kout, const long long *vin, long long *vou
         for (int j = 0; j < ITEMS; j++) {
             const int i = t + j * T;
             if (i < count) {
-                vout[dst[j]] = buf.v[i];
+                vout[place[digit[j]] + i] = buf.v[i];
             }
         }
     }
