@@ -53,6 +53,9 @@ def _wrappers():
 
     for w, u in _UTYPES.items():
         g = f"sort{w}"
+        add(f"search{w}", f"pg_key_range_{w}",
+            f"const {u} *x, long long n, long long mode, unsigned long long *out",
+            f"pg::key_range<{u}>(x, n, (int)mode, out)")
         add(g, f"pg_sort_hist_{w}",
             f"const {u} *in, long long n, long long mode, unsigned long long *hist",
             f"pg::sort_histogram<{u}>(in, n, (int)mode, hist)")
@@ -79,8 +82,8 @@ def _wrappers():
                 f"pg::isin<{u}, {cplx}>(a, n, x, m, (int)mode, invert != 0, out)")
             add(g, f"pg_unique_mark_{tag}",
                 f"const {u} *s, long long n, long long mode, long long equal_nan, "
-                "long long *flags",
-                f"pg::unique_mark<{u}, {cplx}>(s, n, (int)mode, equal_nan != 0, flags)")
+                "unsigned char *rest",
+                f"pg::unique_mark<{u}, {cplx}>(s, n, (int)mode, equal_nan != 0, rest)")
         if w >= 4:
             add(f"search{w}c", f"pg_complex_keys_{w}",
                 f"const {u} *x, long long n, long long mode, unsigned char *c, {u} *re, "
@@ -96,12 +99,11 @@ def _wrappers():
             f"pg::sort_row_keys<{_UTYPES[w]}>(perm, n, m, out)")
     add("misc", "pg_sort_in_rows", "const long long *perm, long long n, long long m, "
         "long long *out", "pg::sort_in_rows(perm, n, m, out)")
-    add("misc", "pg_unique_starts", "const long long *flags, const long long *scan, "
-        "long long n, long long *starts", "pg::unique_starts(flags, scan, n, starts)")
     add("misc", "pg_unique_counts", "const long long *starts, long long k, long long n, "
         "long long *counts", "pg::unique_counts(starts, k, n, counts)")
-    add("misc", "pg_unique_inverse", "const long long *perm, const long long *scan, "
-        "long long n, long long *inverse", "pg::unique_inverse(perm, scan, n, inverse)")
+    add("misc", "pg_unique_inverse", "const long long *starts, long long k, "
+        "const long long *perm, long long n, long long *inverse",
+        "pg::unique_inverse(starts, k, perm, n, inverse)")
     add("misc", "pg_bincount", "const long long *x, long long n, const double *w, "
         "unsigned long long *counts, double *sums", "pg::bincount(x, n, w, counts, sums)")
     add("misc", "pg_histogram", "const double *x, long long n, const double *edges, "
@@ -289,6 +291,29 @@ def _gather(x, idx):
     if idx.size:
         _launch(f"pg_gather_{x.itemsize}", idx.size, x, idx, idx.size, out)
     return out
+
+
+def _extremes(x):
+    """The smallest and largest elements of a flat contiguous array of
+    numbers (not empty), as NumPy scalars of its dtype: NaN (both) where it
+    holds a NaN, as numpy.min and max give."""
+    w = x.itemsize
+    out = _core.asarray(np.array([2**64 - 1, 0], np.uint64))
+    _launch(f"pg_key_range_{w}", x.size, x, x.size, _mode(x.dtype), out)
+    u = np.dtype(f"u{w}").type
+    sign = u(1) << u(8 * w - 1)
+    values = []
+    for k in out.copy_to_host().astype(u):
+        kind = x.dtype.kind
+        if kind == "i":
+            k = k ^ sign
+        elif kind == "f":
+            k = np.array(np.nan, x.dtype).view(u)[()] if k == u(~u(0)) else \
+                k ^ sign if k & sign else u(~k)
+        values.append(np.array(k, u).view(x.dtype)[()] if kind != "b" else np.bool_(k))
+    if x.dtype.kind == "f" and np.isnan(values[1]):
+        values[0] = values[1]
+    return values
 
 
 def _mode(dtype, descending=False):
@@ -486,11 +511,11 @@ def searchsorted(a, v, side="left", sorter=None):
         if sorter.size != a.size:
             raise ValueError("sorter.size must equal a.size")
         if a.size:
-            from . import reduction
-
-            if int(reduction.min(sorter)) < 0 or int(reduction.max(sorter)) >= a.size:
+            sorter = _flat(sorter).astype(np.int64)
+            lo, hi = _extremes(sorter)
+            if lo < 0 or hi >= a.size:
                 raise ValueError("Sorter index out of range.")
-            a = _gather(_flat(a), _flat(sorter).astype(np.int64))
+            a = _gather(_flat(a), sorter)
     a, v = _common("searchsorted", a, v)
     a, vf = _flat(a), _flat(v)
     out = _core.empty((vf.size,), np.int64)
@@ -529,8 +554,6 @@ UniqueInverseResult = collections.namedtuple("UniqueInverseResult",
 
 def _unique(x, equal_nan):
     """(values, first indices, inverse (x's shape), counts) of x flattened."""
-    from . import reduction
-
     flat = _flat(x)
     n = flat.size
     if n == 0:
@@ -538,17 +561,16 @@ def _unique(x, equal_nan):
         return flat.copy(), e, _core.empty(x.shape, np.int64), _core.empty((0,), np.int64)
     perm = _argsort_words([_words(flat, False)], n, 1, n)
     s = _gather(flat, perm)
-    flags = _core.empty((n,), np.int64)
+    rest = _core.empty((n,), np.uint8)  # 0 where a group starts
     _launch(f"pg_unique_mark_{_tag(s.dtype)}", n, s, n, _mode(s.dtype), int(bool(equal_nan)),
-            flags)
-    scan = reduction.cumsum(flags)
-    k = int(scan[n - 1])
-    starts = _core.empty((k,), np.int64)
-    _launch("pg_unique_starts", n, flags, scan, n, starts)
+            rest)
+    hist = _histograms(rest, 1, 0, n)
+    k = int(hist[1][0][1])  # the first place of key 1: how many 0s
+    starts = _radix(rest, 1, 0, n, hist=hist)[:k]  # the starts first, in order
     counts = _core.empty((k,), np.int64)
     _launch("pg_unique_counts", k, starts, k, n, counts)
     inverse = _core.empty((n,), np.int64)
-    _launch("pg_unique_inverse", n, perm, scan, n, inverse)
+    _launch("pg_unique_inverse", n, starts, k, perm, n, inverse)
     return _gather(s, starts), _gather(perm, starts), inverse.reshape(x.shape), counts
 
 
@@ -605,8 +627,6 @@ def _weights(name, w, n):
 def bincount(x, weights=None, minlength=0):
     """numpy.bincount: how many times each value 0, 1, ... occurs in x
     (int64), or the sum of its weights (float64, summed in any order)."""
-    from . import reduction
-
     x = _array("bincount", x)
     if x.ndim != 1:
         raise ValueError("object too deep for desired array" if x.ndim else
@@ -622,9 +642,10 @@ def bincount(x, weights=None, minlength=0):
     w = _weights("bincount", weights, n) if weights is not None else None
     length = minlength
     if n:
-        if x.dtype.kind == "i" and int(reduction.min(xi)) < 0:
+        lo, hi = _extremes(xi)
+        if lo < 0:
             raise ValueError("'list' argument must have no negative elements")
-        length = max(length, int(reduction.max(xi)) + 1)
+        length = max(length, int(hi) + 1)
     out = _core.zeros((length,), np.float64 if w is not None else np.int64)
     if n:
         if w is None:
@@ -640,8 +661,6 @@ def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
     copied to the host for a string of bins); the counting is on the device,
     a value in bin b where edges[b] <= value < edges[b + 1] (the last bin
     closed), as NumPy counts."""
-    from . import reduction
-
     a = _array("histogram", a)
     if a.dtype.kind == "c":
         raise TypeError("histogram: complex input is not supported on DeviceArrays")
@@ -659,7 +678,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
         edges = np.histogram_bin_edges(np.empty(0, a.dtype), bins, range)
     else:
         stand = np.empty(0, a.dtype) if n == 0 or range is not None else \
-            np.array([reduction.min(flat).item(), reduction.max(flat).item()], a.dtype)
+            np.array(_extremes(flat), a.dtype)
         edges = np.histogram_bin_edges(stand, bins, range)
     nb = len(edges) - 1
     ntype = np.dtype(np.intp) if weights is None else w_arr.dtype

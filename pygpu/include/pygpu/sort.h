@@ -425,13 +425,32 @@ PG_FN void isin(const U *a, long long n, const U *x, long long m, int mode, bool
     }
 }
 
-/* np.unique's groups: flags[i] 1 where sorted s's element i starts one */
+/* np.unique's groups: rest[i] 0 where sorted s's element i starts one, else 1
+ * (a key: a stable sort by it puts the groups' starts first, in order) */
 template <class U, bool C>
-PG_FN void unique_mark(const U *s, long long n, int mode, bool equal_nan, long long *flags)
+PG_FN void unique_mark(const U *s, long long n, int mode, bool equal_nan, unsigned char *rest)
 {
     const long long step = (long long)gridDim.x * blockDim.x;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
-        flags[i] = i == 0 || !same_at<U, C>(s, i - 1, s, i, mode, equal_nan);
+        rest[i] = i > 0 && same_at<U, C>(s, i - 1, s, i, mode, equal_nan);
+    }
+}
+
+/* the smallest and largest keys of x (out: two keys, set to ~0 and 0 by the
+ * caller) */
+template <class U>
+PG_FN void key_range(const U *x, long long n, int mode, unsigned long long *out)
+{
+    unsigned long long lo = ~0ull, hi = 0;
+    const long long step = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+        const unsigned long long k = to_key(x[i], mode);
+        lo = k < lo ? k : lo;
+        hi = k > hi ? k : hi;
+    }
+    if (lo <= hi) {
+        atomicMin(&out[0], lo);
+        atomicMax(&out[1], hi);
     }
 }
 
@@ -489,19 +508,9 @@ PG_FN void sort_in_rows(const long long *perm, long long n, long long m, long lo
     }
 }
 
-/* np.unique from the groups' flags and their inclusive scan: where each
- * group starts (in sorted order), how many it holds, and the group of each
- * element of the input (perm: the sorted order's input indices) */
-PG_FN void unique_starts(const long long *flags, const long long *scan, long long n,
-                         long long *starts)
-{
-    const long long step = (long long)gridDim.x * blockDim.x;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
-        if (flags[i]) {
-            starts[scan[i] - 1] = i;
-        }
-    }
-}
+/* np.unique from where each of the k groups starts in sorted order (starts):
+ * how many each holds, and the group of each element of the input (perm:
+ * the sorted order's input indices) */
 PG_FN void unique_counts(const long long *starts, long long k, long long n, long long *counts)
 {
     const long long step = (long long)gridDim.x * blockDim.x;
@@ -509,12 +518,22 @@ PG_FN void unique_counts(const long long *starts, long long k, long long n, long
         counts[g] = (g + 1 < k ? starts[g + 1] : n) - starts[g];
     }
 }
-PG_FN void unique_inverse(const long long *perm, const long long *scan, long long n,
-                          long long *inverse)
+PG_FN void unique_inverse(const long long *starts, long long k, const long long *perm,
+                          long long n, long long *inverse)
 {
     const long long step = (long long)gridDim.x * blockDim.x;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
-        inverse[perm[i]] = scan[i] - 1;
+        long long lo = 0, hi = k; /* the first start after i */
+        while (lo < hi) {
+            const long long mid = lo + (hi - lo) / 2;
+            if (starts[mid] <= i) {
+                lo = mid + 1;
+            }
+            else {
+                hi = mid;
+            }
+        }
+        inverse[perm[i]] = lo - 1;
     }
 }
 
