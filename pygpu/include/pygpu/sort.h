@@ -35,39 +35,48 @@ enum {
     SORT_DESCENDING = 4
 };
 
-template <class U> PG_FN U sort_sign() { return (U)((U)1 << (sizeof(U) * 8 - 1)); }
+template <class U>
+PG_FN U
+sort_sign()
+{
+    return (U)((U)1 << (sizeof(U) * 8 - 1));
+}
 /* a float's exponent bits (all ones: inf and NaN) and NumPy's NaN */
-template <class U> PG_FN U sort_inf_bits()
+template <class U>
+PG_FN U
+sort_inf_bits()
 {
-    return sizeof(U) == 2 ? (U)0x7c00u
-           : sizeof(U) == 4
-               ? (U)0x7f800000u
-               : (U)(sizeof(U) == 8 ? 0x7ff0000000000000ull : 0xffull);
+    return sizeof(U) == 2   ? (U)0x7c00u
+           : sizeof(U) == 4 ? (U)0x7f800000u
+                            : (U)(sizeof(U) == 8 ? 0x7ff0000000000000ull : 0xffull);
 }
-template <class U> PG_FN U sort_nan_bits()
+template <class U>
+PG_FN U
+sort_nan_bits()
 {
-    return sizeof(U) == 2 ? (U)0x7e00u
-           : sizeof(U) == 4
-               ? (U)0x7fc00000u
-               : (U)(sizeof(U) == 8 ? 0x7ff8000000000000ull : 0xffull);
+    return sizeof(U) == 2   ? (U)0x7e00u
+           : sizeof(U) == 4 ? (U)0x7fc00000u
+                            : (U)(sizeof(U) == 8 ? 0x7ff8000000000000ull : 0xffull);
 }
-template <class U> PG_FN bool sort_is_nan(U b, int mode)
+template <class U>
+PG_FN bool
+sort_is_nan(U b, int mode)
 {
     return (mode & 3) == SORT_FLOAT && (U)(b & (U)~sort_sign<U>()) > sort_inf_bits<U>();
 }
 
 /* the bits b of an element as its key (mode: SORT_* kind, | SORT_DESCENDING) */
-template <class U> PG_FN U to_key(U b, int mode)
+template <class U>
+PG_FN U
+to_key(U b, int mode)
 {
     const U sign = sort_sign<U>();
     U k = b;
     switch (mode & 3) {
-    case SORT_SIGNED:
-        k = (U)(b ^ sign);
-        break;
+    case SORT_SIGNED: k = (U)(b ^ sign); break;
     case SORT_FLOAT:
         if (sort_is_nan(b, mode)) {
-            k = (U)~(U)0;
+            k = (U) ~(U)0;
         }
         else if (b == sign) {
             k = sign; /* -0.0: the key of 0.0 */
@@ -76,33 +85,30 @@ template <class U> PG_FN U to_key(U b, int mode)
             k = (b & sign) ? (U)~b : (U)(b ^ sign);
         }
         break;
-    case SORT_BOOL:
-        k = (U)(b != 0);
-        break;
-    default:
-        break;
+    case SORT_BOOL: k = (U)(b != 0); break;
+    default: break;
     }
     return (mode & SORT_DESCENDING) ? (U)~k : k;
 }
 
 /* a key back to the element's bits (a NaN comes back as NumPy's NaN, 0.0 as
  * 0.0: sorting.py sorts keys alone only where that loses nothing) */
-template <class U> PG_FN U from_key(U k, int mode)
+template <class U>
+PG_FN U
+from_key(U k, int mode)
 {
     const U sign = sort_sign<U>();
     if (mode & SORT_DESCENDING) {
         k = (U)~k;
     }
     switch (mode & 3) {
-    case SORT_SIGNED:
-        return (U)(k ^ sign);
+    case SORT_SIGNED: return (U)(k ^ sign);
     case SORT_FLOAT:
-        if (k == (U)~(U)0) {
+        if (k == (U) ~(U)0) {
             return sort_nan_bits<U>();
         }
         return (k & sign) ? (U)(k ^ sign) : (U)~k;
-    default:
-        return k;
+    default: return k;
     }
 }
 
@@ -120,7 +126,8 @@ template <class U> PG_FN U from_key(U k, int mode)
  * (-0.0, a NaN other than NumPy's), which then sorts indices. hist zeroed
  * by the caller; a grid-stride loop, shared counters per block. */
 template <class U>
-PG_FN void sort_histogram(const U *in, long long n, int mode, unsigned long long *hist)
+PG_FN void
+sort_histogram(const U *in, long long n, int mode, unsigned long long *hist)
 {
     enum { P = sizeof(U), COPIES = 4096 / (P * 256) };
     __shared__ unsigned int h[COPIES * P * 256];
@@ -137,7 +144,8 @@ PG_FN void sort_histogram(const U *in, long long n, int mode, unsigned long long
     unsigned int *mine = h + (threadIdx.x % COPIES) * P * 256;
     unsigned int odd = 0;
     const long long step = (long long)gridDim.x * blockDim.x;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += step) {
         const U b = in[i];
         const U k = to_key(b, mode);
 #pragma unroll
@@ -145,7 +153,8 @@ PG_FN void sort_histogram(const U *in, long long n, int mode, unsigned long long
             atomicAdd(&mine[p * 256 + (int)((k >> (8 * p)) & 0xff)], 1u);
         }
         if ((mode & 3) == SORT_FLOAT &&
-            (b == sort_sign<U>() || (sort_is_nan(b, mode) && b != sort_nan_bits<U>()))) {
+            (b == sort_sign<U>() ||
+             (sort_is_nan(b, mode) && b != sort_nan_bits<U>()))) {
             odd++;
         }
     }
@@ -188,13 +197,14 @@ PG_FN void sort_histogram(const U *in, long long n, int mode, unsigned long long
  * alone may write them back (out_mode: from_key, -1: keys not written);
  * vin null: the values are the indices. */
 template <class U, class W, bool PAIRS>
-PG_FN void sort_pass(const U *kin, U *kout, const long long *vin, long long *vout,
-                     long long n, int shift, const unsigned long long *offsets,
-                     unsigned long long *counter, W *state, int in_mode, int out_mode)
+PG_FN void
+sort_pass(const U *kin, U *kout, const long long *vin, long long *vout, long long n,
+          int shift, const unsigned long long *offsets, unsigned long long *counter,
+          W *state, int in_mode, int out_mode)
 {
     enum { T = PG_SORT_THREADS, ITEMS = PG_SORT_ITEMS, TILE = PG_SORT_TILE };
-    const W AGGREGATE = (W)1 << (sizeof(W) * 8 - 2), INCLUSIVE = (W)2 << (sizeof(W) * 8 - 2),
-            VALUE = AGGREGATE - 1;
+    const W AGGREGATE = (W)1 << (sizeof(W) * 8 - 2),
+            INCLUSIVE = (W)2 << (sizeof(W) * 8 - 2), VALUE = AGGREGATE - 1;
     union tile_buffer {
         U k[TILE];
         long long v[PAIRS ? TILE : 1];
@@ -337,17 +347,23 @@ PG_FN void sort_pass(const U *kin, U *kout, const long long *vin, long long *vou
 template <class U> struct sort_key {
     U c, k, i;
 };
-template <class U> PG_FN bool operator<(sort_key<U> a, sort_key<U> b)
+template <class U>
+PG_FN bool
+operator<(sort_key<U> a, sort_key<U> b)
 {
     return a.c != b.c ? a.c < b.c : a.k != b.k ? a.k < b.k : a.i < b.i;
 }
-template <class U> PG_FN bool operator==(sort_key<U> a, sort_key<U> b)
+template <class U>
+PG_FN bool
+operator==(sort_key<U> a, sort_key<U> b)
 {
     return a.c == b.c && a.k == b.k && a.i == b.i;
 }
 
 /* element e of p (bits; a complex element is two, real then imaginary) */
-template <class U, bool C> PG_FN sort_key<U> key_at(const U *p, long long e, int mode)
+template <class U, bool C>
+PG_FN sort_key<U>
+key_at(const U *p, long long e, int mode)
 {
     sort_key<U> s;
     if (!C) {
@@ -358,14 +374,16 @@ template <class U, bool C> PG_FN sort_key<U> key_at(const U *p, long long e, int
     }
     const U re = p[2 * e], im = p[2 * e + 1];
     const bool nr = sort_is_nan(re, mode), ni = sort_is_nan(im, mode);
-    const U zero = (mode & SORT_DESCENDING) ? (U)~(U)0 : (U)0;
+    const U zero = (mode & SORT_DESCENDING) ? (U) ~(U)0 : (U)0;
     s.c = (U)((nr ? 2 : 0) + (ni ? 1 : 0));
     s.c = (mode & SORT_DESCENDING) ? (U)~s.c : s.c;
     s.k = nr ? zero : to_key(re, mode);
     s.i = ni ? zero : to_key(im, mode);
     return s;
 }
-template <class U, bool C> PG_FN bool nan_at(const U *p, long long e, int mode)
+template <class U, bool C>
+PG_FN bool
+nan_at(const U *p, long long e, int mode)
 {
     return C ? sort_is_nan(p[2 * e], mode) || sort_is_nan(p[2 * e + 1], mode)
              : sort_is_nan(p[e], mode);
@@ -373,7 +391,8 @@ template <class U, bool C> PG_FN bool nan_at(const U *p, long long e, int mode)
 /* whether elements a and b of p and q are one value (np.unique's groups,
  * np.isin): keys equal, and NaNs one value only with equal_nan */
 template <class U, bool C>
-PG_FN bool same_at(const U *p, long long a, const U *q, long long b, int mode, bool equal_nan)
+PG_FN bool
+same_at(const U *p, long long a, const U *q, long long b, int mode, bool equal_nan)
 {
     const bool na = nan_at<U, C>(p, a, mode), nb = nan_at<U, C>(q, b, mode);
     if (na || nb) {
@@ -385,7 +404,8 @@ PG_FN bool same_at(const U *p, long long a, const U *q, long long b, int mode, b
 /* the first place in sorted a (n elements) where v could go: before every
  * element not less than v (left), or every element greater than v (right) */
 template <class U, bool C>
-PG_FN long long search_sorted(const U *a, long long n, sort_key<U> v, int mode, bool right)
+PG_FN long long
+search_sorted(const U *a, long long n, sort_key<U> v, int mode, bool right)
 {
     long long lo = 0, hi = n;
     while (lo < hi) {
@@ -403,23 +423,27 @@ PG_FN long long search_sorted(const U *a, long long n, sort_key<U> v, int mode, 
 
 /* np.searchsorted: out[i] for each of the m elements of v */
 template <class U, bool C>
-PG_FN void searchsorted(const U *a, long long n, const U *v, long long m, int mode, bool right,
-                        long long *out)
+PG_FN void
+searchsorted(const U *a, long long n, const U *v, long long m, int mode, bool right,
+             long long *out)
 {
     const long long step = (long long)gridDim.x * blockDim.x;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < m; i += step) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < m;
+         i += step) {
         out[i] = search_sorted<U, C>(a, n, key_at<U, C>(v, i, mode), mode, right);
     }
 }
 
 /* np.isin: whether each of the m elements of x is one of sorted a's n */
 template <class U, bool C>
-PG_FN void isin(const U *a, long long n, const U *x, long long m, int mode, bool invert,
-                bool *out)
+PG_FN void
+isin(const U *a, long long n, const U *x, long long m, int mode, bool invert, bool *out)
 {
     const long long step = (long long)gridDim.x * blockDim.x;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < m; i += step) {
-        const long long at = search_sorted<U, C>(a, n, key_at<U, C>(x, i, mode), mode, false);
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < m;
+         i += step) {
+        const long long at =
+            search_sorted<U, C>(a, n, key_at<U, C>(x, i, mode), mode, false);
         const bool found = at < n && same_at<U, C>(a, at, x, i, mode, false);
         out[i] = found != invert;
     }
@@ -428,10 +452,12 @@ PG_FN void isin(const U *a, long long n, const U *x, long long m, int mode, bool
 /* np.unique's groups: rest[i] 0 where sorted s's element i starts one, else 1
  * (a key: a stable sort by it puts the groups' starts first, in order) */
 template <class U, bool C>
-PG_FN void unique_mark(const U *s, long long n, int mode, bool equal_nan, unsigned char *rest)
+PG_FN void
+unique_mark(const U *s, long long n, int mode, bool equal_nan, unsigned char *rest)
 {
     const long long step = (long long)gridDim.x * blockDim.x;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += step) {
         rest[i] = i > 0 && same_at<U, C>(s, i - 1, s, i, mode, equal_nan);
     }
 }
@@ -439,11 +465,13 @@ PG_FN void unique_mark(const U *s, long long n, int mode, bool equal_nan, unsign
 /* the smallest and largest keys of x (out: two keys, set to ~0 and 0 by the
  * caller) */
 template <class U>
-PG_FN void key_range(const U *x, long long n, int mode, unsigned long long *out)
+PG_FN void
+key_range(const U *x, long long n, int mode, unsigned long long *out)
 {
     unsigned long long lo = ~0ull, hi = 0;
     const long long step = (long long)gridDim.x * blockDim.x;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += step) {
         const unsigned long long k = to_key(x[i], mode);
         lo = k < lo ? k : lo;
         hi = k > hi ? k : hi;
@@ -456,10 +484,12 @@ PG_FN void key_range(const U *x, long long n, int mode, unsigned long long *out)
 
 /* a complex array's three keys (class, real part, imaginary part) */
 template <class U>
-PG_FN void complex_keys(const U *x, long long n, int mode, unsigned char *c, U *re, U *im)
+PG_FN void
+complex_keys(const U *x, long long n, int mode, unsigned char *c, U *re, U *im)
 {
     const long long step = (long long)gridDim.x * blockDim.x;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += step) {
         const sort_key<U> s = key_at<U, true>(x, i, mode);
         c[i] = (unsigned char)s.c;
         re[i] = s.k;
@@ -468,10 +498,13 @@ PG_FN void complex_keys(const U *x, long long n, int mode, unsigned char *c, U *
 }
 
 /* out[i] = in[idx[i]] (T: any type of the element's size) */
-template <class T> PG_FN void gather(const T *in, const long long *idx, long long n, T *out)
+template <class T>
+PG_FN void
+gather(const T *in, const long long *idx, long long n, T *out)
 {
     const long long step = (long long)gridDim.x * blockDim.x;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += step) {
         out[i] = in[idx[i]];
     }
 }
@@ -482,10 +515,12 @@ struct alignas(16) sort_bytes16 {
 };
 
 /* out[i] = i */
-PG_FN void sort_iota(long long *out, long long n)
+PG_FN void
+sort_iota(long long *out, long long n)
 {
     const long long step = (long long)gridDim.x * blockDim.x;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += step) {
         out[i] = i;
     }
 }
@@ -493,17 +528,21 @@ PG_FN void sort_iota(long long *out, long long n)
 /* rows of length m: the row of each flat index perm[i] (a key), or its place
  * in the row */
 template <class K>
-PG_FN void sort_row_keys(const long long *perm, long long n, long long m, K *out)
+PG_FN void
+sort_row_keys(const long long *perm, long long n, long long m, K *out)
 {
     const long long step = (long long)gridDim.x * blockDim.x;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += step) {
         out[i] = (K)(perm[i] / m);
     }
 }
-PG_FN void sort_in_rows(const long long *perm, long long n, long long m, long long *out)
+PG_FN void
+sort_in_rows(const long long *perm, long long n, long long m, long long *out)
 {
     const long long step = (long long)gridDim.x * blockDim.x;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += step) {
         out[i] = perm[i] % m;
     }
 }
@@ -511,18 +550,22 @@ PG_FN void sort_in_rows(const long long *perm, long long n, long long m, long lo
 /* np.unique from where each of the k groups starts in sorted order (starts):
  * how many each holds, and the group of each element of the input (perm:
  * the sorted order's input indices) */
-PG_FN void unique_counts(const long long *starts, long long k, long long n, long long *counts)
+PG_FN void
+unique_counts(const long long *starts, long long k, long long n, long long *counts)
 {
     const long long step = (long long)gridDim.x * blockDim.x;
-    for (long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x; g < k; g += step) {
+    for (long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x; g < k;
+         g += step) {
         counts[g] = (g + 1 < k ? starts[g + 1] : n) - starts[g];
     }
 }
-PG_FN void unique_inverse(const long long *starts, long long k, const long long *perm,
-                          long long n, long long *inverse)
+PG_FN void
+unique_inverse(const long long *starts, long long k, const long long *perm, long long n,
+               long long *inverse)
 {
     const long long step = (long long)gridDim.x * blockDim.x;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += step) {
         long long lo = 0, hi = k; /* the first start after i */
         while (lo < hi) {
             const long long mid = lo + (hi - lo) / 2;
@@ -538,11 +581,13 @@ PG_FN void unique_inverse(const long long *starts, long long k, const long long 
 }
 
 /* np.bincount: counts (no weights) or sums of weights per value of x */
-PG_FN void bincount(const long long *x, long long n, const double *w,
-                    unsigned long long *counts, double *sums)
+PG_FN void
+bincount(const long long *x, long long n, const double *w, unsigned long long *counts,
+         double *sums)
 {
     const long long step = (long long)gridDim.x * blockDim.x;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += step) {
         if (w) {
             atomicAdd(&sums[x[i]], w[i]);
         }
@@ -554,11 +599,13 @@ PG_FN void bincount(const long long *x, long long n, const double *w,
 
 /* np.histogram: bin b holds edges[b] <= x < edges[b + 1], the last bin its
  * right edge too; other values (and NaN) are in none */
-PG_FN void histogram(const double *x, long long n, const double *edges, long long bins,
-                     const double *w, unsigned long long *counts, double *sums)
+PG_FN void
+histogram(const double *x, long long n, const double *edges, long long bins,
+          const double *w, unsigned long long *counts, double *sums)
 {
     const long long step = (long long)gridDim.x * blockDim.x;
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += step) {
         const double v = x[i];
         if (!(v >= edges[0] && v <= edges[bins])) {
             continue;
