@@ -175,9 +175,12 @@ def _scalar_array(name, x, what="value"):
     if isinstance(x, DeviceArray):
         return x
     if isinstance(x, (bool, int, float, complex, np.generic)):
-        dt = np.asarray(x).dtype
+        try:
+            dt = np.asarray(x).dtype
+        except OverflowError:
+            dt = np.dtype(object)
         if dt.char not in DEVICE_TYPES:
-            raise TypeError(f"{name}: the {what} has dtype {dt}, which pygpu does not "
+            raise TypeError(f"{name}: the {what} {x!r} has dtype {dt}, which pygpu does not "
                             "support on the device")
         return _core.asarray(np.asarray(x))
     return _array(name, x)
@@ -409,6 +412,16 @@ def argsort(a, axis=-1, kind=None, order=None, *, descending=False, stable=None)
     return back(_in_rows(perm, n, length, rows))
 
 
+def sort_complex(a):
+    """numpy.sort_complex: sorted (flattened along the last axis as numpy.sort),
+    as complex64 for 8- and 16-bit integers, else complex128 (complex input
+    keeps its dtype)."""
+    b = sort(_array("sort_complex", a))
+    if b.dtype.kind == "c":
+        return b
+    return b.astype(np.complex64 if b.dtype.char in "bhBH" else np.complex128)
+
+
 def _kth(kth, n):
     ks = np.asarray(kth)
     if ks.dtype == np.bool_:
@@ -484,11 +497,8 @@ def lexsort(keys, axis=-1):
 def _common(name, a, v):
     """a and v (a DeviceArray or scalar) in their common dtype (NumPy's:
     a Python scalar is its own type)."""
-    vd = v.dtype if isinstance(v, DeviceArray) else np.asarray(v).dtype
-    dt = np.result_type(a.dtype, vd)
-    if dt.char not in DEVICE_TYPES:
-        raise TypeError(f"{name}: the common dtype {dt} is not a device dtype")
     v = _scalar_array(name, v)
+    dt = np.result_type(a.dtype, v.dtype)
     return (a if a.dtype == dt else a.astype(dt)), (v if v.dtype == dt else v.astype(dt))
 
 
@@ -705,8 +715,8 @@ def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
 # ---- DeviceArray's methods -------------------------------------------------------------
 
 def _sort_method(self, axis=-1, kind=None, order=None, *, stable=None):
-    """ndarray.sort: sorts in place along axis."""
-    r = sort(self, axis, kind, order, stable=stable)
+    """ndarray.sort: sorts in place along axis (an int: not None)."""
+    r = sort(self, operator.index(axis), kind, order, stable=stable)
     self[...] = r
 
 
@@ -736,6 +746,7 @@ NUMPY = {  # numpy function -> implementation (np.f(d) on DeviceArrays)
     np.isin: isin, np.unique: unique, np.unique_all: unique_all,
     np.unique_counts: unique_counts, np.unique_inverse: unique_inverse,
     np.unique_values: unique_values, np.bincount: bincount, np.histogram: histogram,
+    np.sort_complex: sort_complex,
 }
 ATTRIBUTES = {  # DeviceArray attribute name -> function(array) -> value
     "sort": method(_sort_method), "argsort": method(_argsort_method),
