@@ -38,6 +38,10 @@ _MAX_BLOCKS = 4096  # grid-stride kernels
 _UTYPES = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}
 _MODES = {"b": 3, "i": 1, "u": 0, "f": 2, "c": 2}  # pg::SORT_* of each kind
 _DESCENDING = 4
+# sizes from which the look-back's words are 64-bit (a count in 30 bits below)
+# and the values between passes int64 (32-bit indices below)
+_WIDE_WORDS = 2**30
+_WIDE_VALUES = 2**32
 
 # ---- kernels: thin wrappers of sort.h's device functions, in one unit on the
 # simulator (the host compiler's start-up dominates) and a unit per group on a GPU
@@ -62,12 +66,12 @@ def _wrappers():
         for ww, word in ((4, "unsigned int"), (8, "unsigned long long")):
             for pairs in ("k", "p"):
                 add(f"{g}_{ww}{pairs}", f"pg_sort_pass_{w}_{ww}{pairs}",
-                    f"const {u} *kin, {u} *kout, const long long *vin, long long *vout, "
+                    f"const {u} *kin, {u} *kout, const void *vin, void *vout, long long wide, "
                     "long long n, long long shift, const unsigned long long *offsets, "
                     "unsigned long long *counter, char *state, long long in_mode, "
                     "long long out_mode",
                     f"pg::sort_pass<{u}, {word}, {'true' if pairs == 'p' else 'false'}>("
-                    f"kin, kout, vin, vout, n, (int)shift, offsets, counter, ({word} *)state, "
+                    f"kin, kout, vin, vout, (int)wide, n, (int)shift, offsets, counter, ({word} *)state, "
                     "(int)in_mode, (int)out_mode)")
         for c in (("", "false"), ("c", "true")) if w >= 4 else (("", "false"),):
             tag, cplx = f"{w}{c[0]}", c[1]
@@ -264,13 +268,16 @@ def _radix(word, width, mode, n, vals=None, keys_out=None, hist=None):
     if not passes:
         return (vals if vals is not None else _iota(n)) if pairs else None
     tiles = -(-n // _TILE)
-    ww = 4 if n < 2**30 else 8
+    ww = 4 if n < _WIDE_WORDS else 8
     per = 8 + tiles * 256 * ww
     state = _core.zeros((len(passes) * per,), np.uint8)
     offs = _core.asarray(np.ascontiguousarray(offsets[passes]).reshape(-1))
     udt = np.dtype(f"u{width}")
     kbuf = [_core.empty((n,), udt) for _ in range(min(2, len(passes) - 1))]
-    vbuf = [_core.empty((n,), np.int64) for _ in range(min(2, len(passes)))] if pairs else []
+    # values between passes: 32-bit where the indices fit, the last pass's int64
+    narrow = np.uint32 if n < _WIDE_VALUES else np.int64
+    vbuf = [_core.empty((n,), narrow) for _ in range(min(2, len(passes) - 1))] if pairs else []
+    final = _core.empty((n,), np.int64) if pairs else 0
     f = _function(f"pg_sort_pass_{width}_{ww}{'p' if pairs else 'k'}")
     kin, vin = word, (vals if vals is not None else 0)
     for i, p in enumerate(passes):
@@ -279,9 +286,10 @@ def _radix(word, width, mode, n, vals=None, keys_out=None, hist=None):
             kout, out_mode = (0, -1) if pairs else (keys_out, mode)
         else:
             kout, out_mode = kbuf[i % 2], 0
-        vout = vbuf[i % 2] if pairs else 0
+        vout = (final if last else vbuf[i % 2]) if pairs else 0
+        wide = int(i == 0 or narrow is np.int64) | 2 * int(last or narrow is np.int64)
         base = i * per
-        f[tiles, _THREADS](kin, kout, vin, vout, n, 8 * p, offs[256 * i:256 * (i + 1)],
+        f[tiles, _THREADS](kin, kout, vin, vout, wide, n, 8 * p, offs[256 * i:256 * (i + 1)],
                            state[base:base + 8], state[base + 8:base + per],
                            mode if i == 0 else 0, out_mode)
         kin, vin = kout, vout

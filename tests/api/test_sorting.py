@@ -98,6 +98,18 @@ def test_many_short_rows_and_few_long_ones(rng):
                                   np.argsort(x, axis=axis, kind="stable"))
 
 
+def test_huge_sizes_layouts_give_the_same_order(rng, monkeypatch):
+    # the 64-bit look-back words (from 2**30 elements) and the int64 values
+    # between passes (from 2**32), taken here at small sizes
+    monkeypatch.setattr(sorting, "_WIDE_WORDS", 0)
+    monkeypatch.setattr(sorting, "_WIDE_VALUES", 0)
+    for char in "fQ":
+        x = tied(rng, 9000, char)
+        d = pygpu.asarray(x)
+        assert np.array_equal(pygpu.argsort(d).get(), np.argsort(x, kind="stable"))
+        assert np.array_equal(pygpu.sort(d).get(), np.sort(x), equal_nan=True)
+
+
 def test_nan_inf_and_signed_zero_go_where_numpy_puts_them():
     x = np.array([np.nan, 1, -0.0, 0.0, -np.inf, np.inf, -np.nan, 0.0, -0.0, -1, np.nan],
                  np.float64)

@@ -195,10 +195,11 @@ sort_histogram(const U *in, long long n, int mode, unsigned long long *hist)
  * of each digit in the whole output (the histogram's exclusive scan). The
  * first pass may read the elements' bits (in_mode: to_key) and a sort of keys
  * alone may write them back (out_mode: from_key, -1: keys not written);
- * vin null: the values are the indices. */
+ * vin null: the values are the indices. Values are int64, or 32-bit where
+ * the caller knows they fit (wide: bit 0 vin's are int64, bit 1 vout's). */
 template <class U, class W, bool PAIRS>
 PG_FN void
-sort_pass(const U *kin, U *kout, const long long *vin, long long *vout, long long n,
+sort_pass(const U *kin, U *kout, const void *vin, void *vout, int wide, long long n,
           int shift, const unsigned long long *offsets, unsigned long long *counter,
           W *state, int in_mode, int out_mode)
 {
@@ -326,7 +327,10 @@ sort_pass(const U *kin, U *kout, const long long *vin, long long *vout, long lon
         for (int j = 0; j < ITEMS; j++) {
             const long long i = first + j * 32;
             if (i < n) {
-                buf.v[rank[j]] = vin ? vin[i] : i;
+                buf.v[rank[j]] = !vin ? i
+                                 : (wide & 1)
+                                     ? ((const long long *)vin)[i]
+                                     : (long long)((const unsigned int *)vin)[i];
             }
         }
         __syncthreads();
@@ -334,7 +338,13 @@ sort_pass(const U *kin, U *kout, const long long *vin, long long *vout, long lon
         for (int j = 0; j < ITEMS; j++) {
             const int i = t + j * T;
             if (i < count) {
-                vout[place[digit[j]] + i] = buf.v[i];
+                const long long at = place[digit[j]] + i;
+                if (wide & 2) {
+                    ((long long *)vout)[at] = buf.v[i];
+                }
+                else {
+                    ((unsigned int *)vout)[at] = (unsigned int)buf.v[i];
+                }
             }
         }
     }
