@@ -51,8 +51,8 @@ def _wrappers():
     """{kernel name: (group, CUDA C)}."""
     out = {}
 
-    def add(group, name, params, body):
-        out[name] = (group, f'extern "C" __global__ void {name}({params})\n{{\n'
+    def add(group, name, params, body, bounds=""):
+        out[name] = (group, f'extern "C" __global__ void {bounds}{name}({params})\n{{\n'
                             f"    {body};\n}}\n")
 
     for w, u in _UTYPES.items():
@@ -71,8 +71,10 @@ def _wrappers():
                     "unsigned long long *counter, char *state, long long in_mode, "
                     "long long out_mode",
                     f"pg::sort_pass<{u}, {word}, {'true' if pairs == 'p' else 'false'}>("
-                    f"kin, kout, vin, vout, (int)wide, n, (int)shift, offsets, counter, ({word} *)state, "
-                    "(int)in_mode, (int)out_mode)")
+                    "kin, kout, vin, vout, (int)wide, n, (int)shift, offsets, counter, "
+                    f"({word} *)state, (int)in_mode, (int)out_mode)",
+                    # 4 blocks an SM (64 registers): 32 warps, 15 loads a thread in flight
+                    f"__launch_bounds__({_THREADS}, 4) ")
         for c in (("", "false"), ("c", "true")) if w >= 4 else (("", "false"),):
             tag, cplx = f"{w}{c[0]}", c[1]
             g = f"search{tag}"

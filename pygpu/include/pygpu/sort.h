@@ -224,19 +224,21 @@ sort_pass(const U *kin, U *kout, const void *vin, void *vout, int wide, long lon
         counts[i] = 0;
     }
     __syncthreads();
-    const long long tile = ticket, start = tile * TILE;
-    const long long first = start + (long long)warp * 32 * ITEMS + lane;
+    /* 32-bit places in the tile (from start) where they can be */
+    const long long tile = ticket, start = tile * TILE, rest = n - start;
+    const int count = rest < TILE ? (int)rest : TILE, first = warp * 32 * ITEMS + lane;
+    const U *ktile = kin + start;
     U key[ITEMS];
     unsigned int rank[ITEMS];
 #pragma unroll
     for (int j = 0; j < ITEMS; j++) {
-        const long long i = first + j * 32;
-        key[j] = i < n ? to_key(kin[i], in_mode) : (U)0;
+        const int i = first + j * 32;
+        key[j] = i < count ? to_key(ktile[i], in_mode) : (U)0;
     }
     const unsigned int below = (1u << lane) - 1u;
 #pragma unroll
     for (int j = 0; j < ITEMS; j++) {
-        const bool valid = first + j * 32 < n;
+        const bool valid = first + j * 32 < count;
         const unsigned int d = (unsigned int)(key[j] >> shift) & 0xffu;
         const unsigned int peers = __match_any_sync(0xffffffffu, valid ? d : 256u);
         const int leader = __ffs((int)peers) - 1;
@@ -300,15 +302,13 @@ sort_pass(const U *kin, U *kout, const void *vin, void *vout, int wide, long lon
     /* the keys in digit order in shared memory, then out */
 #pragma unroll
     for (int j = 0; j < ITEMS; j++) {
-        if (first + j * 32 < n) {
+        if (first + j * 32 < count) {
             const unsigned int d = (unsigned int)(key[j] >> shift) & 0xffu;
             rank[j] += tile_start[d] + counts[warp * 256 + d];
             buf.k[rank[j]] = key[j];
         }
     }
     __syncthreads();
-    const long long rest = n - start;
-    const int count = rest < TILE ? (int)rest : TILE;
     unsigned char digit[ITEMS];
 #pragma unroll
     for (int j = 0; j < ITEMS; j++) {
@@ -325,12 +325,12 @@ sort_pass(const U *kin, U *kout, const void *vin, void *vout, int wide, long lon
         __syncthreads();
 #pragma unroll
         for (int j = 0; j < ITEMS; j++) {
-            const long long i = first + j * 32;
-            if (i < n) {
-                buf.v[rank[j]] = !vin ? i
-                                 : (wide & 1)
-                                     ? ((const long long *)vin)[i]
-                                     : (long long)((const unsigned int *)vin)[i];
+            const int i = first + j * 32;
+            if (i < count) {
+                buf.v[rank[j]] =
+                    !vin         ? start + i
+                    : (wide & 1) ? ((const long long *)vin)[start + i]
+                                 : (long long)((const unsigned int *)vin)[start + i];
             }
         }
         __syncthreads();
