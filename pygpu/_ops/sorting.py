@@ -21,6 +21,7 @@ significant. partition and argpartition sort fully (a valid partition).
 """
 
 import collections
+import functools
 import operator
 import threading
 
@@ -162,6 +163,29 @@ def _launch(name, n, *args):
 
 
 # ---- arguments ----------------------------------------------------------------------
+
+def _on_its_device(f):
+    """f run with the device of its first DeviceArray argument current (a
+    sequence's first, for lexsort's keys)."""
+    @functools.wraps(f)
+    def run(*args, **kwargs):
+        for x in (*args, *kwargs.values()):
+            first = x if isinstance(x, DeviceArray) else next(
+                (y for y in x if isinstance(y, DeviceArray)), None) \
+                if isinstance(x, (list, tuple)) else None
+            if first is not None:
+                with first.device:
+                    return f(*args, **kwargs)
+        return f(*args, **kwargs)
+    return run
+
+
+def _same_device(name, *arrays):
+    ids = {a.device.id for a in arrays}
+    if len(ids) > 1:
+        raise ValueError(f"{name}: the arrays are on different devices ({sorted(ids)}); "
+                         "copy them to one first")
+
 
 def _array(name, x):
     if isinstance(x, DeviceArray):
@@ -389,6 +413,7 @@ def _sorted_flat(flat, rows, length, descending):
 
 # ---- sort, argsort, partition, lexsort -------------------------------------------------
 
+@_on_its_device
 def sort(a, axis=-1, kind=None, order=None, *, descending=False, stable=None):
     """numpy.sort and the standard's sort(x, /, *, axis=-1, descending=False,
     stable=True): a sorted copy along axis (None: flattened). Always stable
@@ -403,6 +428,7 @@ def sort(a, axis=-1, kind=None, order=None, *, descending=False, stable=None):
     return back(_sorted_flat(flat, rows, length, bool(descending)))
 
 
+@_on_its_device
 def argsort(a, axis=-1, kind=None, order=None, *, descending=False, stable=None):
     """numpy.argsort and the standard's argsort: the indices (int64) that sort
     a along axis (None: flattened), stable; descending keeps equal elements in
@@ -422,6 +448,7 @@ def argsort(a, axis=-1, kind=None, order=None, *, descending=False, stable=None)
     return back(_in_rows(perm, n, length, rows))
 
 
+@_on_its_device
 def sort_complex(a):
     """numpy.sort_complex: sorted (flattened along the last axis as numpy.sort),
     as complex64 for 8- and 16-bit integers, else complex128 (complex input
@@ -452,6 +479,7 @@ def _partition_axis(name, a, kth, axis):
     return a
 
 
+@_on_its_device
 def partition(a, kth, axis=-1, kind="introselect", order=None):
     """numpy.partition by a full stable sort: the element at each kth is where
     a sort puts it, the smaller ones before it and the others after (one of
@@ -461,6 +489,7 @@ def partition(a, kth, axis=-1, kind="introselect", order=None):
     return sort(a, axis)
 
 
+@_on_its_device
 def argpartition(a, kth, axis=-1, kind="introselect", order=None):
     """numpy.argpartition by a full stable argsort."""
     a = _argpartition_arg(a, kth, axis)
@@ -476,6 +505,7 @@ def _argpartition_arg(a, kth, axis):
     return _partition_axis("argpartition", a, kth, axis)
 
 
+@_on_its_device
 def lexsort(keys, axis=-1):
     """numpy.lexsort: the indices (int64) that sort by the last key, then the
     one before it, ... (stable), along axis."""
@@ -488,6 +518,7 @@ def lexsort(keys, axis=-1):
     if not keys:
         raise TypeError("need sequence of keys with len > 0 in lexsort")
     keys = [_array("lexsort", k) for k in keys]
+    _same_device("lexsort", *keys)
     shape = keys[0].shape
     if any(k.shape != shape for k in keys):
         raise ValueError("all keys need to be the same shape")
@@ -508,6 +539,7 @@ def _common(name, a, v):
     """a and v (a DeviceArray or scalar) in their common dtype (NumPy's:
     a Python scalar is its own type)."""
     v = _scalar_array(name, v)
+    _same_device(name, a, v)
     dt = np.result_type(a.dtype, v.dtype)
     return (a if a.dtype == dt else a.astype(dt)), (v if v.dtype == dt else v.astype(dt))
 
@@ -516,6 +548,7 @@ def _tag(dtype):
     return f"{dtype.itemsize // 2}c" if dtype.kind == "c" else f"{dtype.itemsize}"
 
 
+@_on_its_device
 def searchsorted(a, v, side="left", sorter=None):
     """numpy.searchsorted: where each element of v goes in sorted 1-D a (int64,
     v's shape), in NumPy's sort order (NaNs last)."""
@@ -526,6 +559,7 @@ def searchsorted(a, v, side="left", sorter=None):
         raise ValueError(f"search side must be 'left' or 'right' (got {side!r})")
     if sorter is not None:
         sorter = _array("searchsorted", sorter)
+        _same_device("searchsorted", a, sorter)
         if sorter.dtype.kind not in "iu" or sorter.ndim != 1:
             raise TypeError("searchsorted: sorter must be a 1-D integer DeviceArray")
         if sorter.size != a.size:
@@ -545,6 +579,7 @@ def searchsorted(a, v, side="left", sorter=None):
     return out.reshape(v.shape)
 
 
+@_on_its_device
 def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
     """numpy.isin: whether each element is one of test_elements (==: -0.0 is
     0.0, NaN is nothing), element's shape."""
@@ -594,6 +629,7 @@ def _unique(x, equal_nan):
     return _gather(s, starts), _gather(perm, starts), inverse.reshape(x.shape), counts
 
 
+@_on_its_device
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
            equal_nan=True, sorted=True):  # noqa: A002
     """numpy.unique (axis=None): the sorted unique values, and as asked the
@@ -609,24 +645,28 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     return (values, *extra) if extra else values
 
 
+@_on_its_device
 def unique_all(x, /):
     """The standard's unique_all (NaNs distinct): values, indices,
     inverse_indices (x's shape), counts."""
     return UniqueAllResult(*_unique(_array("unique_all", x), False))
 
 
+@_on_its_device
 def unique_counts(x, /):
     """The standard's unique_counts (NaNs distinct)."""
     values, _, _, counts = _unique(_array("unique_counts", x), False)
     return UniqueCountsResult(values, counts)
 
 
+@_on_its_device
 def unique_inverse(x, /):
     """The standard's unique_inverse (NaNs distinct; inverse of x's shape)."""
     values, _, inverse, _ = _unique(_array("unique_inverse", x), False)
     return UniqueInverseResult(values, inverse)
 
 
+@_on_its_device
 def unique_values(x, /):
     """The standard's unique_values (NaNs distinct)."""
     return _unique(_array("unique_values", x), False)[0]
@@ -634,8 +674,9 @@ def unique_values(x, /):
 
 # ---- bincount, histogram -------------------------------------------------------------
 
-def _weights(name, w, n):
+def _weights(name, w, n, x):
     w = _array(name, w)
+    _same_device(name, x, w)
     if w.dtype.kind == "c":
         raise TypeError(f"Cannot cast array data from dtype('{w.dtype}') to "
                         "dtype('float64') according to the rule 'safe'")
@@ -644,6 +685,7 @@ def _weights(name, w, n):
     return _flat(w).astype(np.float64)
 
 
+@_on_its_device
 def bincount(x, weights=None, minlength=0):
     """numpy.bincount: how many times each value 0, 1, ... occurs in x
     (int64), or the sum of its weights (float64, summed in any order)."""
@@ -659,7 +701,7 @@ def bincount(x, weights=None, minlength=0):
         raise ValueError("'minlength' must not be negative")
     n = x.size
     xi = _flat(x).astype(np.int64)
-    w = _weights("bincount", weights, n) if weights is not None else None
+    w = _weights("bincount", weights, n, x) if weights is not None else None
     length = minlength
     if n:
         lo, hi = _extremes(xi)
@@ -675,6 +717,7 @@ def bincount(x, weights=None, minlength=0):
     return out
 
 
+@_on_its_device
 def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
     """numpy.histogram: (hist, bin_edges) as DeviceArrays. The edges are
     NumPy's (numpy.histogram_bin_edges on the data's extremes, or on the data
@@ -688,6 +731,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
     n = flat.size
     if weights is not None:
         w_arr = _array("histogram", weights)
+        _same_device("histogram", a, w_arr)
         if w_arr.shape != a.shape:
             raise ValueError("weights should have the same shape as a.")
     if isinstance(bins, DeviceArray):

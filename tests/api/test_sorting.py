@@ -406,6 +406,19 @@ def test_count_nonzero_argmax_argmin_along_axes(rng):
         assert np.array_equal(np.argmin(d, axis=axis).get(), np.argmin(x, axis=axis))
 
 
+@pytest.mark.skipif(pygpu.cuda.is_available() and len(pygpu.cuda.gpus) < 2,
+                    reason="needs two devices")
+def test_arrays_on_a_second_device_are_sorted_there(rng):
+    x = tied(rng, 3000, "f")
+    with pygpu.Device(1):
+        d = pygpu.asarray(x)
+    s = pygpu.sort(d)
+    assert s.device.id == 1 and np.array_equal(s.get(), np.sort(x), equal_nan=True)
+    assert np.array_equal(np.unique(d).get(), np.unique(x), equal_nan=True)
+    with pytest.raises(ValueError, match="different devices"):
+        pygpu.searchsorted(s, pygpu.asarray(x[:3]))
+
+
 # ---- the kernels compile for a GPU -----------------------------------------------------
 
 NVRTC_CHECK = """
