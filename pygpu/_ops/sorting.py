@@ -450,9 +450,8 @@ def argsort(a, axis=-1, kind=None, order=None, *, descending=False, stable=None)
 
 @_on_its_device
 def sort_complex(a):
-    """numpy.sort_complex: sorted (flattened along the last axis as numpy.sort),
-    as complex64 for 8- and 16-bit integers, else complex128 (complex input
-    keeps its dtype)."""
+    """numpy.sort_complex: sorted along the last axis, as complex64 for 8- and
+    16-bit integers, else complex128 (complex input keeps its dtype)."""
     b = sort(_array("sort_complex", a))
     if b.dtype.kind == "c":
         return b
