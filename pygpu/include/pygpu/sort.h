@@ -119,6 +119,9 @@ from_key(U k, int mode)
 #define PG_SORT_ITEMS 15 /* keys a thread */
 #endif
 #define PG_SORT_TILE (PG_SORT_THREADS * PG_SORT_ITEMS)
+#ifndef PG_SORT_LOOKBACK
+#define PG_SORT_LOOKBACK 4 /* tiles whose words a look-back step reads at once */
+#endif
 
 /* The histograms of every digit of the keys at once (the first read of the
  * input): hist[p * 256 + d] counts keys whose digit p (bits 8p..8p+7) is d;
@@ -260,7 +263,11 @@ sort_pass(const U *kin, U *kout, const void *vin, void *vout, int wide, long lon
         counts[w * 256 + t] = total;
         total += c;
     }
-    /* the tiles before: decoupled look-back, a digit a thread */
+    /* the tiles before: decoupled look-back, a digit a thread, reading
+     * PG_SORT_LOOKBACK tiles' words at once (their loads in flight together)
+     * and taking them nearest first: counts are added up to the first
+     * inclusive one; a word not yet published is read again */
+    const volatile W *words = state;
     volatile W *mine = (volatile W *)(state + tile * 256 + t);
     long long before = 0;
     if (tile == 0) {
@@ -268,15 +275,24 @@ sort_pass(const U *kin, U *kout, const void *vin, void *vout, int wide, long lon
     }
     else {
         *mine = AGGREGATE | (W)total;
-        for (long long j = tile - 1;; j--) {
-            const volatile W *their = (const volatile W *)(state + j * 256 + t);
-            W w;
-            while (((w = *their) & ~VALUE) == 0) {
+        bool done = false;
+        for (long long j = tile - 1; !done;) {
+            W w[PG_SORT_LOOKBACK];
+#pragma unroll
+            for (int u = 0; u < PG_SORT_LOOKBACK; u++) {
+                /* before tile 0: an inclusive 0 (tile 0's word always is) */
+                w[u] = j - u >= 0 ? words[(j - u) * 256 + t] : INCLUSIVE;
             }
-            before += (long long)(w & VALUE);
-            if (w & INCLUSIVE) {
-                break;
+            int used = 0;
+#pragma unroll
+            for (int u = 0; u < PG_SORT_LOOKBACK; u++) {
+                if (!done && used == u && (w[u] & ~VALUE) != 0) {
+                    before += (long long)(w[u] & VALUE);
+                    done = (w[u] & INCLUSIVE) != 0;
+                    used = u + 1;
+                }
             }
+            j -= used;
         }
         *mine = INCLUSIVE | (W)(before + total);
     }
