@@ -46,8 +46,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
+#include <cmath>
+#include <cstdlib>
 #include <type_traits>
 #include <utility>
 
@@ -62,6 +65,107 @@ namespace pg_sim {
 inline void *dynamic_shared;    /* this launch's extern __shared__ memory */
 inline const char *kernel_name; /* the kernel running now */
 } /* namespace pg_sim */
+
+/* Static __shared__ variables are statics of one section of their own, so
+ * that the module can tell how much static shared memory its kernels declare:
+ * more than a GPU's 48 KiB (0xc000) is refused when the module loads, as
+ * NVRTC (ptxas) refuses it ("uses too much shared data"). The limit is a
+ * kernel's; the section holds the module's, so a module whose kernels
+ * together declare more is refused too. */
+#undef __shared__
+#define __shared__ static __attribute__((section("pg_sim_shared")))
+extern "C" char __start_pg_sim_shared[] __attribute__((weak, visibility("hidden")));
+extern "C" char __stop_pg_sim_shared[] __attribute__((weak, visibility("hidden")));
+
+namespace pg_sim {
+constexpr size_t STATIC_SHARED_MAX = 0xc000;
+
+/* why this module cannot load on a GPU, or NULL */
+inline const char *
+refusal(size_t static_shared)
+{
+    static char why[512];
+    if (static_shared <= STATIC_SHARED_MAX) {
+        return nullptr;
+    }
+    snprintf(why, sizeof(why),
+             "the module's static __shared__ variables take %zu bytes (0x%zx), more "
+             "than the 48 KiB (0x%zx) a kernel may declare: NVRTC (ptxas) refuses it "
+             "(\"uses too much shared data (0x%zx bytes, 0x%zx max)\"); use dynamic "
+             "shared memory (extern __shared__) for more",
+             static_shared, static_shared, STATIC_SHARED_MAX, static_shared,
+             STATIC_SHARED_MAX);
+    return why;
+}
+} /* namespace pg_sim */
+
+/* ---- names of the C library ------------------------------------------------- */
+
+/* `abs`, `div`, `exit` and `system` are the C library's (extern "C"), and a
+ * kernel of that name (extern "C" too) would clash with them on the host
+ * compiler, though CUDA allows it. So the source's own uses of these names
+ * are renamed (pg_sim_user_*): a kernel so named is exported under its name,
+ * abs() keeps working on numbers (the overloads below, which return a value,
+ * so that a kernel's address is still unambiguous), and div(), exit() and
+ * system(), host functions, are refused at compile time with NVRTC's reason,
+ * as on a GPU. */
+namespace pg_sim {
+template <class T> inline constexpr bool host_only = false;
+#define PG_SIM_HOST_FUNCTION(name)                                                     \
+    struct host_call_##name {                                                          \
+        template <class... T> host_call_##name(T...)                                   \
+        {                                                                              \
+            static_assert(host_only<T...>,                                             \
+                          "calling a __host__ function(\"" #name                       \
+                          "\") from a __global__ function is not allowed (NVRTC "      \
+                          "refuses it too: a kernel cannot call the C library's " #name \
+                          "())");                                                      \
+        }                                                                              \
+    };
+PG_SIM_HOST_FUNCTION(div)
+PG_SIM_HOST_FUNCTION(exit)
+PG_SIM_HOST_FUNCTION(system)
+#undef PG_SIM_HOST_FUNCTION
+} /* namespace pg_sim */
+inline int pg_sim_user_div(pg_sim::host_call_div, ...);
+inline int pg_sim_user_exit(pg_sim::host_call_exit, ...);
+inline int pg_sim_user_system(pg_sim::host_call_system, ...);
+inline int
+pg_sim_user_abs(int x)
+{
+    return std::abs(x);
+}
+inline long
+pg_sim_user_abs(long x)
+{
+    return std::abs(x);
+}
+inline long long
+pg_sim_user_abs(long long x)
+{
+    return std::abs(x);
+}
+inline float
+pg_sim_user_abs(float x)
+{
+    return std::fabs(x);
+}
+inline double
+pg_sim_user_abs(double x)
+{
+    return std::fabs(x);
+}
+inline long double
+pg_sim_user_abs(long double x)
+{
+    return std::fabs(x);
+}
+namespace std {
+using ::pg_sim_user_abs;
+using ::pg_sim_user_div;
+using ::pg_sim_user_exit;
+using ::pg_sim_user_system;
+} /* namespace std */
 
 /* rawkernel.py writes `extern __shared__ T name[];` as this */
 #define PG_SIM_DYNAMIC_SHARED(T, name)                                                 \
@@ -160,18 +264,31 @@ inline slot slots[512];
 inline int nslots;
 inline size_t arena_used = RED;
 
+inline size_t declared; /* the variables' bytes, red zones left out */
+
+/* The place of a static __shared__ variable, when its declaration first runs
+ * (in a kernel's thread): more than a GPU's 48 KiB of them stops the launch,
+ * with the reason NVRTC gives (the unchecked module is refused at load). */
+[[noreturn]] inline void
+stop_at_declaration(const char *why)
+{
+    stop(PG_ERR_LAUNCH_FAILURE, why);
+}
+
 inline void *
 static_shared(size_t size, size_t align, const char *name)
 {
     size_t at = (arena_used + align - 1) / align * align;
+    const char *why = refusal(declared + size);
+    if (why != nullptr) {
+        stop_at_declaration(why);
+    }
     if (nslots == 512 || at + size + RED > ARENA) {
-        fprintf(stderr,
-                "pygpu: the checking mode holds %zu bytes of static shared memory\n",
-                ARENA);
-        abort();
+        stop_at_declaration("the checking mode holds 512 static __shared__ variables");
     }
     slots[nslots++] = {at, size, name};
     arena_used = at + size + RED;
+    declared += size;
     return arena + at;
 }
 
@@ -674,6 +791,42 @@ PG_SIM_ATOMIC_FLOAT(double, uint64_t)
 
 namespace pg_sim {
 
+#ifndef PG_SIM_CHECK
+/* A launch's dynamic shared memory, zeroed, its end (16-byte aligned) at a
+ * guard page: one mapping, kept from launch to launch (launches hold the
+ * runner's lock) and grown as needed. */
+inline char *shared_map;
+inline size_t shared_map_bytes;
+
+inline void *
+shared_memory(size_t bytes)
+{
+    const size_t page = 4096, used = (bytes + 15) / 16 * 16;
+    size_t need = (used + page - 1) / page * page + page;
+    if (need > shared_map_bytes) {
+        if (shared_map != nullptr) {
+            munmap(shared_map, shared_map_bytes);
+            shared_map = nullptr;
+            shared_map_bytes = 0;
+        }
+        void *p = mmap(nullptr, need, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (p == MAP_FAILED) {
+            return nullptr;
+        }
+        if (mprotect((char *)p + need - page, page, PROT_NONE) != 0) {
+            munmap(p, need);
+            return nullptr;
+        }
+        shared_map = (char *)p;
+        shared_map_bytes = need;
+    }
+    char *end = shared_map + shared_map_bytes - page;
+    memset(end - used, 0, used);
+    return end - used;
+}
+#endif
+
 template <class T> struct value {
     typedef T type;
 };
@@ -731,12 +884,15 @@ template <class... A> struct kernel_of {
             return PG_ERR_MEMORY_ALLOCATION;
         }
         note(params, std::index_sequence_for<A...>{});
-        const size_t red = check::RED;
+        /* zeroed, as a GPU's is not, but the same on every run; a red zone
+         * after it, which the checks watch */
+        void *shared = calloc(1, shared_bytes + check::RED);
 #else
-        const size_t red = 16;
+        /* zeroed likewise; its end abuts a page that is not there, so that
+         * an access past it (or any, with none given) fails the launch as
+         * an illegal address, not a write over other memory */
+        void *shared = shared_memory(shared_bytes);
 #endif
-        /* zeroed, as a GPU's is not, but the same on every run */
-        void *shared = calloc(1, shared_bytes + red);
         if (shared == NULL) {
             return PG_ERR_MEMORY_ALLOCATION;
         }
@@ -752,7 +908,9 @@ template <class... A> struct kernel_of {
         err = host->run(&l);
 #endif
         dynamic_shared = nullptr;
+#ifdef PG_SIM_CHECK
         free(shared);
+#endif
         return err;
     }
 };
@@ -797,6 +955,14 @@ pg_sim_module_attach(const pg_sim_host *host)
     return 0;
 }
 
+/* Why the module cannot load on a GPU (too much static shared memory), or
+ * NULL: rt_sim.c asks before attaching. */
+extern "C" __attribute__((visibility("default"))) const char *
+pg_sim_module_refusal(void)
+{
+    return pg_sim::refusal((size_t)(__stop_pg_sim_shared - __start_pg_sim_shared));
+}
+
 extern "C" __attribute__((visibility("default"))) const pg_sim_kernel *
 pg_sim_module_kernel(const char *name)
 {
@@ -812,5 +978,11 @@ pg_sim_module_kernel(const char *name)
 #pragma clang attribute pop
 #pragma clang attribute pop
 #endif
+
+/* the source's own abs, div, exit and system (see "names of the C library") */
+#define abs pg_sim_user_abs
+#define div pg_sim_user_div
+#define exit pg_sim_user_exit
+#define system pg_sim_user_system
 
 #endif /* PYGPU_SIM_PRELUDE_H */

@@ -1061,10 +1061,22 @@ static pg_err
 sim_module_load(void **module, const void *image)
 {
     int (*attach)(const pg_sim_host *);
+    const char *(*refusal)(void);
+    const char *why;
     void *handle = dlopen((const char *)image, RTLD_NOW | RTLD_LOCAL);
     *module = NULL;
     if (handle == NULL) {
         return PG_ERR_INVALID_KERNEL_IMAGE;
+    }
+    /* what a GPU's compiler or driver would refuse (too much static shared
+     * memory): refused here too, with the reason */
+    *(void **)&refusal = dlsym(handle, "pg_sim_module_refusal");
+    if (refusal != NULL && (why = refusal()) != NULL) {
+        char message[1024];
+        snprintf(message, sizeof(message), "the kernel image is refused: %s", why);
+        pg_sim_set_fault(message);
+        dlclose(handle);
+        return PG_ERR_LAUNCH_FAILURE;
     }
     *(void **)&attach = dlsym(handle, "pg_sim_module_attach");
     if (attach == NULL || attach(&pg_sim_hosted) != 0) {
