@@ -115,11 +115,11 @@ template <class T> inline constexpr bool host_only = false;
     struct host_call_##name {                                                          \
         template <class... T> host_call_##name(T...)                                   \
         {                                                                              \
-            static_assert(host_only<T...>,                                             \
-                          "calling a __host__ function(\"" #name                       \
-                          "\") from a __global__ function is not allowed (NVRTC "      \
-                          "refuses it too: a kernel cannot call the C library's " #name \
-                          "())");                                                      \
+            static_assert(                                                             \
+                host_only<T...>,                                                       \
+                "calling a __host__ function(\"" #name                                 \
+                "\") from a __global__ function is not allowed (NVRTC "                \
+                "refuses it too: a kernel cannot call the C library's " #name "())");  \
         }                                                                              \
     };
 PG_SIM_HOST_FUNCTION(div)

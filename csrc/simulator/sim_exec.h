@@ -640,6 +640,7 @@ meet_warps(block_state *b, bool *released)
  * returns or that faulted. */
 inline sigjmp_buf escape;
 inline volatile sig_atomic_t in_user_thread = 0;
+inline volatile sig_atomic_t sigint_noted = 0; /* a SIGINT came between threads */
 inline pthread_t launch_thread;
 
 enum { SIG_INT_AT, SIG_SEGV_AT, SIG_BUS_AT, SIG_ILL_AT, SIG_FPE_AT, SIG_COUNT };
@@ -689,7 +690,8 @@ finish_division(ucontext_t *uc)
     if (op != 0xf6 && op != 0xf7) {
         return false;
     }
-    unsigned char modrm = *p++, reg = (modrm >> 3) & 7, mod = modrm >> 6, rm = modrm & 7;
+    unsigned char modrm = *p++, reg = (modrm >> 3) & 7, mod = modrm >> 6,
+                  rm = modrm & 7;
     if (reg != 6 && reg != 7) {
         return false;
     }
@@ -767,6 +769,9 @@ pg_sim_on_signal(int sig, siginfo_t *info, void *context)
             pthread_kill(launch_thread, sig);
             return;
         }
+        /* between two threads: the runner stops before the next one (which
+         * might never return to let it poll) */
+        sigint_noted = 1;
     }
     else if (sig == SIGFPE && mine && finish_division((ucontext_t *)context)) {
         return;
@@ -803,6 +808,7 @@ take_signals()
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
     sigemptyset(&sa.sa_mask);
     launch_thread = pthread_self();
+    sigint_noted = 0;
     stack_t ss;
     ss.ss_sp = signal_stack;
     ss.ss_size = sizeof(signal_stack);
@@ -864,6 +870,10 @@ run_block_fibers(block_state *b, char *stacks)
             live.thread = t;
             set_thread_index(t);
             in_user_thread = b->escapable;
+            if (sigint_noted) {
+                in_user_thread = 0;
+                return PG_ERR_INTERRUPTED;
+            }
             switch_to(&b->runner, &b->threads[t]);
             in_user_thread = 0;
             if (b->state[t] == FAILED) {
@@ -924,7 +934,9 @@ thread_fault(block_state *b, const char *stacks, size_t stack_bytes)
 {
     char head[192], name[64], what[512];
     const char *a = (const char *)fault.addr;
-    const char *access = fault.write == 1 ? "write" : fault.write == 0 ? "read" : "access";
+    const char *access = fault.write == 1   ? "write"
+                         : fault.write == 0 ? "read"
+                                            : "access";
     pg_err err = PG_ERR_ILLEGAL_ADDRESS;
     if (fault.sig == SIGFPE) {
         err = PG_ERR_LAUNCH_FAILURE;
@@ -979,8 +991,8 @@ thread_fault(block_state *b, const char *stacks, size_t stack_bytes)
         }
         else {
             snprintf(what, sizeof(what),
-                     "illegal memory %s at address %p: no memory is there",
-                     access, (const void *)a);
+                     "illegal memory %s at address %p: no memory is there", access,
+                     (const void *)a);
         }
     }
     char message[1024];
