@@ -8,8 +8,7 @@
 
 // Reverses each block's slice of `data` through shared memory.
 template <bool WITH_BARRIER>
-__global__ void
-reverse_block(int *data)
+__global__ void reverse_block(int *data)
 {
     __shared__ int tile[256];
     int t = threadIdx.x, base = blockIdx.x * blockDim.x;
@@ -20,8 +19,7 @@ reverse_block(int *data)
     data[base + t] = tile[blockDim.x - 1 - t];
 }
 
-__global__ void
-divergent_barrier(int *data)
+__global__ void divergent_barrier(int *data)
 {
     if (threadIdx.x < 16) {
         __syncthreads();
@@ -29,8 +27,7 @@ divergent_barrier(int *data)
     data[threadIdx.x] = 1;
 }
 
-__global__ void
-uses_barrier(int *data)
+__global__ void uses_barrier(int *data)
 {
     __syncthreads();
     data[threadIdx.x] = 1;
@@ -42,8 +39,7 @@ uses_barrier(int *data)
 static int polls = 0, pending_after = -1, handled = 0;
 static bool handler_raises = true;
 
-extern "C" int
-pg_sim_interrupt_pending(void)
+extern "C" int pg_sim_interrupt_pending(void)
 {
     if (pending_after >= 0 && polls++ >= pending_after) {
         pending_after = -1;
@@ -52,8 +48,7 @@ pg_sim_interrupt_pending(void)
     return 0;
 }
 
-extern "C" int
-pg_sim_interrupt_handle(void)
+extern "C" int pg_sim_interrupt_handle(void)
 {
     handled++;
     return handler_raises;
@@ -62,27 +57,23 @@ pg_sim_interrupt_handle(void)
 // The rest of what rt_sim.c gives the runner: a failed launch's story, and
 // printf's text.
 static char fault[1024];
-extern "C" void
-pg_sim_set_fault(const char *message)
+extern "C" void pg_sim_set_fault(const char *message)
 {
     snprintf(fault, sizeof(fault), "%s", message);
 }
 
-extern "C" void
-pg_sim_output(const char *text, size_t size)
+extern "C" void pg_sim_output(const char *text, size_t size)
 {
     fwrite(text, 1, size, stdout);
 }
 
 // no launch here has argument spans (a user kernel's fault message asks)
-extern "C" int
-pg_sim_arg_span(int, const void **, const void **)
+extern "C" int pg_sim_arg_span(int, const void **, const void **)
 {
     return -1;
 }
 
-__global__ void
-count_blocks(int *blocks_run)
+__global__ void count_blocks(int *blocks_run)
 {
     if (threadIdx.x == 0) {
         blocks_run[blockIdx.x]++;
@@ -91,8 +82,7 @@ count_blocks(int *blocks_run)
 
 // Each block writes its slice of out from in, through a barrier: running a
 // block again gives the same result.
-__global__ void
-copy_through_shared(const int *in, int *out)
+__global__ void copy_through_shared(const int *in, int *out)
 {
     __shared__ int tile[64];
     tile[threadIdx.x] = in[blockIdx.x * 64 + threadIdx.x];
@@ -104,30 +94,26 @@ copy_through_shared(const int *in, int *out)
 // The dialect's barriers reach the runner through pg_sim::host, as in
 // kernels.cu (pg_sim_hosted): here the runner's own operations.
 static const pg_sim_host runner = {
-    PG_SIM_ABI,   nullptr,       pg_sim::barrier, pg_sim::warp, pg_sim::activemask,
-    pg_sim::fail, pg_sim::print, nullptr,         nullptr,      nullptr,
-    &pg_sim::live};
+    PG_SIM_ABI, nullptr, pg_sim::barrier, pg_sim::warp, pg_sim::activemask, pg_sim::fail,
+    pg_sim::print, nullptr, nullptr, nullptr, &pg_sim::live};
 
 static int failures = 0;
 
-static void
-check(bool ok, const char *what)
+static void check(bool ok, const char *what)
 {
     printf("%s: %s\n", ok ? "ok" : "FAIL", what);
     failures += !ok;
 }
 
-static int
-reversed_correctly(bool with_barrier)
+static int reversed_correctly(bool with_barrier)
 {
     int data[512];
     for (int i = 0; i < 512; i++) {
         data[i] = i;
     }
-    pg_err err = with_barrier ? pg_sim::launch(dim3(2), dim3(256), true,
-                                               [&] { reverse_block<true>(data); })
-                              : pg_sim::launch(dim3(2), dim3(256), true,
-                                               [&] { reverse_block<false>(data); });
+    pg_err err = with_barrier
+        ? pg_sim::launch(dim3(2), dim3(256), true, [&] { reverse_block<true>(data); })
+        : pg_sim::launch(dim3(2), dim3(256), true, [&] { reverse_block<false>(data); });
     if (err != PG_SUCCESS) {
         return -1;
     }
@@ -141,14 +127,11 @@ reversed_correctly(bool with_barrier)
     return 1;
 }
 
-int
-main()
+int main()
 {
     pg_sim::host = &runner;
-    check(reversed_correctly(true) == 1,
-          "a kernel with its barrier gives the right answer");
-    check(reversed_correctly(false) == 0,
-          "the same kernel without its barrier gives a wrong one");
+    check(reversed_correctly(true) == 1, "a kernel with its barrier gives the right answer");
+    check(reversed_correctly(false) == 0, "the same kernel without its barrier gives a wrong one");
     int data[64] = {0};
     check(pg_sim::launch(dim3(1), dim3(32), true, [&] { divergent_barrier(data); }) ==
               PG_ERR_LAUNCH_FAILURE,
@@ -156,8 +139,7 @@ main()
     check(pg_sim::launch(dim3(1), dim3(32), false, [&] { uses_barrier(data); }) ==
               PG_ERR_LAUNCH_FAILURE,
           "a barrier in a kernel launched as barrier-free fails the launch");
-    check(pg_sim::launch(dim3(1), dim3(32), true, [&] { uses_barrier(data); }) ==
-                  PG_SUCCESS &&
+    check(pg_sim::launch(dim3(1), dim3(32), true, [&] { uses_barrier(data); }) == PG_SUCCESS &&
               data[31] == 1,
           "a barrier every thread reaches passes");
     check(pg_sim::launch(dim3(0), dim3(32), false, [&] { uses_barrier(data); }) ==
@@ -180,8 +162,7 @@ main()
         in[i] = i + 1;
     }
     polls = 0, pending_after = 5, handled = 0, handler_raises = false;
-    err = pg_sim::launch(dim3(300), dim3(64), true,
-                         [&] { copy_through_shared(in, out); });
+    err = pg_sim::launch(dim3(300), dim3(64), true, [&] { copy_through_shared(in, out); });
     bool same = true;
     for (int i = 0; i < 64 * 300; i++) {
         same &= out[i] == in[i];
