@@ -174,16 +174,46 @@ using ::pg_sim_user_system;
 /* ---- printf, assert, clocks, traps -------------------------------------------- */
 
 namespace pg_sim {
+inline void describe_fault(char *message, size_t n, const char *what);
+
 [[noreturn]] inline void
 stop(int err, const char *what)
 {
     char message[1024];
-    snprintf(message, sizeof(message),
-             "kernel '%s', block (%u, %u, %u), thread (%u, %u, %u): %s", kernel_name,
-             idx.block.x, idx.block.y, idx.block.z, idx.thread.x, idx.thread.y,
-             idx.thread.z, what);
+    describe_fault(message, sizeof(message), what);
     host->fail(err, message);
     abort(); /* fail() never returns from a kernel's thread */
+}
+
+/* where the checking mode found a bad access: the kernel's instruction */
+inline const void *access_pc;
+inline const char *where_in_source(char *buf, size_t n);
+
+/* "kernel 'k', block (..), thread (..), <kernel source>:12: what" */
+inline void
+describe_fault(char *message, size_t n, const char *what)
+{
+    char line[512];
+    snprintf(message, n, "kernel '%s', block (%u, %u, %u), thread (%u, %u, %u)%s: %s",
+             kernel_name, idx.block.x, idx.block.y, idx.block.z, idx.thread.x,
+             idx.thread.y, idx.thread.z, where_in_source(line, sizeof(line)), what);
+}
+
+/* A finding that fails the launch at the block's next barrier or end (the
+ * runner's pg_sim_live.deferred), unless the block diverges at a barrier
+ * first: a race that a divergent barrier caused is reported as that. */
+inline uint32_t weak_block; /* the block whose deferred finding may give way */
+
+inline void
+defer(int err, const char *what, bool weak = false)
+{
+    pg_sim_live *lv = const_cast<pg_sim_live *>(host->live);
+    bool free_slot = lv->deferred_err == PG_SUCCESS || weak_block == lv->block;
+    if (free_slot && !(weak && lv->deferred_err != PG_SUCCESS)) {
+        describe_fault(lv->deferred, sizeof(lv->deferred), what);
+        lv->deferred_err = err;
+        weak_block = weak ? lv->block : 0;
+    }
 }
 
 inline int
@@ -206,6 +236,7 @@ assert_failed(const char *expr, const char *file, int line, const char *function
     char what[768];
     snprintf(what, sizeof(what), "assert(%s) failed at %s:%d, in %s", expr, file, line,
              function);
+    access_pc = nullptr; /* the assert names its own line */
     stop(PG_ERR_ASSERT, what);
 }
 } /* namespace pg_sim */
@@ -234,11 +265,13 @@ __nanosleep(unsigned int)
 [[noreturn]] inline void
 __trap()
 {
+    pg_sim::access_pc = nullptr;
     pg_sim::stop(PG_ERR_LAUNCH_FAILURE, "the kernel called __trap()");
 }
 [[noreturn]] inline void
 __brkpt()
 {
+    pg_sim::access_pc = nullptr;
     pg_sim::stop(PG_ERR_LAUNCH_FAILURE, "the kernel called __brkpt()");
 }
 
@@ -246,7 +279,12 @@ __brkpt()
 
 #ifdef PG_SIM_CHECK
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <link.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+extern char **environ;
 
 namespace pg_sim {
 namespace check {
@@ -272,6 +310,7 @@ inline size_t declared; /* the variables' bytes, red zones left out */
 [[noreturn]] inline void
 stop_at_declaration(const char *why)
 {
+    access_pc = nullptr;
     stop(PG_ERR_LAUNCH_FAILURE, why);
 }
 
@@ -301,6 +340,7 @@ struct shadow {
     uint16_t reader, rsync; /* the last reader, likewise */
     uint16_t rest_sync;     /* the readers before it: the latest sync count */
     uint16_t rest_warp;     /* their warp + 1; 0 none; 0xffff several warps */
+    uint32_t written;       /* the block (pg_sim_live.block) that last wrote it */
 };
 inline shadow *arena_shadow;
 inline shadow *dynamic_shadow;
@@ -345,14 +385,30 @@ out_of_bounds(const char *a, size_t size, int kind)
     for (int i = 0; i < nranges; i++) {
         const range &r = ranges[i];
         size_t d = a >= r.hi ? (size_t)(a - r.hi) : a < r.lo ? (size_t)(r.lo - a) : 0;
-        if (r.param >= 0 && d < best_distance) {
+        if (r.param >= 0 && r.lo != r.hi && d < best_distance) {
             best = &r;
             best_distance = d;
+        }
+    }
+    const range *dead = nullptr;
+    for (int i = 0; i < nranges; i++) {
+        const range &r = ranges[i];
+        size_t d = a >= r.ptr ? (size_t)(a - r.ptr) : (size_t)(r.ptr - a);
+        if (r.param >= 0 && r.lo == r.hi && d < (64u << 20)) {
+            dead = &r;
         }
     }
     if ((uintptr_t)a < 65536) {
         snprintf(what, sizeof(what), "%zu-byte %s at address %p: a null pointer", size,
                  kinds[kind], (const void *)a);
+    }
+    else if (dead != nullptr) {
+        snprintf(what, sizeof(what),
+                 "%zu-byte %s at byte offset %lld from %s, which points into no live "
+                 "allocation: freed before the launch (use after free), or never "
+                 "allocated",
+                 size, kinds[kind], (long long)(a - dead->ptr),
+                 param_name(dead->param, name, sizeof(name)));
     }
     else if (best != nullptr && best_distance < (64u << 20)) {
         snprintf(
@@ -371,7 +427,7 @@ out_of_bounds(const char *a, size_t size, int kind)
     stop(PG_ERR_ILLEGAL_ADDRESS, what);
 }
 
-[[noreturn]] inline void
+inline void
 race(const char *name, size_t offset, int kind, size_t size, unsigned int other,
      bool other_wrote, bool several)
 {
@@ -398,7 +454,7 @@ race(const char *name, size_t offset, int kind, size_t size, unsigned int other,
             space, offset, size, kinds[kind], other % d.x, (other / d.x) % d.y,
             other / (d.x * d.y), other_wrote ? "wrote" : "read");
     }
-    stop(PG_ERR_LAUNCH_FAILURE, what);
+    defer(PG_ERR_LAUNCH_FAILURE, what);
 }
 
 /* same warp, and that warp met at __syncwarp() since the access: ordered */
@@ -408,30 +464,61 @@ ordered(unsigned int t, unsigned int other, uint16_t sync_then)
     return t / 32 == other / 32 && host->live->warp_syncs[t / 32] != sync_then;
 }
 
+/* a read of shared memory that no thread of this block wrote */
+inline void
+uninitialized(const char *name, size_t offset, int kind, size_t size)
+{
+    char what[768], space[96];
+    if (name != nullptr) {
+        snprintf(space, sizeof(space), "__shared__ '%s'", name);
+    }
+    else {
+        snprintf(space, sizeof(space), "the dynamic shared memory");
+    }
+    snprintf(what, sizeof(what),
+             "%zu-byte %s of uninitialized shared memory: byte offset %zu of %s, which "
+             "no thread of this block has written (shared memory starts undefined in "
+             "each block)",
+             size, kinds[kind], offset, space);
+    /* at the barrier or the block's end, unless a race shows it was one:
+     * read before another thread's write, with no barrier between them */
+    defer(PG_ERR_LAUNCH_FAILURE, what, true);
+}
+
 inline void
 shared_access(shadow *sh, const char *name, size_t offset, size_t size, int kind)
 {
     const pg_sim_live *lv = host->live;
     unsigned int t = lv->thread, w = t / 32;
     uint16_t me = (uint16_t)(t + 1), sync = lv->warp_syncs[w];
-    if (kind == 2) {
-        return; /* atomics do not race */
+    for (size_t i = 0; i < size; i++) {
+        shadow &s = sh[offset + i];
+        if (kind != 1 && s.written != lv->block) {
+            uninitialized(name, offset, kind, size);
+            break;
+        }
+        if (kind != 0) {
+            s.written = lv->block;
+        }
+    }
+    if (kind == 2 || (lv->deferred_err != PG_SUCCESS && weak_block != lv->block)) {
+        return; /* atomics do not race; one race a block is enough */
     }
     for (size_t i = 0; i < size; i++) {
         shadow &s = sh[offset + i];
         if (s.epoch != lv->epoch) {
-            s = {lv->epoch, 0, 0, 0, 0, 0, 0};
+            s = {lv->epoch, 0, 0, 0, 0, 0, 0, s.written};
         }
         if (s.writer != 0 && s.writer != me && !ordered(t, s.writer - 1u, s.wsync)) {
-            race(name, offset + i, kind, size, s.writer - 1u, true, false);
+            return race(name, offset + i, kind, size, s.writer - 1u, true, false);
         }
         if (kind == 1) {
             if (s.reader != 0 && s.reader != me &&
                 !ordered(t, s.reader - 1u, s.rsync)) {
-                race(name, offset + i, kind, size, s.reader - 1u, false, false);
+                return race(name, offset + i, kind, size, s.reader - 1u, false, false);
             }
             if (s.rest_warp != 0 && !(s.rest_warp == w + 1 && sync != s.rest_sync)) {
-                race(name, offset + i, kind, size, 0, false, true);
+                return race(name, offset + i, kind, size, 0, false, true);
             }
             s.writer = me;
             s.wsync = sync;
@@ -487,12 +574,29 @@ static_shared_access(const char *a, size_t size, int kind)
 
 inline bool launching; /* only a launch's accesses are checked */
 
+/* A GPU faults on an access that is not aligned to its size. Loads the
+ * compiler combined (two floats as one 8-byte load) may be aligned to their
+ * parts only, so 8 and 16 bytes are held to 4. */
+[[noreturn]] inline void
+misaligned(const char *a, size_t size, int kind)
+{
+    char what[512];
+    snprintf(what, sizeof(what),
+             "misaligned %zu-byte %s at address %p (not a multiple of %zu): a GPU "
+             "faults on it (cudaErrorMisalignedAddress)",
+             size, kinds[kind], (const void *)a, size < 4 ? size : (size_t)4);
+    stop(PG_ERR_MISALIGNED_ADDRESS, what);
+}
+
 inline void
 access(const void *p, size_t size, int kind)
 {
     const char *a = (const char *)p;
     if (!launching) {
         return; /* the module's static initializers, at load */
+    }
+    if ((uintptr_t)a & ((size < 4 ? size : 4) - 1)) {
+        misaligned(a, size, kind);
     }
     for (int i = 0; i < nranges; i++) {
         if (a >= ranges[i].lo && a + size <= ranges[i].hi) {
@@ -566,6 +670,10 @@ note_param(T *ptr, int i)
         ranges[nranges++] = {(const char *)base, (const char *)base + bytes,
                              (const char *)ptr, i};
     }
+    else if (ptr != nullptr) { /* into no live allocation: freed, or never one */
+        ranges[nranges++] = {(const char *)ptr, (const char *)ptr, (const char *)ptr,
+                             i};
+    }
 }
 
 inline int
@@ -612,17 +720,90 @@ begin(const char *params, unsigned int shared_bytes)
 } /* namespace check */
 } /* namespace pg_sim */
 
+namespace pg_sim {
+/* ", <kernel source>:12": the source line of the access at access_pc, from
+ * the module's line table (compiled with -gline-tables-only) read by
+ * addr2line (binutils, which a compiler needs anyway), else llvm-symbolizer;
+ * "" where neither can say. Only on the way to a failure. */
+inline const char *
+where_in_source(char *buf, size_t n)
+{
+    Dl_info info;
+    char addr[32], out[512];
+    buf[0] = '\0';
+    if (access_pc == nullptr || dladdr(access_pc, &info) == 0 ||
+        info.dli_fname == nullptr) {
+        return buf;
+    }
+    snprintf(addr, sizeof(addr), "0x%zx",
+             (size_t)((const char *)access_pc - (const char *)info.dli_fbase - 1));
+    char obj[600];
+    snprintf(obj, sizeof(obj), "--obj=%s", info.dli_fname);
+    const char *tools[2][5] = {
+        {"addr2line", "-e", info.dli_fname, addr, nullptr},
+        {"llvm-symbolizer", obj, "--no-inlining", "--output-style=GNU", addr}};
+    for (int k = 0; k < 2 && buf[0] == '\0'; k++) {
+        int fd[2];
+        if (pipe(fd) != 0) {
+            return buf;
+        }
+        posix_spawn_file_actions_t acts;
+        posix_spawn_file_actions_init(&acts);
+        posix_spawn_file_actions_adddup2(&acts, fd[1], 1);
+        posix_spawn_file_actions_addclose(&acts, fd[0]);
+        posix_spawn_file_actions_addopen(&acts, 2, "/dev/null", O_WRONLY, 0);
+        char *argv[6] = {};
+        for (int i = 0; i < 5 && tools[k][i] != nullptr; i++) {
+            argv[i] = const_cast<char *>(tools[k][i]);
+        }
+        pid_t pid;
+        int spawned = posix_spawnp(&pid, argv[0], &acts, nullptr, argv, environ);
+        posix_spawn_file_actions_destroy(&acts);
+        close(fd[1]);
+        size_t got = 0;
+        ssize_t r;
+        while (spawned == 0 && got < sizeof(out) - 1 &&
+               (r = read(fd[0], out + got, sizeof(out) - 1 - got)) > 0) {
+            got += (size_t)r;
+        }
+        close(fd[0]);
+        if (spawned == 0) {
+            waitpid(pid, nullptr, 0);
+        }
+        out[got] = '\0';
+        out[strcspn(out, "\n")] = '\0';
+        char *cut = strstr(out, " (discriminator");
+        if (cut != nullptr) {
+            *cut = '\0';
+        }
+        char *colon = strrchr(out, ':');
+        if (got == 0 || colon == nullptr || colon[1] < '1' || colon[1] > '9' ||
+            strncmp(out, "??", 2) == 0) {
+            continue;
+        }
+        /* a relative file name (#line's "<kernel source>") comes back joined to
+         * the compiler's directory: shown as the source named it */
+        char *pseudo = strstr(out, "/<");
+        snprintf(buf, n, ", %s", pseudo != nullptr ? pseudo + 1 : out);
+    }
+    return buf;
+}
+} /* namespace pg_sim */
+
 #define PG_SIM_ACCESS(p, kind)                                                         \
-    pg_sim::check::access((const void *)(p), sizeof(*(p)), kind)
+    (pg_sim::access_pc = __builtin_return_address(0),                                  \
+     pg_sim::check::access((const void *)(p), sizeof(*(p)), kind))
 #define PG_SIM_HOOK(n, T)                                                              \
     extern "C"                                                                         \
         __attribute__((visibility("default"))) void __sanitizer_cov_load##n(T *p)      \
     {                                                                                  \
+        pg_sim::access_pc = __builtin_return_address(0);                               \
         pg_sim::check::access(p, n, 0);                                                \
     }                                                                                  \
     extern "C"                                                                         \
         __attribute__((visibility("default"))) void __sanitizer_cov_store##n(T *p)     \
     {                                                                                  \
+        pg_sim::access_pc = __builtin_return_address(0);                               \
         pg_sim::check::access(p, n, 1);                                                \
     }
 PG_SIM_HOOK(1, uint8_t)
@@ -633,6 +814,14 @@ PG_SIM_HOOK(16, __int128)
 #undef PG_SIM_HOOK
 #else
 #define PG_SIM_ACCESS(p, kind) ((void)0)
+namespace pg_sim {
+inline const char *
+where_in_source(char *buf, size_t)
+{
+    buf[0] = '\0'; /* no line table outside the checking mode */
+    return buf;
+}
+} /* namespace pg_sim */
 #endif
 
 /* ---- atomics ------------------------------------------------------------------ */

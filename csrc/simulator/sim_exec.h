@@ -840,6 +840,19 @@ release_signals()
 
 /* ---- blocks ------------------------------------------------------------- */
 
+/* A finding of the checking mode that waited for the barrier or the
+ * block's end (pg_sim_live.deferred): the launch's error, or PG_SUCCESS. */
+inline pg_err
+deferred_finding()
+{
+    pg_err err = live.deferred_err;
+    if (err != PG_SUCCESS) {
+        live.deferred_err = PG_SUCCESS;
+        pg_sim_set_fault(live.deferred);
+    }
+    return err;
+}
+
 /* Runs one block's threads as fibers until all finish: PG_SUCCESS, or the
  * failure of a thread, of a barrier or of a warp intrinsic (with its
  * message), or PG_ERR_INTERRUPTED when a SIGINT is pending between passes
@@ -856,6 +869,8 @@ run_block_fibers(block_state *b, char *stacks)
     memset(b->warp_syncs, 0, (b->nthreads + 31) / 32 * sizeof(uint16_t));
     b->fail_err = PG_SUCCESS;
     live.epoch++;
+    live.block++;
+    live.deferred_err = PG_SUCCESS;
     for (;;) {
         if (shuffle) {
             shuffle_order(b);
@@ -901,17 +916,21 @@ run_block_fibers(block_state *b, char *stacks)
             }
         }
         if (waiting == 0) {
-            return PG_SUCCESS;
+            return deferred_finding();
         }
         if (done > 0) {
             return fail_block(
                 PG_ERR_LAUNCH_FAILURE,
-                "%u of its %u threads wait at __syncthreads() (the first, "
+                "divergent barrier: %u of its %u threads wait at __syncthreads() (the "
+                "first, "
                 "%s) while %u have exited (the first, %s). A barrier must be "
                 "reached by every thread of the block: on a GPU this hangs "
                 "or gives undefined results",
                 waiting, b->nthreads, thread_name(name, sizeof(name), first_waiting),
                 done, thread_name(other, sizeof(other), first_done));
+        }
+        if (live.deferred_err != PG_SUCCESS) {
+            return deferred_finding();
         }
         int count = 0;
         for (unsigned int t = 0; t < b->nthreads; t++) {
