@@ -347,10 +347,52 @@ inline shadow *dynamic_shadow;
 inline size_t dynamic_size;
 
 /* the pointer arguments' allocations, and recent others */
+/* Who touched each byte of an argument's array in this launch: the last
+ * writer and the last reader (the epoch, which names one block's stretch
+ * between barriers, the block, the thread and its warp's __syncwarp() count
+ * then). Entries of earlier launches (an epoch before this launch's first)
+ * count as untouched, so the shadow is never cleared. */
+struct gshadow {
+    uint32_t wepoch, wblock, repoch, rblock;
+    uint16_t wthread, wsync, rthread, rsync;
+};
+
 struct range {
     const char *lo, *hi, *ptr;
     int param;
+    gshadow *shadow; /* an argument's array: its bytes' shadow */
 };
+
+/* The shadows, kept from launch to launch for the arrays they shadow: a
+ * reserved mapping, only the pages of touched bytes take memory. */
+struct shadow_map {
+    const char *lo, *hi;
+    gshadow *shadow;
+};
+inline shadow_map shadow_maps[64];
+inline int next_map;
+
+inline gshadow *
+global_shadow(const char *lo, const char *hi)
+{
+    for (int i = 0; i < 64; i++) {
+        if (shadow_maps[i].lo == lo && shadow_maps[i].hi == hi) {
+            return shadow_maps[i].shadow;
+        }
+    }
+    shadow_map &m = shadow_maps[next_map];
+    next_map = (next_map + 1) % 64;
+    if (m.shadow != nullptr) {
+        munmap(m.shadow, (size_t)(m.hi - m.lo) * sizeof(gshadow));
+    }
+    void *p = mmap(nullptr, (size_t)(hi - lo) * sizeof(gshadow), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    m = {lo, hi, p == MAP_FAILED ? nullptr : (gshadow *)p};
+    return m.shadow;
+}
+
+inline uint32_t launch_epoch; /* the runner's epoch before this launch's blocks */
+inline uint32_t atomic_block; /* the last block that did an atomic */
 inline range ranges[64];
 inline int nranges, nparams_ranged;
 inline const char *image_lo, *image_hi;
@@ -574,6 +616,83 @@ static_shared_access(const char *a, size_t size, int kind)
 
 inline bool launching; /* only a launch's accesses are checked */
 
+/* A race on global memory: two threads touch one byte in this launch, one
+ * writing, not atomically, with nothing that orders them: threads of two
+ * blocks (blocks run in no order a kernel may count on; a block that did an
+ * atomic before reading may read what others wrote, as a last-block
+ * reduction does after its atomic ticket), or of one block with no barrier
+ * between them (lanes of one warp that met at __syncwarp() are ordered). */
+inline void
+global_race(const range &r, const char *a, int kind, size_t size, uint32_t block,
+            unsigned int other, bool other_wrote)
+{
+    char what[768], name[128];
+    const dim3 &d = idx.block_dim;
+    if (block != host->live->block) {
+        snprintf(
+            what, sizeof(what),
+            "global-memory race at byte offset %lld from %s: a %zu-byte %s where "
+            "thread (%u, %u, %u) of another block %s in this launch, not atomically "
+            "(blocks run in no order a kernel may count on; use atomics)",
+            (long long)(a - r.ptr), param_name(r.param, name, sizeof(name)), size,
+            kinds[kind], other % d.x, (other / d.x) % d.y, other / (d.x * d.y),
+            other_wrote ? "wrote" : "read");
+    }
+    else {
+        snprintf(what, sizeof(what),
+                 "global-memory race at byte offset %lld from %s: a %zu-byte %s where "
+                 "thread (%u, %u, %u) %s, with no __syncthreads() between them",
+                 (long long)(a - r.ptr), param_name(r.param, name, sizeof(name)), size,
+                 kinds[kind], other % d.x, (other / d.x) % d.y, other / (d.x * d.y),
+                 other_wrote ? "wrote" : "read");
+    }
+    defer(PG_ERR_LAUNCH_FAILURE, what);
+}
+
+inline void
+global_access(const range &r, const char *a, size_t size, int kind)
+{
+    pg_sim_live *lv = const_cast<pg_sim_live *>(host->live);
+    uint32_t epoch = lv->epoch, block = lv->block, first = launch_epoch;
+    unsigned int t = lv->thread;
+    uint16_t me = (uint16_t)t, sync = lv->warp_syncs[t / 32];
+    if (kind == 2) {
+        atomic_block = block; /* atomics do not race, and may order blocks */
+        return;
+    }
+    bool quiet = lv->deferred_err != PG_SUCCESS && weak_block != block;
+    gshadow *sh = r.shadow + (a - r.lo);
+    for (size_t i = 0; i < size; i++) {
+        gshadow &s = sh[i];
+        if (!quiet && s.wepoch > first && (s.wthread != me || s.wblock != block)) {
+            if (s.wblock != block
+                    ? kind == 1 || atomic_block != block
+                    : s.wepoch == epoch && !ordered(t, s.wthread, s.wsync)) {
+                global_race(r, a, kind, size, s.wblock, s.wthread, true);
+                quiet = true;
+            }
+        }
+        if (kind == 1) {
+            if (!quiet && s.repoch > first && (s.rthread != me || s.rblock != block) &&
+                (s.rblock != block ||
+                 (s.repoch == epoch && !ordered(t, s.rthread, s.rsync)))) {
+                global_race(r, a, kind, size, s.rblock, s.rthread, false);
+                quiet = true;
+            }
+            s.wepoch = epoch;
+            s.wblock = block;
+            s.wthread = me;
+            s.wsync = sync;
+        }
+        else {
+            s.repoch = epoch;
+            s.rblock = block;
+            s.rthread = me;
+            s.rsync = sync;
+        }
+    }
+}
+
 /* A GPU faults on an access that is not aligned to its size. Loads the
  * compiler combined (two floats as one 8-byte load) may be aligned to their
  * parts only, so 8 and 16 bytes are held to 4. */
@@ -600,6 +719,9 @@ access(const void *p, size_t size, int kind)
     }
     for (int i = 0; i < nranges; i++) {
         if (a >= ranges[i].lo && a + size <= ranges[i].hi) {
+            if (ranges[i].shadow != nullptr) {
+                global_access(ranges[i], a, size, kind);
+            }
             return;
         }
     }
@@ -638,7 +760,7 @@ access(const void *p, size_t size, int kind)
         if (nranges < 64) { /* memory reached otherwise: remembered, so that the
                              * next access goes fast */
             ranges[nranges++] = {(const char *)base, (const char *)base + bytes,
-                                 (const char *)base, -1};
+                                 (const char *)base, -1, nullptr};
         }
         return;
     }
@@ -664,15 +786,16 @@ note_param(T *ptr, int i)
         return;
     }
     if (host->arg_span(i, &lo, &hi) == 0) {
-        ranges[nranges++] = {(const char *)lo, (const char *)hi, (const char *)ptr, i};
+        ranges[nranges++] = {(const char *)lo, (const char *)hi, (const char *)ptr, i,
+                             global_shadow((const char *)lo, (const char *)hi)};
     }
     else if (host->find_range((const void *)ptr, &base, &bytes) == 0) {
-        ranges[nranges++] = {(const char *)base, (const char *)base + bytes,
-                             (const char *)ptr, i};
+        const char *l = (const char *)base, *h = l + bytes;
+        ranges[nranges++] = {l, h, (const char *)ptr, i, global_shadow(l, h)};
     }
     else if (ptr != nullptr) { /* into no live allocation: freed, or never one */
-        ranges[nranges++] = {(const char *)ptr, (const char *)ptr, (const char *)ptr,
-                             i};
+        ranges[nranges++] = {(const char *)ptr, (const char *)ptr, (const char *)ptr, i,
+                             nullptr};
     }
 }
 
@@ -706,6 +829,8 @@ begin(const char *params, unsigned int shared_bytes)
     }
     param_names = params;
     nranges = 0;
+    launch_epoch = host->live->epoch;
+    atomic_block = 0;
     if (arena_shadow == nullptr) {
         arena_shadow = (shadow *)calloc(ARENA, sizeof(shadow));
     }
