@@ -352,15 +352,26 @@ inline size_t dynamic_size;
  * between barriers, the block, the thread and its warp's __syncwarp() count
  * then). Entries of earlier launches (an epoch before this launch's first)
  * count as untouched, so the shadow is never cleared. */
-struct gshadow {
+struct gshadow { /* for 4 bytes (a granule): which of them each touched */
     uint32_t wepoch, wblock, repoch, rblock;
     uint16_t wthread, wsync, rthread, rsync;
+    uint32_t written_in;           /* the launch (its first epoch) of `written` */
+    uint8_t wmask, rmask, written; /* the bytes the writer, the reader, and
+                                    * this launch's writes touched */
 };
+
+/* the granules of [lo, hi): from lo's granule to hi's */
+inline size_t
+granules(const char *lo, const char *hi)
+{
+    return ((uintptr_t)hi + 3) / 4 - (uintptr_t)lo / 4;
+}
 
 struct range {
     const char *lo, *hi, *ptr;
     int param;
     gshadow *shadow; /* an argument's array: its bytes' shadow */
+    bool fresh;      /* in memory nothing wrote before this launch */
 };
 
 /* The shadows, kept from launch to launch for the arrays they shadow: a
@@ -383,9 +394,9 @@ global_shadow(const char *lo, const char *hi)
     shadow_map &m = shadow_maps[next_map];
     next_map = (next_map + 1) % 64;
     if (m.shadow != nullptr) {
-        munmap(m.shadow, (size_t)(m.hi - m.lo) * sizeof(gshadow));
+        munmap(m.shadow, granules(m.lo, m.hi) * sizeof(gshadow));
     }
-    void *p = mmap(nullptr, (size_t)(hi - lo) * sizeof(gshadow), PROT_READ | PROT_WRITE,
+    void *p = mmap(nullptr, granules(lo, hi) * sizeof(gshadow), PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     m = {lo, hi, p == MAP_FAILED ? nullptr : (gshadow *)p};
     return m.shadow;
@@ -533,34 +544,36 @@ shared_access(shadow *sh, const char *name, size_t offset, size_t size, int kind
     const pg_sim_live *lv = host->live;
     unsigned int t = lv->thread, w = t / 32;
     uint16_t me = (uint16_t)(t + 1), sync = lv->warp_syncs[w];
+    uint32_t block = lv->block, epoch = lv->epoch;
+    /* atomics do not race; one race a block is enough */
+    bool quiet = kind == 2 || (lv->deferred_err != PG_SUCCESS && weak_block != block);
+    bool unwritten = false;
     for (size_t i = 0; i < size; i++) {
         shadow &s = sh[offset + i];
-        if (kind != 1 && s.written != lv->block) {
-            uninitialized(name, offset, kind, size);
-            break;
-        }
+        unwritten |= kind != 1 && s.written != block;
         if (kind != 0) {
-            s.written = lv->block;
+            s.written = block;
         }
-    }
-    if (kind == 2 || (lv->deferred_err != PG_SUCCESS && weak_block != lv->block)) {
-        return; /* atomics do not race; one race a block is enough */
-    }
-    for (size_t i = 0; i < size; i++) {
-        shadow &s = sh[offset + i];
-        if (s.epoch != lv->epoch) {
-            s = {lv->epoch, 0, 0, 0, 0, 0, 0, s.written};
+        if (quiet) {
+            continue;
+        }
+        if (s.epoch != epoch) {
+            s = {epoch, 0, 0, 0, 0, 0, 0, s.written};
         }
         if (s.writer != 0 && s.writer != me && !ordered(t, s.writer - 1u, s.wsync)) {
-            return race(name, offset + i, kind, size, s.writer - 1u, true, false);
+            race(name, offset + i, kind, size, s.writer - 1u, true, false);
+            quiet = true;
         }
-        if (kind == 1) {
+        else if (kind == 1) {
             if (s.reader != 0 && s.reader != me &&
                 !ordered(t, s.reader - 1u, s.rsync)) {
-                return race(name, offset + i, kind, size, s.reader - 1u, false, false);
+                race(name, offset + i, kind, size, s.reader - 1u, false, false);
+                quiet = true;
             }
-            if (s.rest_warp != 0 && !(s.rest_warp == w + 1 && sync != s.rest_sync)) {
-                return race(name, offset + i, kind, size, 0, false, true);
+            else if (s.rest_warp != 0 &&
+                     !(s.rest_warp == w + 1 && sync != s.rest_sync)) {
+                race(name, offset + i, kind, size, 0, false, true);
+                quiet = true;
             }
             s.writer = me;
             s.wsync = sync;
@@ -577,6 +590,9 @@ shared_access(shadow *sh, const char *name, size_t offset, size_t size, int kind
         else {
             s.rsync = sync;
         }
+    }
+    if (unwritten) {
+        uninitialized(name, offset, kind, size);
     }
 }
 
@@ -649,8 +665,60 @@ global_race(const range &r, const char *a, int kind, size_t size, uint32_t block
     defer(PG_ERR_LAUNCH_FAILURE, what);
 }
 
+[[noreturn]] inline void
+uninitialized_global(const range &r, const char *a, size_t size)
+{
+    char what[768], name[128];
+    snprintf(
+        what, sizeof(what),
+        "%zu-byte read of uninitialized global memory at byte offset %lld from %s: "
+        "nothing has written that array (a copy, a memset or a kernel) since it "
+        "was allocated (pygpu.empty), nor has this launch",
+        size, (long long)(a - r.ptr), param_name(r.param, name, sizeof(name)));
+    stop(PG_ERR_LAUNCH_FAILURE, what);
+}
+
+inline void global_slow(const range &r, const char *a, size_t size, int kind);
+
+/* The common case first, in few instructions: an aligned 4-byte access that
+ * no other thread touched in this launch (an input read by many, an output
+ * written once); the rest, and every finding, in global_slow. */
 inline void
 global_access(const range &r, const char *a, size_t size, int kind)
+{
+    uintptr_t at = (uintptr_t)a;
+    if (size == 4 && (at & 3) == 0 && kind != 2) {
+        const pg_sim_live *lv = host->live;
+        gshadow &s = r.shadow[at / 4 - (uintptr_t)r.lo / 4];
+        uint32_t epoch = lv->epoch, first = launch_epoch;
+        uint16_t me = (uint16_t)lv->thread;
+        bool mine_w = s.wepoch <= first || (s.wepoch == epoch && s.wthread == me);
+        if (kind == 0 && mine_w &&
+            (s.wepoch <= first ? !r.fresh
+                               : s.written_in == first && s.written == 0xf)) {
+            s.repoch = epoch;
+            s.rblock = lv->block;
+            s.rthread = me;
+            s.rsync = lv->warp_syncs[me / 32];
+            s.rmask = 0xf;
+            return;
+        }
+        if (kind == 1 && mine_w &&
+            (s.repoch <= first || (s.repoch == epoch && s.rthread == me))) {
+            s.wepoch = epoch;
+            s.wblock = lv->block;
+            s.wthread = me;
+            s.wsync = lv->warp_syncs[me / 32];
+            s.wmask = s.written = 0xf;
+            s.written_in = first;
+            return;
+        }
+    }
+    global_slow(r, a, size, kind);
+}
+
+inline void
+global_slow(const range &r, const char *a, size_t size, int kind)
 {
     pg_sim_live *lv = const_cast<pg_sim_live *>(host->live);
     uint32_t epoch = lv->epoch, block = lv->block, first = launch_epoch;
@@ -661,30 +729,43 @@ global_access(const range &r, const char *a, size_t size, int kind)
         return;
     }
     bool quiet = lv->deferred_err != PG_SUCCESS && weak_block != block;
-    gshadow *sh = r.shadow + (a - r.lo);
-    for (size_t i = 0; i < size; i++) {
-        gshadow &s = sh[i];
-        if (!quiet && s.wepoch > first && (s.wthread != me || s.wblock != block)) {
-            if (s.wblock != block
-                    ? kind == 1 || atomic_block != block
-                    : s.wepoch == epoch && !ordered(t, s.wthread, s.wsync)) {
-                global_race(r, a, kind, size, s.wblock, s.wthread, true);
-                quiet = true;
-            }
+    uintptr_t at = (uintptr_t)a, end = at + size;
+    gshadow *sh = r.shadow + (at / 4 - (uintptr_t)r.lo / 4);
+    for (uintptr_t g = at & ~(uintptr_t)3; g < end; g += 4, sh++) {
+        gshadow &s = *sh;
+        uintptr_t from = g > at ? g : at, to = g + 4 < end ? g + 4 : end;
+        uint8_t m = (uint8_t)(((1u << (to - from)) - 1) << (from - g));
+        if (!quiet && (s.wmask & m) && s.wepoch > first &&
+            (s.wthread != me || s.wblock != block) &&
+            (s.wblock != block
+                 ? kind == 1 || atomic_block != block
+                 : s.wepoch == epoch && !ordered(t, s.wthread, s.wsync))) {
+            global_race(r, a, kind, size, s.wblock, s.wthread, true);
+            quiet = true;
         }
         if (kind == 1) {
-            if (!quiet && s.repoch > first && (s.rthread != me || s.rblock != block) &&
+            if (!quiet && (s.rmask & m) && s.repoch > first &&
+                (s.rthread != me || s.rblock != block) &&
                 (s.rblock != block ||
                  (s.repoch == epoch && !ordered(t, s.rthread, s.rsync)))) {
                 global_race(r, a, kind, size, s.rblock, s.rthread, false);
                 quiet = true;
             }
+            bool same = s.wepoch == epoch && s.wthread == me;
+            s.wmask = same ? (uint8_t)(s.wmask | m) : m;
             s.wepoch = epoch;
             s.wblock = block;
             s.wthread = me;
             s.wsync = sync;
+            s.written = s.written_in == first ? (uint8_t)(s.written | m) : m;
+            s.written_in = first;
         }
         else {
+            if (r.fresh && (s.written_in != first || (s.written & m) != m)) {
+                uninitialized_global(r, a, size);
+            }
+            bool same = s.repoch == epoch && s.rthread == me;
+            s.rmask = same ? (uint8_t)(s.rmask | m) : m;
             s.repoch = epoch;
             s.rblock = block;
             s.rthread = me;
@@ -759,8 +840,12 @@ access(const void *p, size_t size, int kind)
         }
         if (nranges < 64) { /* memory reached otherwise: remembered, so that the
                              * next access goes fast */
-            ranges[nranges++] = {(const char *)base, (const char *)base + bytes,
-                                 (const char *)base, -1, nullptr};
+            ranges[nranges++] = {(const char *)base,
+                                 (const char *)base + bytes,
+                                 (const char *)base,
+                                 -1,
+                                 nullptr,
+                                 false};
         }
         return;
     }
@@ -786,16 +871,25 @@ note_param(T *ptr, int i)
         return;
     }
     if (host->arg_span(i, &lo, &hi) == 0) {
-        ranges[nranges++] = {(const char *)lo, (const char *)hi, (const char *)ptr, i,
-                             global_shadow((const char *)lo, (const char *)hi)};
+        ranges[nranges++] = {(const char *)lo,
+                             (const char *)hi,
+                             (const char *)ptr,
+                             i,
+                             global_shadow((const char *)lo, (const char *)hi),
+                             lo < hi && host->live->written(lo) == 0};
     }
     else if (host->find_range((const void *)ptr, &base, &bytes) == 0) {
         const char *l = (const char *)base, *h = l + bytes;
-        ranges[nranges++] = {l, h, (const char *)ptr, i, global_shadow(l, h)};
+        ranges[nranges++] = {l,
+                             h,
+                             (const char *)ptr,
+                             i,
+                             global_shadow(l, h),
+                             host->live->written(l) == 0};
     }
     else if (ptr != nullptr) { /* into no live allocation: freed, or never one */
-        ranges[nranges++] = {(const char *)ptr, (const char *)ptr, (const char *)ptr, i,
-                             nullptr};
+        ranges[nranges++] = {
+            (const char *)ptr, (const char *)ptr, (const char *)ptr, i, nullptr, false};
     }
 }
 

@@ -142,7 +142,9 @@ inline pthread_mutex_t launch_lock = PTHREAD_MUTEX_INITIALIZER;
 /* the launch's index variables (pg_sim::idx, or a module's), kernel name */
 inline pg_sim_index *index_vars = &idx;
 inline const char *kernel_name = nullptr;
-inline pg_sim_live live;
+extern "C" int pg_sim_written(const void *ptr); /* rt_sim.c */
+inline pg_sim_live live = {0, 0,          nullptr, nullptr,       nullptr,
+                           0, PG_SUCCESS, {},      pg_sim_written};
 
 /* ---- the schedule ------------------------------------------------------- */
 
@@ -1229,12 +1231,33 @@ run_locked(dim3 grid, dim3 block, bool barriers, void (*body)(void *), void *arg
 /* Each argument of a launch checked (sim_dialect.h's check_arg): a launcher
  * passes its kernel's arguments here, so that every kernel is checked
  * without a line of its own. */
+extern "C" void pg_sim_mark_written(const void *ptr); /* rt_sim.c */
+
+/* A prebuilt kernel may write the arrays its pointers give: from now on they
+ * are not uninitialized memory (the checking mode's reads of such). */
+template <class T>
+inline void
+mark_written(const T &)
+{
+}
+template <class T>
+inline void
+mark_written(T *ptr)
+{
+    if (ptr != nullptr) {
+        pg_sim_mark_written((const void *)ptr);
+    }
+}
+
 template <class... A>
 inline pg_err
 check_access(const A &...args)
 {
     pg_err err = PG_SUCCESS;
     ((err = err == PG_SUCCESS ? check_arg(args) : err), ...);
+    if (err == PG_SUCCESS) {
+        (mark_written(args), ...);
+    }
     return err;
 }
 

@@ -102,6 +102,9 @@ typedef struct {
      * block: deferred_err 0 until then); the runner reads and clears it. */
     pg_err deferred_err;
     char deferred[1024];
+    /* 0 if ptr lies in an allocation that nothing has written yet (its bytes
+     * are undefined, as cudaMalloc's are); else 1 */
+    int (*written)(const void *ptr);
 } pg_sim_live;
 
 typedef struct {
