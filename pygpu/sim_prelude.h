@@ -46,8 +46,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
+#include <cmath>
+#include <cstdlib>
 #include <type_traits>
 #include <utility>
 
@@ -63,6 +66,107 @@ inline void *dynamic_shared;    /* this launch's extern __shared__ memory */
 inline const char *kernel_name; /* the kernel running now */
 } /* namespace pg_sim */
 
+/* Static __shared__ variables are statics of one section of their own, so
+ * that the module can tell how much static shared memory its kernels declare:
+ * more than a GPU's 48 KiB (0xc000) is refused when the module loads, as
+ * NVRTC (ptxas) refuses it ("uses too much shared data"). The limit is a
+ * kernel's; the section holds the module's, so a module whose kernels
+ * together declare more is refused too. */
+#undef __shared__
+#define __shared__ static __attribute__((section("pg_sim_shared")))
+extern "C" char __start_pg_sim_shared[] __attribute__((weak, visibility("hidden")));
+extern "C" char __stop_pg_sim_shared[] __attribute__((weak, visibility("hidden")));
+
+namespace pg_sim {
+constexpr size_t STATIC_SHARED_MAX = 0xc000;
+
+/* why this module cannot load on a GPU, or NULL */
+inline const char *
+refusal(size_t static_shared)
+{
+    static char why[512];
+    if (static_shared <= STATIC_SHARED_MAX) {
+        return nullptr;
+    }
+    snprintf(why, sizeof(why),
+             "the module's static __shared__ variables take %zu bytes (0x%zx), more "
+             "than the 48 KiB (0x%zx) a kernel may declare: NVRTC (ptxas) refuses it "
+             "(\"uses too much shared data (0x%zx bytes, 0x%zx max)\"); use dynamic "
+             "shared memory (extern __shared__) for more",
+             static_shared, static_shared, STATIC_SHARED_MAX, static_shared,
+             STATIC_SHARED_MAX);
+    return why;
+}
+} /* namespace pg_sim */
+
+/* ---- names of the C library ------------------------------------------------- */
+
+/* `abs`, `div`, `exit` and `system` are the C library's (extern "C"), and a
+ * kernel of that name (extern "C" too) would clash with them on the host
+ * compiler, though CUDA allows it. So the source's own uses of these names
+ * are renamed (pg_sim_user_*): a kernel so named is exported under its name,
+ * abs() keeps working on numbers (the overloads below, which return a value,
+ * so that a kernel's address is still unambiguous), and div(), exit() and
+ * system(), host functions, are refused at compile time with NVRTC's reason,
+ * as on a GPU. */
+namespace pg_sim {
+template <class T> inline constexpr bool host_only = false;
+#define PG_SIM_HOST_FUNCTION(name)                                                     \
+    struct host_call_##name {                                                          \
+        template <class... T> host_call_##name(T...)                                   \
+        {                                                                              \
+            static_assert(                                                             \
+                host_only<T...>,                                                       \
+                "calling a __host__ function(\"" #name                                 \
+                "\") from a __global__ function is not allowed (NVRTC "                \
+                "refuses it too: a kernel cannot call the C library's " #name "())");  \
+        }                                                                              \
+    };
+PG_SIM_HOST_FUNCTION(div)
+PG_SIM_HOST_FUNCTION(exit)
+PG_SIM_HOST_FUNCTION(system)
+#undef PG_SIM_HOST_FUNCTION
+} /* namespace pg_sim */
+inline int pg_sim_user_div(pg_sim::host_call_div, ...);
+inline int pg_sim_user_exit(pg_sim::host_call_exit, ...);
+inline int pg_sim_user_system(pg_sim::host_call_system, ...);
+inline int
+pg_sim_user_abs(int x)
+{
+    return std::abs(x);
+}
+inline long
+pg_sim_user_abs(long x)
+{
+    return std::abs(x);
+}
+inline long long
+pg_sim_user_abs(long long x)
+{
+    return std::abs(x);
+}
+inline float
+pg_sim_user_abs(float x)
+{
+    return std::fabs(x);
+}
+inline double
+pg_sim_user_abs(double x)
+{
+    return std::fabs(x);
+}
+inline long double
+pg_sim_user_abs(long double x)
+{
+    return std::fabs(x);
+}
+namespace std {
+using ::pg_sim_user_abs;
+using ::pg_sim_user_div;
+using ::pg_sim_user_exit;
+using ::pg_sim_user_system;
+} /* namespace std */
+
 /* rawkernel.py writes `extern __shared__ T name[];` as this */
 #define PG_SIM_DYNAMIC_SHARED(T, name)                                                 \
     static T *&name = reinterpret_cast<T *&>(pg_sim::dynamic_shared)
@@ -70,16 +174,46 @@ inline const char *kernel_name; /* the kernel running now */
 /* ---- printf, assert, clocks, traps -------------------------------------------- */
 
 namespace pg_sim {
+inline void describe_fault(char *message, size_t n, const char *what);
+
 [[noreturn]] inline void
 stop(int err, const char *what)
 {
     char message[1024];
-    snprintf(message, sizeof(message),
-             "kernel '%s', block (%u, %u, %u), thread (%u, %u, %u): %s", kernel_name,
-             idx.block.x, idx.block.y, idx.block.z, idx.thread.x, idx.thread.y,
-             idx.thread.z, what);
+    describe_fault(message, sizeof(message), what);
     host->fail(err, message);
     abort(); /* fail() never returns from a kernel's thread */
+}
+
+/* where the checking mode found a bad access: the kernel's instruction */
+inline const void *access_pc;
+inline const char *where_in_source(char *buf, size_t n);
+
+/* "kernel 'k', block (..), thread (..), <kernel source>:12: what" */
+inline void
+describe_fault(char *message, size_t n, const char *what)
+{
+    char line[512];
+    snprintf(message, n, "kernel '%s', block (%u, %u, %u), thread (%u, %u, %u)%s: %s",
+             kernel_name, idx.block.x, idx.block.y, idx.block.z, idx.thread.x,
+             idx.thread.y, idx.thread.z, where_in_source(line, sizeof(line)), what);
+}
+
+/* A finding that fails the launch at the block's next barrier or end (the
+ * runner's pg_sim_live.deferred), unless the block diverges at a barrier
+ * first: a race that a divergent barrier caused is reported as that. */
+inline uint32_t weak_block; /* the block whose deferred finding may give way */
+
+inline void
+defer(int err, const char *what, bool weak = false)
+{
+    pg_sim_live *lv = const_cast<pg_sim_live *>(host->live);
+    bool free_slot = lv->deferred_err == PG_SUCCESS || weak_block == lv->block;
+    if (free_slot && !(weak && lv->deferred_err != PG_SUCCESS)) {
+        describe_fault(lv->deferred, sizeof(lv->deferred), what);
+        lv->deferred_err = err;
+        weak_block = weak ? lv->block : 0;
+    }
 }
 
 inline int
@@ -102,6 +236,7 @@ assert_failed(const char *expr, const char *file, int line, const char *function
     char what[768];
     snprintf(what, sizeof(what), "assert(%s) failed at %s:%d, in %s", expr, file, line,
              function);
+    access_pc = nullptr; /* the assert names its own line */
     stop(PG_ERR_ASSERT, what);
 }
 } /* namespace pg_sim */
@@ -130,11 +265,13 @@ __nanosleep(unsigned int)
 [[noreturn]] inline void
 __trap()
 {
+    pg_sim::access_pc = nullptr;
     pg_sim::stop(PG_ERR_LAUNCH_FAILURE, "the kernel called __trap()");
 }
 [[noreturn]] inline void
 __brkpt()
 {
+    pg_sim::access_pc = nullptr;
     pg_sim::stop(PG_ERR_LAUNCH_FAILURE, "the kernel called __brkpt()");
 }
 
@@ -142,7 +279,12 @@ __brkpt()
 
 #ifdef PG_SIM_CHECK
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <link.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+extern char **environ;
 
 namespace pg_sim {
 namespace check {
@@ -160,18 +302,32 @@ inline slot slots[512];
 inline int nslots;
 inline size_t arena_used = RED;
 
+inline size_t declared; /* the variables' bytes, red zones left out */
+
+/* The place of a static __shared__ variable, when its declaration first runs
+ * (in a kernel's thread): more than a GPU's 48 KiB of them stops the launch,
+ * with the reason NVRTC gives (the unchecked module is refused at load). */
+[[noreturn]] inline void
+stop_at_declaration(const char *why)
+{
+    access_pc = nullptr;
+    stop(PG_ERR_LAUNCH_FAILURE, why);
+}
+
 inline void *
 static_shared(size_t size, size_t align, const char *name)
 {
     size_t at = (arena_used + align - 1) / align * align;
+    const char *why = refusal(declared + size);
+    if (why != nullptr) {
+        stop_at_declaration(why);
+    }
     if (nslots == 512 || at + size + RED > ARENA) {
-        fprintf(stderr,
-                "pygpu: the checking mode holds %zu bytes of static shared memory\n",
-                ARENA);
-        abort();
+        stop_at_declaration("the checking mode holds 512 static __shared__ variables");
     }
     slots[nslots++] = {at, size, name};
     arena_used = at + size + RED;
+    declared += size;
     return arena + at;
 }
 
@@ -184,16 +340,70 @@ struct shadow {
     uint16_t reader, rsync; /* the last reader, likewise */
     uint16_t rest_sync;     /* the readers before it: the latest sync count */
     uint16_t rest_warp;     /* their warp + 1; 0 none; 0xffff several warps */
+    uint32_t written;       /* the block (pg_sim_live.block) that last wrote it */
 };
 inline shadow *arena_shadow;
 inline shadow *dynamic_shadow;
 inline size_t dynamic_size;
 
 /* the pointer arguments' allocations, and recent others */
+/* Who touched each byte of an argument's array in this launch: the last
+ * writer and the last reader (the epoch, which names one block's stretch
+ * between barriers, the block, the thread and its warp's __syncwarp() count
+ * then). Entries of earlier launches (an epoch before this launch's first)
+ * count as untouched, so the shadow is never cleared. */
+struct gshadow { /* for 4 bytes (a granule): which of them each touched */
+    uint32_t wepoch, wblock, repoch, rblock;
+    uint16_t wthread, wsync, rthread, rsync;
+    uint32_t written_in;           /* the launch (its first epoch) of `written` */
+    uint8_t wmask, rmask, written; /* the bytes the writer, the reader, and
+                                    * this launch's writes touched */
+};
+
+/* the granules of [lo, hi): from lo's granule to hi's */
+inline size_t
+granules(const char *lo, const char *hi)
+{
+    return ((uintptr_t)hi + 3) / 4 - (uintptr_t)lo / 4;
+}
+
 struct range {
     const char *lo, *hi, *ptr;
     int param;
+    gshadow *shadow; /* an argument's array: its bytes' shadow */
+    bool fresh;      /* in memory nothing wrote before this launch */
 };
+
+/* The shadows, kept from launch to launch for the arrays they shadow: a
+ * reserved mapping, only the pages of touched bytes take memory. */
+struct shadow_map {
+    const char *lo, *hi;
+    gshadow *shadow;
+};
+inline shadow_map shadow_maps[64];
+inline int next_map;
+
+inline gshadow *
+global_shadow(const char *lo, const char *hi)
+{
+    for (int i = 0; i < 64; i++) {
+        if (shadow_maps[i].lo == lo && shadow_maps[i].hi == hi) {
+            return shadow_maps[i].shadow;
+        }
+    }
+    shadow_map &m = shadow_maps[next_map];
+    next_map = (next_map + 1) % 64;
+    if (m.shadow != nullptr) {
+        munmap(m.shadow, granules(m.lo, m.hi) * sizeof(gshadow));
+    }
+    void *p = mmap(nullptr, granules(lo, hi) * sizeof(gshadow), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    m = {lo, hi, p == MAP_FAILED ? nullptr : (gshadow *)p};
+    return m.shadow;
+}
+
+inline uint32_t launch_epoch; /* the runner's epoch before this launch's blocks */
+inline uint32_t atomic_block; /* the last block that did an atomic */
 inline range ranges[64];
 inline int nranges, nparams_ranged;
 inline const char *image_lo, *image_hi;
@@ -228,14 +438,30 @@ out_of_bounds(const char *a, size_t size, int kind)
     for (int i = 0; i < nranges; i++) {
         const range &r = ranges[i];
         size_t d = a >= r.hi ? (size_t)(a - r.hi) : a < r.lo ? (size_t)(r.lo - a) : 0;
-        if (r.param >= 0 && d < best_distance) {
+        if (r.param >= 0 && r.lo != r.hi && d < best_distance) {
             best = &r;
             best_distance = d;
+        }
+    }
+    const range *dead = nullptr;
+    for (int i = 0; i < nranges; i++) {
+        const range &r = ranges[i];
+        size_t d = a >= r.ptr ? (size_t)(a - r.ptr) : (size_t)(r.ptr - a);
+        if (r.param >= 0 && r.lo == r.hi && d < (64u << 20)) {
+            dead = &r;
         }
     }
     if ((uintptr_t)a < 65536) {
         snprintf(what, sizeof(what), "%zu-byte %s at address %p: a null pointer", size,
                  kinds[kind], (const void *)a);
+    }
+    else if (dead != nullptr) {
+        snprintf(what, sizeof(what),
+                 "%zu-byte %s at byte offset %lld from %s, which points into no live "
+                 "allocation: freed before the launch (use after free), or never "
+                 "allocated",
+                 size, kinds[kind], (long long)(a - dead->ptr),
+                 param_name(dead->param, name, sizeof(name)));
     }
     else if (best != nullptr && best_distance < (64u << 20)) {
         snprintf(
@@ -254,7 +480,7 @@ out_of_bounds(const char *a, size_t size, int kind)
     stop(PG_ERR_ILLEGAL_ADDRESS, what);
 }
 
-[[noreturn]] inline void
+inline void
 race(const char *name, size_t offset, int kind, size_t size, unsigned int other,
      bool other_wrote, bool several)
 {
@@ -281,7 +507,7 @@ race(const char *name, size_t offset, int kind, size_t size, unsigned int other,
             space, offset, size, kinds[kind], other % d.x, (other / d.x) % d.y,
             other / (d.x * d.y), other_wrote ? "wrote" : "read");
     }
-    stop(PG_ERR_LAUNCH_FAILURE, what);
+    defer(PG_ERR_LAUNCH_FAILURE, what);
 }
 
 /* same warp, and that warp met at __syncwarp() since the access: ordered */
@@ -291,30 +517,63 @@ ordered(unsigned int t, unsigned int other, uint16_t sync_then)
     return t / 32 == other / 32 && host->live->warp_syncs[t / 32] != sync_then;
 }
 
+/* a read of shared memory that no thread of this block wrote */
+inline void
+uninitialized(const char *name, size_t offset, int kind, size_t size)
+{
+    char what[768], space[96];
+    if (name != nullptr) {
+        snprintf(space, sizeof(space), "__shared__ '%s'", name);
+    }
+    else {
+        snprintf(space, sizeof(space), "the dynamic shared memory");
+    }
+    snprintf(what, sizeof(what),
+             "%zu-byte %s of uninitialized shared memory: byte offset %zu of %s, which "
+             "no thread of this block has written (shared memory starts undefined in "
+             "each block)",
+             size, kinds[kind], offset, space);
+    /* at the barrier or the block's end, unless a race shows it was one:
+     * read before another thread's write, with no barrier between them */
+    defer(PG_ERR_LAUNCH_FAILURE, what, true);
+}
+
 inline void
 shared_access(shadow *sh, const char *name, size_t offset, size_t size, int kind)
 {
     const pg_sim_live *lv = host->live;
     unsigned int t = lv->thread, w = t / 32;
     uint16_t me = (uint16_t)(t + 1), sync = lv->warp_syncs[w];
-    if (kind == 2) {
-        return; /* atomics do not race */
-    }
+    uint32_t block = lv->block, epoch = lv->epoch;
+    /* atomics do not race; one race a block is enough */
+    bool quiet = kind == 2 || (lv->deferred_err != PG_SUCCESS && weak_block != block);
+    bool unwritten = false;
     for (size_t i = 0; i < size; i++) {
         shadow &s = sh[offset + i];
-        if (s.epoch != lv->epoch) {
-            s = {lv->epoch, 0, 0, 0, 0, 0, 0};
+        unwritten |= kind != 1 && s.written != block;
+        if (kind != 0) {
+            s.written = block;
+        }
+        if (quiet) {
+            continue;
+        }
+        if (s.epoch != epoch) {
+            s = {epoch, 0, 0, 0, 0, 0, 0, s.written};
         }
         if (s.writer != 0 && s.writer != me && !ordered(t, s.writer - 1u, s.wsync)) {
             race(name, offset + i, kind, size, s.writer - 1u, true, false);
+            quiet = true;
         }
-        if (kind == 1) {
+        else if (kind == 1) {
             if (s.reader != 0 && s.reader != me &&
                 !ordered(t, s.reader - 1u, s.rsync)) {
                 race(name, offset + i, kind, size, s.reader - 1u, false, false);
+                quiet = true;
             }
-            if (s.rest_warp != 0 && !(s.rest_warp == w + 1 && sync != s.rest_sync)) {
+            else if (s.rest_warp != 0 &&
+                     !(s.rest_warp == w + 1 && sync != s.rest_sync)) {
                 race(name, offset + i, kind, size, 0, false, true);
+                quiet = true;
             }
             s.writer = me;
             s.wsync = sync;
@@ -331,6 +590,9 @@ shared_access(shadow *sh, const char *name, size_t offset, size_t size, int kind
         else {
             s.rsync = sync;
         }
+    }
+    if (unwritten) {
+        uninitialized(name, offset, kind, size);
     }
 }
 
@@ -370,6 +632,162 @@ static_shared_access(const char *a, size_t size, int kind)
 
 inline bool launching; /* only a launch's accesses are checked */
 
+/* A race on global memory: two threads touch one byte in this launch, one
+ * writing, not atomically, with nothing that orders them: threads of two
+ * blocks (blocks run in no order a kernel may count on; a block that did an
+ * atomic before reading may read what others wrote, as a last-block
+ * reduction does after its atomic ticket), or of one block with no barrier
+ * between them (lanes of one warp that met at __syncwarp() are ordered). */
+inline void
+global_race(const range &r, const char *a, int kind, size_t size, uint32_t block,
+            unsigned int other, bool other_wrote)
+{
+    char what[768], name[128];
+    const dim3 &d = idx.block_dim;
+    if (block != host->live->block) {
+        snprintf(
+            what, sizeof(what),
+            "global-memory race at byte offset %lld from %s: a %zu-byte %s where "
+            "thread (%u, %u, %u) of another block %s in this launch, not atomically "
+            "(blocks run in no order a kernel may count on; use atomics)",
+            (long long)(a - r.ptr), param_name(r.param, name, sizeof(name)), size,
+            kinds[kind], other % d.x, (other / d.x) % d.y, other / (d.x * d.y),
+            other_wrote ? "wrote" : "read");
+    }
+    else {
+        snprintf(what, sizeof(what),
+                 "global-memory race at byte offset %lld from %s: a %zu-byte %s where "
+                 "thread (%u, %u, %u) %s, with no __syncthreads() between them",
+                 (long long)(a - r.ptr), param_name(r.param, name, sizeof(name)), size,
+                 kinds[kind], other % d.x, (other / d.x) % d.y, other / (d.x * d.y),
+                 other_wrote ? "wrote" : "read");
+    }
+    defer(PG_ERR_LAUNCH_FAILURE, what);
+}
+
+[[noreturn]] inline void
+uninitialized_global(const range &r, const char *a, size_t size)
+{
+    char what[768], name[128];
+    snprintf(
+        what, sizeof(what),
+        "%zu-byte read of uninitialized global memory at byte offset %lld from %s: "
+        "nothing has written that array (a copy, a memset or a kernel) since it "
+        "was allocated (pygpu.empty), nor has this launch",
+        size, (long long)(a - r.ptr), param_name(r.param, name, sizeof(name)));
+    stop(PG_ERR_LAUNCH_FAILURE, what);
+}
+
+inline void global_slow(const range &r, const char *a, size_t size, int kind);
+
+/* The common case first, in few instructions: an aligned 4-byte access that
+ * no other thread touched in this launch (an input read by many, an output
+ * written once); the rest, and every finding, in global_slow. */
+inline void
+global_access(const range &r, const char *a, size_t size, int kind)
+{
+    uintptr_t at = (uintptr_t)a;
+    if (size == 4 && (at & 3) == 0 && kind != 2) {
+        const pg_sim_live *lv = host->live;
+        gshadow &s = r.shadow[at / 4 - (uintptr_t)r.lo / 4];
+        uint32_t epoch = lv->epoch, first = launch_epoch;
+        uint16_t me = (uint16_t)lv->thread;
+        bool mine_w = s.wepoch <= first || (s.wepoch == epoch && s.wthread == me);
+        if (kind == 0 && mine_w &&
+            (s.wepoch <= first ? !r.fresh
+                               : s.written_in == first && s.written == 0xf)) {
+            s.repoch = epoch;
+            s.rblock = lv->block;
+            s.rthread = me;
+            s.rsync = lv->warp_syncs[me / 32];
+            s.rmask = 0xf;
+            return;
+        }
+        if (kind == 1 && mine_w &&
+            (s.repoch <= first || (s.repoch == epoch && s.rthread == me))) {
+            s.wepoch = epoch;
+            s.wblock = lv->block;
+            s.wthread = me;
+            s.wsync = lv->warp_syncs[me / 32];
+            s.wmask = s.written = 0xf;
+            s.written_in = first;
+            return;
+        }
+    }
+    global_slow(r, a, size, kind);
+}
+
+inline void
+global_slow(const range &r, const char *a, size_t size, int kind)
+{
+    pg_sim_live *lv = const_cast<pg_sim_live *>(host->live);
+    uint32_t epoch = lv->epoch, block = lv->block, first = launch_epoch;
+    unsigned int t = lv->thread;
+    uint16_t me = (uint16_t)t, sync = lv->warp_syncs[t / 32];
+    if (kind == 2) {
+        atomic_block = block; /* atomics do not race, and may order blocks */
+        return;
+    }
+    bool quiet = lv->deferred_err != PG_SUCCESS && weak_block != block;
+    uintptr_t at = (uintptr_t)a, end = at + size;
+    gshadow *sh = r.shadow + (at / 4 - (uintptr_t)r.lo / 4);
+    for (uintptr_t g = at & ~(uintptr_t)3; g < end; g += 4, sh++) {
+        gshadow &s = *sh;
+        uintptr_t from = g > at ? g : at, to = g + 4 < end ? g + 4 : end;
+        uint8_t m = (uint8_t)(((1u << (to - from)) - 1) << (from - g));
+        if (!quiet && (s.wmask & m) && s.wepoch > first &&
+            (s.wthread != me || s.wblock != block) &&
+            (s.wblock != block
+                 ? kind == 1 || atomic_block != block
+                 : s.wepoch == epoch && !ordered(t, s.wthread, s.wsync))) {
+            global_race(r, a, kind, size, s.wblock, s.wthread, true);
+            quiet = true;
+        }
+        if (kind == 1) {
+            if (!quiet && (s.rmask & m) && s.repoch > first &&
+                (s.rthread != me || s.rblock != block) &&
+                (s.rblock != block ||
+                 (s.repoch == epoch && !ordered(t, s.rthread, s.rsync)))) {
+                global_race(r, a, kind, size, s.rblock, s.rthread, false);
+                quiet = true;
+            }
+            bool same = s.wepoch == epoch && s.wthread == me;
+            s.wmask = same ? (uint8_t)(s.wmask | m) : m;
+            s.wepoch = epoch;
+            s.wblock = block;
+            s.wthread = me;
+            s.wsync = sync;
+            s.written = s.written_in == first ? (uint8_t)(s.written | m) : m;
+            s.written_in = first;
+        }
+        else {
+            if (r.fresh && (s.written_in != first || (s.written & m) != m)) {
+                uninitialized_global(r, a, size);
+            }
+            bool same = s.repoch == epoch && s.rthread == me;
+            s.rmask = same ? (uint8_t)(s.rmask | m) : m;
+            s.repoch = epoch;
+            s.rblock = block;
+            s.rthread = me;
+            s.rsync = sync;
+        }
+    }
+}
+
+/* A GPU faults on an access that is not aligned to its size. Loads the
+ * compiler combined (two floats as one 8-byte load) may be aligned to their
+ * parts only, so 8 and 16 bytes are held to 4. */
+[[noreturn]] inline void
+misaligned(const char *a, size_t size, int kind)
+{
+    char what[512];
+    snprintf(what, sizeof(what),
+             "misaligned %zu-byte %s at address %p (not a multiple of %zu): a GPU "
+             "faults on it (cudaErrorMisalignedAddress)",
+             size, kinds[kind], (const void *)a, size < 4 ? size : (size_t)4);
+    stop(PG_ERR_MISALIGNED_ADDRESS, what);
+}
+
 inline void
 access(const void *p, size_t size, int kind)
 {
@@ -377,8 +795,14 @@ access(const void *p, size_t size, int kind)
     if (!launching) {
         return; /* the module's static initializers, at load */
     }
+    if ((uintptr_t)a & ((size < 4 ? size : 4) - 1)) {
+        misaligned(a, size, kind);
+    }
     for (int i = 0; i < nranges; i++) {
         if (a >= ranges[i].lo && a + size <= ranges[i].hi) {
+            if (ranges[i].shadow != nullptr) {
+                global_access(ranges[i], a, size, kind);
+            }
             return;
         }
     }
@@ -416,8 +840,12 @@ access(const void *p, size_t size, int kind)
         }
         if (nranges < 64) { /* memory reached otherwise: remembered, so that the
                              * next access goes fast */
-            ranges[nranges++] = {(const char *)base, (const char *)base + bytes,
-                                 (const char *)base, -1};
+            ranges[nranges++] = {(const char *)base,
+                                 (const char *)base + bytes,
+                                 (const char *)base,
+                                 -1,
+                                 nullptr,
+                                 false};
         }
         return;
     }
@@ -443,11 +871,25 @@ note_param(T *ptr, int i)
         return;
     }
     if (host->arg_span(i, &lo, &hi) == 0) {
-        ranges[nranges++] = {(const char *)lo, (const char *)hi, (const char *)ptr, i};
+        ranges[nranges++] = {(const char *)lo,
+                             (const char *)hi,
+                             (const char *)ptr,
+                             i,
+                             global_shadow((const char *)lo, (const char *)hi),
+                             lo < hi && host->live->written(lo) == 0};
     }
     else if (host->find_range((const void *)ptr, &base, &bytes) == 0) {
-        ranges[nranges++] = {(const char *)base, (const char *)base + bytes,
-                             (const char *)ptr, i};
+        const char *l = (const char *)base, *h = l + bytes;
+        ranges[nranges++] = {l,
+                             h,
+                             (const char *)ptr,
+                             i,
+                             global_shadow(l, h),
+                             host->live->written(l) == 0};
+    }
+    else if (ptr != nullptr) { /* into no live allocation: freed, or never one */
+        ranges[nranges++] = {
+            (const char *)ptr, (const char *)ptr, (const char *)ptr, i, nullptr, false};
     }
 }
 
@@ -481,6 +923,8 @@ begin(const char *params, unsigned int shared_bytes)
     }
     param_names = params;
     nranges = 0;
+    launch_epoch = host->live->epoch;
+    atomic_block = 0;
     if (arena_shadow == nullptr) {
         arena_shadow = (shadow *)calloc(ARENA, sizeof(shadow));
     }
@@ -495,17 +939,90 @@ begin(const char *params, unsigned int shared_bytes)
 } /* namespace check */
 } /* namespace pg_sim */
 
+namespace pg_sim {
+/* ", <kernel source>:12": the source line of the access at access_pc, from
+ * the module's line table (compiled with -gline-tables-only) read by
+ * addr2line (binutils, which a compiler needs anyway), else llvm-symbolizer;
+ * "" where neither can say. Only on the way to a failure. */
+inline const char *
+where_in_source(char *buf, size_t n)
+{
+    Dl_info info;
+    char addr[32], out[512];
+    buf[0] = '\0';
+    if (access_pc == nullptr || dladdr(access_pc, &info) == 0 ||
+        info.dli_fname == nullptr) {
+        return buf;
+    }
+    snprintf(addr, sizeof(addr), "0x%zx",
+             (size_t)((const char *)access_pc - (const char *)info.dli_fbase - 1));
+    char obj[600];
+    snprintf(obj, sizeof(obj), "--obj=%s", info.dli_fname);
+    const char *tools[2][5] = {
+        {"addr2line", "-e", info.dli_fname, addr, nullptr},
+        {"llvm-symbolizer", obj, "--no-inlining", "--output-style=GNU", addr}};
+    for (int k = 0; k < 2 && buf[0] == '\0'; k++) {
+        int fd[2];
+        if (pipe(fd) != 0) {
+            return buf;
+        }
+        posix_spawn_file_actions_t acts;
+        posix_spawn_file_actions_init(&acts);
+        posix_spawn_file_actions_adddup2(&acts, fd[1], 1);
+        posix_spawn_file_actions_addclose(&acts, fd[0]);
+        posix_spawn_file_actions_addopen(&acts, 2, "/dev/null", O_WRONLY, 0);
+        char *argv[6] = {};
+        for (int i = 0; i < 5 && tools[k][i] != nullptr; i++) {
+            argv[i] = const_cast<char *>(tools[k][i]);
+        }
+        pid_t pid;
+        int spawned = posix_spawnp(&pid, argv[0], &acts, nullptr, argv, environ);
+        posix_spawn_file_actions_destroy(&acts);
+        close(fd[1]);
+        size_t got = 0;
+        ssize_t r;
+        while (spawned == 0 && got < sizeof(out) - 1 &&
+               (r = read(fd[0], out + got, sizeof(out) - 1 - got)) > 0) {
+            got += (size_t)r;
+        }
+        close(fd[0]);
+        if (spawned == 0) {
+            waitpid(pid, nullptr, 0);
+        }
+        out[got] = '\0';
+        out[strcspn(out, "\n")] = '\0';
+        char *cut = strstr(out, " (discriminator");
+        if (cut != nullptr) {
+            *cut = '\0';
+        }
+        char *colon = strrchr(out, ':');
+        if (got == 0 || colon == nullptr || colon[1] < '1' || colon[1] > '9' ||
+            strncmp(out, "??", 2) == 0) {
+            continue;
+        }
+        /* a relative file name (#line's "<kernel source>") comes back joined to
+         * the compiler's directory: shown as the source named it */
+        char *pseudo = strstr(out, "/<");
+        snprintf(buf, n, ", %s", pseudo != nullptr ? pseudo + 1 : out);
+    }
+    return buf;
+}
+} /* namespace pg_sim */
+
 #define PG_SIM_ACCESS(p, kind)                                                         \
-    pg_sim::check::access((const void *)(p), sizeof(*(p)), kind)
+    (pg_sim::access_pc = __builtin_return_address(0),                                  \
+     pg_sim::check::access((const void *)(p), sizeof(*(p)), kind))
 #define PG_SIM_HOOK(n, T)                                                              \
     extern "C"                                                                         \
         __attribute__((visibility("default"))) void __sanitizer_cov_load##n(T *p)      \
     {                                                                                  \
+        pg_sim::access_pc = __builtin_return_address(0);                               \
         pg_sim::check::access(p, n, 0);                                                \
     }                                                                                  \
     extern "C"                                                                         \
         __attribute__((visibility("default"))) void __sanitizer_cov_store##n(T *p)     \
     {                                                                                  \
+        pg_sim::access_pc = __builtin_return_address(0);                               \
         pg_sim::check::access(p, n, 1);                                                \
     }
 PG_SIM_HOOK(1, uint8_t)
@@ -516,6 +1033,14 @@ PG_SIM_HOOK(16, __int128)
 #undef PG_SIM_HOOK
 #else
 #define PG_SIM_ACCESS(p, kind) ((void)0)
+namespace pg_sim {
+inline const char *
+where_in_source(char *buf, size_t)
+{
+    buf[0] = '\0'; /* no line table outside the checking mode */
+    return buf;
+}
+} /* namespace pg_sim */
 #endif
 
 /* ---- atomics ------------------------------------------------------------------ */
@@ -674,6 +1199,42 @@ PG_SIM_ATOMIC_FLOAT(double, uint64_t)
 
 namespace pg_sim {
 
+#ifndef PG_SIM_CHECK
+/* A launch's dynamic shared memory, zeroed, its end (16-byte aligned) at a
+ * guard page: one mapping, kept from launch to launch (launches hold the
+ * runner's lock) and grown as needed. */
+inline char *shared_map;
+inline size_t shared_map_bytes;
+
+inline void *
+shared_memory(size_t bytes)
+{
+    const size_t page = 4096, used = (bytes + 15) / 16 * 16;
+    size_t need = (used + page - 1) / page * page + page;
+    if (need > shared_map_bytes) {
+        if (shared_map != nullptr) {
+            munmap(shared_map, shared_map_bytes);
+            shared_map = nullptr;
+            shared_map_bytes = 0;
+        }
+        void *p = mmap(nullptr, need, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (p == MAP_FAILED) {
+            return nullptr;
+        }
+        if (mprotect((char *)p + need - page, page, PROT_NONE) != 0) {
+            munmap(p, need);
+            return nullptr;
+        }
+        shared_map = (char *)p;
+        shared_map_bytes = need;
+    }
+    char *end = shared_map + shared_map_bytes - page;
+    memset(end - used, 0, used);
+    return end - used;
+}
+#endif
+
 template <class T> struct value {
     typedef T type;
 };
@@ -731,12 +1292,15 @@ template <class... A> struct kernel_of {
             return PG_ERR_MEMORY_ALLOCATION;
         }
         note(params, std::index_sequence_for<A...>{});
-        const size_t red = check::RED;
+        /* zeroed, as a GPU's is not, but the same on every run; a red zone
+         * after it, which the checks watch */
+        void *shared = calloc(1, shared_bytes + check::RED);
 #else
-        const size_t red = 16;
+        /* zeroed likewise; its end abuts a page that is not there, so that
+         * an access past it (or any, with none given) fails the launch as
+         * an illegal address, not a write over other memory */
+        void *shared = shared_memory(shared_bytes);
 #endif
-        /* zeroed, as a GPU's is not, but the same on every run */
-        void *shared = calloc(1, shared_bytes + red);
         if (shared == NULL) {
             return PG_ERR_MEMORY_ALLOCATION;
         }
@@ -752,7 +1316,9 @@ template <class... A> struct kernel_of {
         err = host->run(&l);
 #endif
         dynamic_shared = nullptr;
+#ifdef PG_SIM_CHECK
         free(shared);
+#endif
         return err;
     }
 };
@@ -797,6 +1363,14 @@ pg_sim_module_attach(const pg_sim_host *host)
     return 0;
 }
 
+/* Why the module cannot load on a GPU (too much static shared memory), or
+ * NULL: rt_sim.c asks before attaching. */
+extern "C" __attribute__((visibility("default"))) const char *
+pg_sim_module_refusal(void)
+{
+    return pg_sim::refusal((size_t)(__stop_pg_sim_shared - __start_pg_sim_shared));
+}
+
 extern "C" __attribute__((visibility("default"))) const pg_sim_kernel *
 pg_sim_module_kernel(const char *name)
 {
@@ -812,5 +1386,11 @@ pg_sim_module_kernel(const char *name)
 #pragma clang attribute pop
 #pragma clang attribute pop
 #endif
+
+/* the source's own abs, div, exit and system (see "names of the C library") */
+#define abs pg_sim_user_abs
+#define div pg_sim_user_div
+#define exit pg_sim_user_exit
+#define system pg_sim_user_system
 
 #endif /* PYGPU_SIM_PRELUDE_H */

@@ -287,6 +287,7 @@ typedef struct {
     uintptr_t base;
     size_t size;
     int device;
+    int written; /* by a copy, a memset or a kernel: not uninitialized memory */
 } sim_range;
 
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -329,7 +330,7 @@ live_add(void *ptr, size_t size, int device)
     at = live_find(p);
     at = at == n_live ? 0 : at + 1;
     memmove(&live[at + 1], &live[at], (n_live - at) * sizeof(*live));
-    live[at] = (sim_range){p, size, device};
+    live[at] = (sim_range){p, size, device, 0};
     n_live++;
     pthread_mutex_unlock(&live_lock);
     return 0;
@@ -363,6 +364,45 @@ sim_pointer_range(const void *ptr, void **base, size_t *size)
     }
     pthread_mutex_unlock(&live_lock);
     return found;
+}
+
+/* For the checking mode's reads of uninitialized memory: an allocation is
+ * written once a copy, a memset or a kernel (any launch it was an argument
+ * of) may have written it; until then its bytes are undefined, as cudaMalloc's
+ * are. Coarse (the whole allocation at the first write), so that it never
+ * calls written memory uninitialized; the checking module follows the bytes
+ * its own launch writes. */
+void pg_sim_mark_written(const void *ptr);
+
+void
+pg_sim_mark_written(const void *ptr)
+{
+    uintptr_t p = (uintptr_t)ptr;
+    size_t at;
+    pthread_mutex_lock(&live_lock);
+    at = live_find(p);
+    if (at < n_live && p - live[at].base < live[at].size) {
+        live[at].written = 1;
+    }
+    pthread_mutex_unlock(&live_lock);
+}
+
+/* 0 if ptr lies in an allocation that nothing has written yet; else 1 */
+int pg_sim_written(const void *ptr);
+
+int
+pg_sim_written(const void *ptr)
+{
+    uintptr_t p = (uintptr_t)ptr;
+    int written = 1;
+    size_t at;
+    pthread_mutex_lock(&live_lock);
+    at = live_find(p);
+    if (at < n_live && p - live[at].base < live[at].size) {
+        written = live[at].written;
+    }
+    pthread_mutex_unlock(&live_lock);
+    return written;
 }
 
 /* The device of the live allocation that holds ptr, or -1. */
@@ -502,6 +542,7 @@ copy_bytes(void *dst, const void *src, size_t size)
     if (size == 0) {
         return PG_SUCCESS;
     }
+    pg_sim_mark_written(dst);
     if (d + size <= s || s + size <= d) {
         pg_host_memcpy(dst, src, size); /* large copies on several threads */
     }
@@ -515,6 +556,7 @@ static pg_err
 set_bytes(void *ptr, int value, size_t size)
 {
     if (size > 0) {
+        pg_sim_mark_written(ptr);
         memset(ptr, value, size);
     }
     return PG_SUCCESS;
@@ -1061,10 +1103,22 @@ static pg_err
 sim_module_load(void **module, const void *image)
 {
     int (*attach)(const pg_sim_host *);
+    const char *(*refusal)(void);
+    const char *why;
     void *handle = dlopen((const char *)image, RTLD_NOW | RTLD_LOCAL);
     *module = NULL;
     if (handle == NULL) {
         return PG_ERR_INVALID_KERNEL_IMAGE;
+    }
+    /* what a GPU's compiler or driver would refuse (too much static shared
+     * memory): refused here too, with the reason */
+    *(void **)&refusal = dlsym(handle, "pg_sim_module_refusal");
+    if (refusal != NULL && (why = refusal()) != NULL) {
+        char message[1024];
+        snprintf(message, sizeof(message), "the kernel image is refused: %s", why);
+        pg_sim_set_fault(message);
+        dlclose(handle);
+        return PG_ERR_LAUNCH_FAILURE;
     }
     *(void **)&attach = dlsym(handle, "pg_sim_module_attach");
     if (attach == NULL || attach(&pg_sim_hosted) != 0) {
@@ -1119,12 +1173,27 @@ typedef struct {
     void **params;
 } launch_node;
 
+/* A user kernel's launch, after which its arguments' arrays count as
+ * written (pg_sim_mark_written). */
+static pg_err
+launch_user_kernel(const pg_sim_kernel *k, pg_dim3 grid, pg_dim3 block,
+                   unsigned int shared_bytes, void **params)
+{
+    pg_err err = k->launch(k, grid, block, shared_bytes, params);
+    for (int i = 0; i < n_spans; i++) {
+        if (span_lo[i] != NULL) {
+            pg_sim_mark_written(span_lo[i]);
+        }
+    }
+    return err;
+}
+
 static pg_err
 launch_node_run(pg_sim_node *node)
 {
     launch_node *l = (launch_node *)node;
     pg_sim_set_arg_spans(l->n_spans, l->spans, l->spans + l->n_spans);
-    return l->k->launch(l->k, l->grid, l->block, l->shared_bytes, l->params);
+    return launch_user_kernel(l->k, l->grid, l->block, l->shared_bytes, l->params);
 }
 
 static pg_err
@@ -1174,7 +1243,7 @@ sim_launch_function(void *function, pg_dim3 grid, pg_dim3 block,
     if (g != NULL) { /* its pointers are checked when it runs, as always */
         return record_launch(g, k, grid, block, shared_bytes, params);
     }
-    return k->launch(k, grid, block, shared_bytes, params); /* run to its end */
+    return launch_user_kernel(k, grid, block, shared_bytes, params); /* to its end */
 }
 
 static const struct {
@@ -1198,6 +1267,11 @@ static const struct {
     {PG_ERR_ASSERT, "cudaErrorAssert", "device-side assert triggered"},
     {PG_ERR_ILLEGAL_ADDRESS, "cudaErrorIllegalAddress",
      "an illegal memory access was encountered"},
+    {PG_ERR_HARDWARE_STACK_ERROR, "cudaErrorHardwareStackError",
+     "hardware stack error"},
+    {PG_ERR_ILLEGAL_INSTRUCTION, "cudaErrorIllegalInstruction",
+     "an illegal instruction was encountered"},
+    {PG_ERR_MISALIGNED_ADDRESS, "cudaErrorMisalignedAddress", "misaligned address"},
     {PG_ERR_NOT_SUPPORTED, "cudaErrorNotSupported", "operation not supported"},
     {PG_ERR_NOT_FOUND, "cudaErrorSymbolNotFound", "named symbol not found"},
     {PG_ERR_INVALID_KERNEL_IMAGE, "cudaErrorInvalidKernelImage",

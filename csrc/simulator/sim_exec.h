@@ -142,7 +142,9 @@ inline pthread_mutex_t launch_lock = PTHREAD_MUTEX_INITIALIZER;
 /* the launch's index variables (pg_sim::idx, or a module's), kernel name */
 inline pg_sim_index *index_vars = &idx;
 inline const char *kernel_name = nullptr;
-inline pg_sim_live live;
+extern "C" int pg_sim_written(const void *ptr); /* rt_sim.c */
+inline pg_sim_live live = {0, 0,          nullptr, nullptr,       nullptr,
+                           0, PG_SUCCESS, {},      pg_sim_written};
 
 /* ---- the schedule ------------------------------------------------------- */
 
@@ -417,17 +419,21 @@ fiber_main()
     abort(); /* a finished fiber is never resumed */
 }
 
-constexpr size_t STACK_SIZE = 64 * 1024;
+/* Each thread's stack, its bottom page a guard (PROT_NONE): a thread whose
+ * stack overflows (runaway recursion) faults there, and the launch fails,
+ * instead of writing over its neighbour's stack. */
+constexpr size_t STACK_SIZE = 64 * 1024, GUARD = 4096;
 
 inline void
 start_fiber(fiber *f, char *stack)
 {
+    stack += GUARD; /* the page below is the guard */
     f->stack_bottom = stack;
-    f->stack_size = STACK_SIZE;
+    f->stack_size = STACK_SIZE - GUARD;
 #if defined(__x86_64__)
     /* What pg_sim_switch pops: six registers, then the return address. The
      * address sits 16-byte aligned, so fiber_main starts as if called. */
-    uintptr_t top = ((uintptr_t)(stack + STACK_SIZE) & ~(uintptr_t)15) - 16;
+    uintptr_t top = ((uintptr_t)(stack + STACK_SIZE - GUARD) & ~(uintptr_t)15) - 16;
     void **sp = (void **)top;
     sp[0] = (void *)fiber_main;
     sp -= 6;
@@ -438,7 +444,7 @@ start_fiber(fiber *f, char *stack)
 #else
     getcontext(&f->uc);
     f->uc.uc_stack.ss_sp = stack;
-    f->uc.uc_stack.ss_size = STACK_SIZE;
+    f->uc.uc_stack.ss_size = STACK_SIZE - GUARD;
     f->uc.uc_link = nullptr;
     makecontext(&f->uc, (void (*)())fiber_main, 0);
 #endif
@@ -602,68 +608,252 @@ meet_warps(block_state *b, bool *released)
     return PG_SUCCESS;
 }
 
-/* ---- Ctrl-C inside a thread of a user's kernel ---------------------------- */
+/* ---- signals inside a thread of a user's kernel --------------------------- */
 
-/* A user's kernel thread may loop for ever (on a GPU too); the runner only
- * looks for Ctrl-C between threads. So while a user kernel runs, SIGINT has a
- * handler of pygpu's: if it arrives while one of the kernel's threads runs
- * on the launching thread, it jumps back to the runner (siglongjmp), which
- * drops the block's fibers and returns PG_ERR_INTERRUPTED, as between
- * threads; Python's handler then runs (KeyboardInterrupt). Arriving on
- * another thread, it is passed to the launching one; arriving between
- * threads, it goes to the handler it replaced (Python's), which the runner
- * polls. The dropped thread may have held a lock of the C library (a printf
- * in progress); that is the price of stopping a kernel that never returns. */
+/* A user's kernel thread may loop for ever (on a GPU too), and the runner
+ * only looks for Ctrl-C between threads; it may also touch memory that is not
+ * there (a wild index, a null pointer), overflow its stack (runaway
+ * recursion) or divide an integer by zero. None of these may kill the
+ * process. So while a user kernel runs, SIGINT, SIGSEGV, SIGBUS, SIGILL and
+ * SIGFPE have handlers of pygpu's, which run on an alternate stack (the
+ * thread's own may be the one that overflowed):
+ *
+ * - a fault of a kernel thread (SIGSEGV, SIGBUS, SIGILL) jumps back to the
+ *   runner (siglongjmp to a point set once per launch), which drops the
+ *   block's fibers and fails the launch as a GPU's illegal address does
+ *   (cudaErrorIllegalAddress; cudaErrorHardwareStackError for a stack that
+ *   overflowed into the guard page below it), naming kernel, block, thread
+ *   and the address; the process goes on;
+ * - an integer division by zero (x86-64's #DE: SIGFPE from div or idiv) is
+ *   finished by the handler as a GPU finishes it, with an undefined value and
+ *   no signal: the quotient all ones (the type's minimum for the minimum
+ *   divided by -1 or 0), the remainder the dividend, and the thread goes on;
+ * - SIGINT in a kernel thread jumps back to the runner the same way, which
+ *   returns PG_ERR_INTERRUPTED, as between threads; Python's handler then
+ *   runs (KeyboardInterrupt). Arriving on another thread, it is passed to
+ *   the launching one; arriving between threads, it goes to the handler it
+ *   replaced (Python's), which the runner polls; ignored (SIG_IGN), it stays
+ *   ignored.
+ *
+ * A signal that is not a kernel thread's (the runner's own code, another
+ * thread) goes to the handler that was there before, as if pygpu's were not
+ * installed. The dropped thread may have held a lock of the C library (a
+ * printf in progress); that is the price of stopping a kernel that never
+ * returns or that faulted. */
 inline sigjmp_buf escape;
 inline volatile sig_atomic_t in_user_thread = 0;
+inline volatile sig_atomic_t sigint_noted = 0; /* a SIGINT came between threads */
 inline pthread_t launch_thread;
-inline struct sigaction replaced;
 
-extern "C" inline void
-pg_sim_on_sigint(int sig, siginfo_t *info, void *context)
+enum { SIG_INT_AT, SIG_SEGV_AT, SIG_BUS_AT, SIG_ILL_AT, SIG_FPE_AT, SIG_COUNT };
+inline const int taken_signals[SIG_COUNT] = {SIGINT, SIGSEGV, SIGBUS, SIGILL, SIGFPE};
+inline struct sigaction replaced[SIG_COUNT];
+
+/* What a fault of a kernel thread was, for the launch's message. */
+inline struct {
+    int sig, code, write; /* write: 1, read: 0, not known: -1 */
+    const void *addr;
+} fault;
+
+inline int
+signal_slot(int sig)
 {
-    if (in_user_thread) {
-        if (pthread_equal(pthread_self(), launch_thread)) {
-            in_user_thread = 0;
-            siglongjmp(escape, 1);
+    for (int i = 0; i < SIG_COUNT; i++) {
+        if (taken_signals[i] == sig) {
+            return i;
         }
-        pthread_kill(launch_thread, sig);
-        return;
     }
-    if (replaced.sa_flags & SA_SIGINFO) {
-        replaced.sa_sigaction(sig, info, context);
+    return -1;
+}
+
+#if defined(__x86_64__) && defined(__linux__)
+/* An integer division that trapped (#DE: by zero, or the minimum by -1),
+ * finished as a GPU finishes it: the quotient all ones (the minimum for a
+ * signed minimum dividend), the remainder the dividend; the thread resumes
+ * after the instruction. false if the instruction is not div or idiv. */
+inline bool
+finish_division(ucontext_t *uc)
+{
+    greg_t *g = uc->uc_mcontext.gregs;
+    const unsigned char *p = (const unsigned char *)g[REG_RIP];
+    bool word = false;
+    for (;; p++) { /* legacy prefixes */
+        unsigned char c = *p;
+        if (c == 0x66) {
+            word = true;
+        }
+        else if (c != 0xf0 && c != 0xf2 && c != 0xf3 && c != 0x2e && c != 0x3e &&
+                 c != 0x26 && c != 0x64 && c != 0x65 && c != 0x36 && c != 0x67) {
+            break;
+        }
     }
-    else if (replaced.sa_handler != SIG_IGN && replaced.sa_handler != SIG_DFL) {
-        replaced.sa_handler(sig);
+    unsigned char rex = (*p & 0xf0) == 0x40 ? *p++ : 0;
+    unsigned char op = *p++;
+    if (op != 0xf6 && op != 0xf7) {
+        return false;
     }
-    else if (replaced.sa_handler == SIG_DFL) {
-        sigaction(SIGINT, &replaced, nullptr);
-        raise(SIGINT);
+    unsigned char modrm = *p++, reg = (modrm >> 3) & 7, mod = modrm >> 6,
+                  rm = modrm & 7;
+    if (reg != 6 && reg != 7) {
+        return false;
+    }
+    if (mod != 3) { /* the memory operand's SIB byte and displacement */
+        if (rm == 4 && mod == 0 && (*p & 7) == 5) {
+            p += 4;
+        }
+        p += rm == 4;
+        p += mod == 0 && rm == 5 ? 4 : mod == 1 ? 1 : mod == 2 ? 4 : 0;
+    }
+    bool is_signed = reg == 7;
+    unsigned bits = op == 0xf6 ? 8 : (rex & 8) ? 64 : word ? 16 : 32;
+    uint64_t mask = bits == 64 ? ~0ull : (1ull << bits) - 1;
+    uint64_t rax = (uint64_t)g[REG_RAX], rdx = (uint64_t)g[REG_RDX];
+    uint64_t dividend = bits == 8 ? rax & 0xffff : rax & mask;
+    uint64_t min = 1ull << (bits - 1);
+    uint64_t q = is_signed && (dividend & mask) == min ? min : mask;
+    uint64_t r = is_signed && q == min ? 0 : dividend & mask;
+    if (bits == 8) {
+        rax = (rax & ~0xffffull) | (q & 0xff) | (r & 0xff) << 8;
+    }
+    else if (bits == 16) {
+        rax = (rax & ~0xffffull) | q;
+        rdx = (rdx & ~0xffffull) | r;
+    }
+    else { /* 32-bit results clear the upper halves, as the instruction would */
+        rax = q;
+        rdx = r;
+    }
+    g[REG_RAX] = (greg_t)rax;
+    g[REG_RDX] = (greg_t)rdx;
+    g[REG_RIP] = (greg_t)p;
+    return true;
+}
+#else
+inline bool
+finish_division(ucontext_t *)
+{
+    return false;
+}
+#endif
+
+/* Gives a signal that is not a kernel thread's to the handler it replaced. */
+inline void
+pass_on(int slot, int sig, siginfo_t *info, void *context)
+{
+    const struct sigaction &r = replaced[slot];
+    if (r.sa_flags & SA_SIGINFO) {
+        r.sa_sigaction(sig, info, context);
+    }
+    else if (r.sa_handler != SIG_IGN && r.sa_handler != SIG_DFL) {
+        r.sa_handler(sig);
+    }
+    else if (r.sa_handler == SIG_DFL || sig != SIGINT) {
+        /* the default action: for a fault, the instruction faults again on
+         * return, now with no handler */
+        sigaction(sig, &r, nullptr);
+        if (sig == SIGINT) {
+            raise(SIGINT);
+        }
     }
 }
 
-/* Puts pygpu's SIGINT handler in place for a user kernel's launch: 1 if it
- * did (then release_sigint puts the replaced one back). */
+extern "C" inline void
+pg_sim_on_signal(int sig, siginfo_t *info, void *context)
+{
+    int slot = signal_slot(sig);
+    bool mine = in_user_thread && pthread_equal(pthread_self(), launch_thread);
+    if (sig == SIGINT) {
+        const struct sigaction &r = replaced[SIG_INT_AT];
+        if (!(r.sa_flags & SA_SIGINFO) && r.sa_handler == SIG_IGN) {
+            return; /* ignored it was, ignored it stays */
+        }
+        if (in_user_thread && !mine) {
+            pthread_kill(launch_thread, sig);
+            return;
+        }
+        /* between two threads: the runner stops before the next one (which
+         * might never return to let it poll) */
+        sigint_noted = 1;
+    }
+    else if (sig == SIGFPE && mine && finish_division((ucontext_t *)context)) {
+        return;
+    }
+    if (!mine) {
+        pass_on(slot, sig, info, context);
+        return;
+    }
+    in_user_thread = 0;
+    fault.sig = sig;
+    fault.code = info->si_code;
+    fault.addr = info->si_addr;
+    fault.write = -1;
+#if defined(__x86_64__) && defined(__linux__)
+    if (sig == SIGSEGV) { /* the page fault's error code: bit 1 for a write */
+        fault.write = (((ucontext_t *)context)->uc_mcontext.gregs[REG_ERR] & 2) != 0;
+    }
+#endif
+    siglongjmp(escape, sig == SIGINT ? 1 : 2);
+}
+
+/* The handlers' stack (the faulting thread's own may have overflowed). */
+inline char signal_stack[64 * 1024];
+inline stack_t replaced_stack;
+
+/* Puts pygpu's handlers in place for a user kernel's launch: true if it did
+ * (then release_signals puts the replaced ones back). */
 inline bool
-take_sigint()
+take_signals()
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
-    sa.sa_sigaction = pg_sim_on_sigint;
-    sa.sa_flags = SA_SIGINFO;
+    sa.sa_sigaction = pg_sim_on_signal;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
     sigemptyset(&sa.sa_mask);
     launch_thread = pthread_self();
-    return sigaction(SIGINT, &sa, &replaced) == 0;
+    sigint_noted = 0;
+    stack_t ss;
+    ss.ss_sp = signal_stack;
+    ss.ss_size = sizeof(signal_stack);
+    ss.ss_flags = 0;
+    if (sigaltstack(&ss, &replaced_stack) != 0) {
+        return false;
+    }
+    for (int i = 0; i < SIG_COUNT; i++) {
+        if (sigaction(taken_signals[i], &sa, &replaced[i]) != 0) {
+            while (i-- > 0) {
+                sigaction(taken_signals[i], &replaced[i], nullptr);
+            }
+            sigaltstack(&replaced_stack, nullptr);
+            return false;
+        }
+    }
+    return true;
 }
 
 inline void
-release_sigint()
+release_signals()
 {
     in_user_thread = 0;
-    sigaction(SIGINT, &replaced, nullptr);
+    for (int i = 0; i < SIG_COUNT; i++) {
+        sigaction(taken_signals[i], &replaced[i], nullptr);
+    }
+    sigaltstack(&replaced_stack, nullptr);
 }
 
 /* ---- blocks ------------------------------------------------------------- */
+
+/* A finding of the checking mode that waited for the barrier or the
+ * block's end (pg_sim_live.deferred): the launch's error, or PG_SUCCESS. */
+inline pg_err
+deferred_finding()
+{
+    pg_err err = live.deferred_err;
+    if (err != PG_SUCCESS) {
+        live.deferred_err = PG_SUCCESS;
+        pg_sim_set_fault(live.deferred);
+    }
+    return err;
+}
 
 /* Runs one block's threads as fibers until all finish: PG_SUCCESS, or the
  * failure of a thread, of a barrier or of a warp intrinsic (with its
@@ -681,6 +871,8 @@ run_block_fibers(block_state *b, char *stacks)
     memset(b->warp_syncs, 0, (b->nthreads + 31) / 32 * sizeof(uint16_t));
     b->fail_err = PG_SUCCESS;
     live.epoch++;
+    live.block++;
+    live.deferred_err = PG_SUCCESS;
     for (;;) {
         if (shuffle) {
             shuffle_order(b);
@@ -695,6 +887,10 @@ run_block_fibers(block_state *b, char *stacks)
             live.thread = t;
             set_thread_index(t);
             in_user_thread = b->escapable;
+            if (sigint_noted) {
+                in_user_thread = 0;
+                return PG_ERR_INTERRUPTED;
+            }
             switch_to(&b->runner, &b->threads[t]);
             in_user_thread = 0;
             if (b->state[t] == FAILED) {
@@ -722,17 +918,21 @@ run_block_fibers(block_state *b, char *stacks)
             }
         }
         if (waiting == 0) {
-            return PG_SUCCESS;
+            return deferred_finding();
         }
         if (done > 0) {
             return fail_block(
                 PG_ERR_LAUNCH_FAILURE,
-                "%u of its %u threads wait at __syncthreads() (the first, "
+                "divergent barrier: %u of its %u threads wait at __syncthreads() (the "
+                "first, "
                 "%s) while %u have exited (the first, %s). A barrier must be "
                 "reached by every thread of the block: on a GPU this hangs "
                 "or gives undefined results",
                 waiting, b->nthreads, thread_name(name, sizeof(name), first_waiting),
                 done, thread_name(other, sizeof(other), first_done));
+        }
+        if (live.deferred_err != PG_SUCCESS) {
+            return deferred_finding();
         }
         int count = 0;
         for (unsigned int t = 0; t < b->nthreads; t++) {
@@ -745,6 +945,82 @@ run_block_fibers(block_state *b, char *stacks)
             return PG_ERR_INTERRUPTED;
         }
     }
+}
+
+/* The launch's error and message for a fault of thread b->current (fault,
+ * from pg_sim_on_signal): where it touched, as near an argument's array as
+ * can be said, or a stack that overflowed into its guard page. */
+inline pg_err
+thread_fault(block_state *b, const char *stacks, size_t stack_bytes)
+{
+    char head[192], name[64], what[512];
+    const char *a = (const char *)fault.addr;
+    const char *access = fault.write == 1   ? "write"
+                         : fault.write == 0 ? "read"
+                                            : "access";
+    pg_err err = PG_ERR_ILLEGAL_ADDRESS;
+    if (fault.sig == SIGFPE) {
+        err = PG_ERR_LAUNCH_FAILURE;
+        snprintf(what, sizeof(what), "an arithmetic exception (SIGFPE, code %d)",
+                 fault.code);
+    }
+    else if (fault.sig == SIGILL) {
+        err = PG_ERR_ILLEGAL_INSTRUCTION;
+        snprintf(what, sizeof(what),
+                 "an illegal instruction at %p (the compiler marks code that undefined "
+                 "behaviour makes unreachable so: a function that returns no value, "
+                 "an index out of bounds of a fixed array, ...)",
+                 (const void *)fault.addr);
+    }
+    else if (a >= stacks && a < stacks + stack_bytes &&
+             (size_t)(a - stacks) % STACK_SIZE < GUARD) {
+        err = PG_ERR_HARDWARE_STACK_ERROR;
+        snprintf(what, sizeof(what),
+                 "stack overflow: the thread used more than its %zu KiB of stack "
+                 "(runaway recursion, or a large local array); on a GPU this is an "
+                 "illegal address or a stack error",
+                 (STACK_SIZE - GUARD) / 1024);
+    }
+    else if ((uintptr_t)a < 65536) {
+        snprintf(what, sizeof(what), "illegal memory %s at address %p: a null pointer",
+                 access, (const void *)a);
+    }
+    else {
+        const void *lo, *hi;
+        bool near = false;
+        long long offset = 0;
+        int param = -1;
+        size_t distance = SIZE_MAX;
+        for (int i = 0; i < 64; i++) {
+            if (pg_sim_arg_span(i, &lo, &hi) != 0) {
+                continue;
+            }
+            const char *l = (const char *)lo, *h = (const char *)hi;
+            size_t d = a >= h ? (size_t)(a - h) : a < l ? (size_t)(l - a) : 0;
+            if (d < distance) {
+                distance = d;
+                near = true;
+                param = i;
+                offset = (long long)(a - l);
+            }
+        }
+        if (near && distance < ((size_t)1 << 40)) {
+            snprintf(what, sizeof(what),
+                     "illegal memory %s at address %p, byte offset %lld from the start "
+                     "of the array of parameter %d: no memory is there",
+                     access, (const void *)a, offset, param);
+        }
+        else {
+            snprintf(what, sizeof(what),
+                     "illegal memory %s at address %p: no memory is there", access,
+                     (const void *)a);
+        }
+    }
+    char message[1024];
+    snprintf(message, sizeof(message), "%s, %s: %s", where(head, sizeof(head)),
+             thread_name(name, sizeof(name), b->current), what);
+    pg_sim_set_fault(message);
+    return err;
 }
 
 /* Runs blocks *next, *next + 1, ... of the grid; on PG_ERR_INTERRUPTED,
@@ -840,6 +1116,12 @@ thread_stacks(size_t bytes)
         if (p == MAP_FAILED) {
             return nullptr;
         }
+        for (size_t at = 0; at < bytes; at += STACK_SIZE) {
+            if (mprotect((char *)p + at, GUARD, PROT_NONE) != 0) {
+                munmap(p, bytes);
+                return nullptr;
+            }
+        }
         stack_pool = p;
         stack_pool_bytes = bytes;
     }
@@ -906,12 +1188,17 @@ run_locked(dim3 grid, dim3 block, bool barriers, void (*body)(void *), void *arg
         err = PG_ERR_MEMORY_ALLOCATION;
     }
     current_block = &b;
-    /* a user's kernel (it has a name): Ctrl-C may stop one of its threads */
-    b.escapable = err == PG_SUCCESS && kernel_name != nullptr && take_sigint();
+    /* a user's kernel (it has a name): Ctrl-C may stop one of its threads,
+     * and a fault of one fails the launch */
+    b.escapable = err == PG_SUCCESS && kernel_name != nullptr && take_signals();
     volatile uint64_t at = *next;
-    if (b.escapable && sigsetjmp(escape, 1) != 0) {
-        err = PG_ERR_INTERRUPTED; /* from pg_sim_on_sigint: block `at` stopped */
+    int jumped = b.escapable ? sigsetjmp(escape, 1) : 0;
+    if (jumped == 1) {
+        err = PG_ERR_INTERRUPTED; /* from pg_sim_on_signal: block `at` stopped */
         *next = at;
+    }
+    else if (jumped == 2) {
+        err = thread_fault(&b, (const char *)stacks, stack_bytes);
     }
     else {
         for (uint64_t i = *next; err == PG_SUCCESS && i < nblocks; i++) {
@@ -927,7 +1214,7 @@ run_locked(dim3 grid, dim3 block, bool barriers, void (*body)(void *), void *arg
         }
     }
     if (b.escapable) {
-        release_sigint();
+        release_signals();
     }
     current_block = nullptr;
     live.stacks = live.stacks_end = nullptr;
@@ -944,12 +1231,33 @@ run_locked(dim3 grid, dim3 block, bool barriers, void (*body)(void *), void *arg
 /* Each argument of a launch checked (sim_dialect.h's check_arg): a launcher
  * passes its kernel's arguments here, so that every kernel is checked
  * without a line of its own. */
+extern "C" void pg_sim_mark_written(const void *ptr); /* rt_sim.c */
+
+/* A prebuilt kernel may write the arrays its pointers give: from now on they
+ * are not uninitialized memory (the checking mode's reads of such). */
+template <class T>
+inline void
+mark_written(const T &)
+{
+}
+template <class T>
+inline void
+mark_written(T *ptr)
+{
+    if (ptr != nullptr) {
+        pg_sim_mark_written((const void *)ptr);
+    }
+}
+
 template <class... A>
 inline pg_err
 check_access(const A &...args)
 {
     pg_err err = PG_SUCCESS;
     ((err = err == PG_SUCCESS ? check_arg(args) : err), ...);
+    if (err == PG_SUCCESS) {
+        (mark_written(args), ...);
+    }
     return err;
 }
 

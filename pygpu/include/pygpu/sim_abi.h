@@ -81,7 +81,7 @@ typedef struct pg_dim3 {
  * header) gets from pygpu at load time: the one block runner and the
  * operations that need the whole block (barriers, warp intrinsics), failures,
  * printf, and what the checking mode looks at. PG_SIM_ABI is its version. */
-#define PG_SIM_ABI 2
+#define PG_SIM_ABI 3
 
 /* A launch's index variables: the module's own (threadIdx, ... are plain
  * globals of the module), which the runner sets thread by thread. */
@@ -95,6 +95,16 @@ typedef struct {
     uint32_t epoch;             /* +1 at each block's start and each barrier */
     const uint16_t *warp_syncs; /* per warp of the block: __syncwarp()s done */
     const char *stacks, *stacks_end; /* the threads' stacks (local memory) */
+    uint32_t block;                  /* +1 at each block's start, launch after launch */
+    /* A finding that waits for the block's next barrier or its end (a race:
+     * it fails the launch there unless the block turns out to diverge at a
+     * barrier, the bug that caused it). The module writes it (once per
+     * block: deferred_err 0 until then); the runner reads and clears it. */
+    pg_err deferred_err;
+    char deferred[1024];
+    /* 0 if ptr lies in an allocation that nothing has written yet (its bytes
+     * are undefined, as cudaMalloc's are); else 1 */
+    int (*written)(const void *ptr);
 } pg_sim_live;
 
 typedef struct {
