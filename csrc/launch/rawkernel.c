@@ -594,7 +594,18 @@ pack_arg(pg_state *st, pg_function *f, int i, PyObject *o, param_slot *slot,
             return size_error(f, i, "a Python int (int64)", 8);
         }
         slot->i64 = PyLong_AsLongLong(o);
-        return slot->i64 == -1 && PyErr_Occurred() ? -1 : 0;
+        if (slot->i64 == -1 && PyErr_Occurred()) {
+            if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+                PyErr_Clear();
+                PyErr_Format(PyExc_OverflowError,
+                             "%U: argument %d is the Python int %R, which does not fit "
+                             "the int64 it passes as (-2**63 to 2**63 - 1); pass a "
+                             "NumPy scalar of the parameter's type",
+                             f->name, i, o);
+            }
+            return -1;
+        }
+        return 0;
     }
     if (PyFloat_Check(o)) {
         if (want != 8) {
