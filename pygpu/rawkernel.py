@@ -34,10 +34,11 @@ its mangled name in the cubin); a template instance by its name expression.
 On the simulator the source is compiled by the host C++ compiler (CXX, else
 g++ or clang++ on PATH) into a shared object, against sim_prelude.h (next to
 this file), which gives the CUDA dialect (docs/SIMULATOR.md lists it). Compiler
-errors name the lines of your source; what the simulator cannot run (inline
-PTX, textures, grid-wide sync, dynamic parallelism, CUB/CUTLASS) is refused
-with a CompileError that names it. The shared object is cached on disk like a
-cubin, keyed by the source, the options, the compiler and the prelude. Of the
+errors name the lines of your source; what the simulator cannot run (textures,
+dynamic parallelism, CUB/CUTLASS, an inline PTX instruction other than the
+special registers and plain arithmetic) is refused with a CompileError that
+names it, as is a grid-wide sync (grid_group::sync()). The shared object is
+cached on disk like a cubin, keyed by the source, the options, the compiler and the prelude. Of the
 options, -D, -U, -I and -std= are passed to the compiler; the others are
 NVRTC's and are left out. Each `__global__ void name(` of the source that is
 not a template becomes a kernel that get_function finds; templates are found
@@ -341,8 +342,6 @@ _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"' r"|'(?:[^'\\\n]|\\.)*'")
 _REFUSED = [
     (re.compile(r"#\s*include\s*[<\"](?:cub|cutlass|cute|thrust)/"),
      "CUB, CUTLASS and Thrust headers"),
-    (re.compile(r"\b(?:this_grid|sync_grids)\s*\(|\bgrid_group\b"),
-     "grid-wide cooperative sync (cooperative_groups::this_grid)"),
     (re.compile(r"\b(?:tex[123]D\w*|texCubemap\w*|tex1Dfetch|surf[123]D\w*)\s*[<(]"
                 r"|\btexture\s*<|\bcuda(?:Texture|Surface)Object_t\b"),
      "textures and surfaces"),
@@ -397,7 +396,14 @@ def _refuse_unsupported(source):
     """CompileError naming the first construct the simulator cannot run."""
     code = _COMMENT.sub(_blank, source)
     lines = code.splitlines()
-    for pattern, what in _REFUSED:
+    # grid-wide sync: this_grid().sync(), or sync() of a grid_group variable
+    grids = "|".join(re.findall(r"\bgrid_group\s+(\w+)", code)) or "(?!)"
+    grid_sync = re.compile(
+        rf"\b(?:this_grid\s*\(\s*\)|{grids})\s*\.\s*sync\s*\(|\bsync\s*\(\s*(?:{grids})"
+        rf"\s*\)|\bsync_grids\s*\(")
+    refused = [*_REFUSED, (grid_sync, "grid-wide cooperative sync (grid_group::sync, "
+                           "which needs a cooperative launch)")]
+    for pattern, what in refused:
         text = code if pattern.pattern.startswith("#") else _STRING.sub(_blank, code)
         m = pattern.search(text)
         if m:

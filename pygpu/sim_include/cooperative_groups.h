@@ -3,10 +3,11 @@
  * semantics: the thread block (this_thread_block, sync, thread_rank, ...),
  * tiles of a warp (tiled_partition<N> and tiled_partition(g, n) for n up to
  * 32, with their shuffles, votes and matches), coalesced_threads(),
- * labeled_partition and binary_partition. A tile's or a group's intrinsics
- * are rendezvous of its lanes, checked as the warp intrinsics are. Not here:
- * grid_group and this_grid() (refused before compiling), memcpy_async, tiles
- * larger than a warp that are not the whole block. cg::reduce is
+ * labeled_partition and binary_partition, the grid's ranks (this_grid()).
+ * A tile's or a group's intrinsics are rendezvous of its lanes, checked as
+ * the warp intrinsics are. Not here: grid_group::sync() (it stops the launch
+ * with an error that says so), memcpy_async, the shuffles of tiles larger
+ * than a warp. cg::reduce is
  * cooperative_groups/reduce.h. Written for pygpu, after CUDA's documented
  * interface. */
 #ifndef PYGPU_SIM_COOPERATIVE_GROUPS_H
@@ -145,6 +146,77 @@ this_thread_block()
     return thread_block();
 }
 
+/* The grid: its ranks and sizes. Its sync() needs a cooperative launch
+ * (cudaLaunchCooperativeKernel), which the simulator does not run: it stops
+ * the launch with an error that says so (is_valid() is false, as on a GPU
+ * for a launch that is not cooperative). */
+class grid_group {
+  public:
+    unsigned long long thread_rank() const
+    {
+        return (unsigned long long)block_rank() * pg_detail::block_threads() +
+               pg_sim::ptx_rank();
+    }
+    unsigned long long num_threads() const
+    {
+        return (unsigned long long)num_blocks() * pg_detail::block_threads();
+    }
+    unsigned long long size() const
+    {
+        return num_threads();
+    }
+    unsigned long long block_rank() const
+    {
+        return blockIdx.x +
+               (unsigned long long)gridDim.x *
+                   (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
+    }
+    unsigned long long num_blocks() const
+    {
+        return (unsigned long long)gridDim.x * gridDim.y * gridDim.z;
+    }
+    dim3 block_index() const
+    {
+        return blockIdx;
+    }
+    dim3 dim_blocks() const
+    {
+        return gridDim;
+    }
+    dim3 group_dim() const
+    {
+        return gridDim;
+    }
+    bool is_valid() const
+    {
+        return false;
+    }
+    void sync() const
+    {
+        pg_detail::unsupported(
+            "grid_group::sync() (grid-wide sync) needs a cooperative launch, which "
+            "pygpu's simulator does not run; run the kernel on a GPU");
+    }
+};
+
+inline grid_group
+this_grid()
+{
+    return grid_group();
+}
+
+/* the scratch memory of CUDA's tiles larger than a warp: nothing here */
+template <unsigned int MaxBlockSize = 1024, unsigned int TileCommunicationSize = 8,
+          unsigned int MaxWarps = 32>
+struct block_tile_memory {
+};
+template <unsigned int MaxBlockSize, unsigned int C, unsigned int W>
+inline thread_block
+this_thread_block(block_tile_memory<MaxBlockSize, C, W> &)
+{
+    return thread_block();
+}
+
 /* Lanes of one warp: a tile (contiguous) or a coalesced group (any lanes);
  * ranks are the order of the lanes. */
 class pg_warp_group : public thread_group {
@@ -246,15 +318,62 @@ coalesced_threads()
 
 template <unsigned int Size, class ParentT = void> class thread_block_tile;
 
-/* A tile of Size lanes (a power of two up to 32): lanes Size * k to
- * Size * k + Size - 1 of a warp. */
-template <unsigned int Size>
-class thread_block_tile<Size, void> : public pg_warp_group {
-    static_assert(
-        Size >= 1 && Size <= 32 && (Size & (Size - 1)) == 0,
-        "pygpu's simulator: a thread_block_tile has a power-of-two size up to "
-        "32");
+/* A tile larger than a warp (64 to 1024 threads of a block, ranks Size * k
+ * to Size * k + Size - 1). Its sync is the block's barrier: on the simulator
+ * every tile of the block must reach it together, else the launch stops with
+ * the barrier's error (a GPU syncs each tile alone). */
+template <unsigned int Size> class pg_block_tile : public thread_group {
+  public:
+    pg_block_tile(unsigned int meta_rank = 0, unsigned int meta_size = 1)
+        : thread_group(true, 0, Size, meta_rank, meta_size)
+    {
+    }
+    static constexpr unsigned int num_threads()
+    {
+        return Size;
+    }
+    static constexpr unsigned int size()
+    {
+        return Size;
+    }
+    unsigned int thread_rank() const
+    {
+        return pg_sim::ptx_rank() & (Size - 1);
+    }
+    unsigned int meta_group_rank() const
+    {
+        return meta_rank_;
+    }
+    unsigned int meta_group_size() const
+    {
+        return meta_size_;
+    }
+    void sync() const
+    {
+        __syncthreads();
+    }
+};
 
+template <unsigned int Size> class pg_warp_tile;
+
+/* A tile of Size threads, a power of two: up to 32, lanes Size * k to
+ * Size * k + Size - 1 of a warp (pg_warp_tile); larger, pg_block_tile. */
+template <unsigned int Size>
+class thread_block_tile<Size, void>
+    : public std::conditional_t<(Size > 32), pg_block_tile<Size>, pg_warp_tile<Size>> {
+    static_assert(Size >= 1 && Size <= 1024 && (Size & (Size - 1)) == 0,
+                  "a thread_block_tile has a power-of-two size up to 1024");
+    typedef std::conditional_t<(Size > 32), pg_block_tile<Size>, pg_warp_tile<Size>>
+        base;
+
+  public:
+    thread_block_tile(unsigned int meta_rank = 0, unsigned int meta_size = 1)
+        : base(meta_rank, meta_size)
+    {
+    }
+};
+
+template <unsigned int Size> class pg_warp_tile : public pg_warp_group {
   protected:
     static unsigned int tile_mask()
     {
@@ -265,7 +384,7 @@ class thread_block_tile<Size, void> : public pg_warp_group {
     }
 
   public:
-    thread_block_tile(unsigned int meta_rank = 0, unsigned int meta_size = 1)
+    pg_warp_tile(unsigned int meta_rank = 0, unsigned int meta_size = 1)
         : pg_warp_group(tile_mask(), meta_rank, meta_size)
     {
     }

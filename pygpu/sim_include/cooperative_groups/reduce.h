@@ -49,10 +49,24 @@ template <unsigned int Size, class ParentT, class T, class Op>
 inline T
 reduce(const thread_block_tile<Size, ParentT> &g, T value, Op op)
 {
-    for (unsigned int d = Size / 2; d > 0; d /= 2) {
-        value = op(value, g.shfl_xor(value, d));
+    if constexpr (Size <= 32) {
+        for (unsigned int d = Size / 2; d > 0; d /= 2) {
+            value = op(value, g.shfl_xor(value, d));
+        }
+        return value;
     }
-    return value;
+    else { /* through memory, between two of the block's barriers */
+        static T scratch[1024];
+        unsigned int rank = pg_sim::ptx_rank(), first = rank / Size * Size;
+        scratch[rank] = value;
+        __syncthreads();
+        T acc = scratch[first];
+        for (unsigned int r = 1; r < Size; r++) {
+            acc = op(acc, scratch[first + r]);
+        }
+        __syncthreads();
+        return acc;
+    }
 }
 
 template <class T, class Op>
