@@ -671,8 +671,10 @@ def compile_host(source, options=(), check=False, name_expressions=()):
         cmd = [*command, *flags, str(src), "-o", str(out)]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
+            first = next((line for line in r.stderr.splitlines() if "error" in line), "")
             exc = CompileError(f"the host C++ compiler ({command[0]}) could not compile "
-                               "the kernel source; see .log")
+                               f"the kernel source: {first.strip()[:300]} (all of it in "
+                               ".log)")
             exc.log = r.stderr
             raise exc
         path = _cache.store(f"{key}.so", out.read_bytes())

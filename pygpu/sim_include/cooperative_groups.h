@@ -51,6 +51,27 @@ compact(unsigned int bits, unsigned int group)
     }
     return out;
 }
+/* a shuffle of a value of any size: 8 bytes at a time, as CUDA's groups do */
+template <class T, class F>
+inline T
+shfl_words(T var, F word)
+{
+    static_assert(std::is_trivially_copyable_v<T>,
+                  "shuffled values are copied as bytes");
+    if constexpr (sizeof(T) <= 8) {
+        return word(var);
+    }
+    else {
+        uint64_t w[(sizeof(T) + 7) / 8] = {};
+        memcpy(w, &var, sizeof(T));
+        for (uint64_t &x : w) {
+            x = word(x);
+        }
+        T out;
+        memcpy(&out, w, sizeof(T));
+        return out;
+    }
+}
 [[noreturn]] inline void
 unsupported(const char *what)
 {
@@ -257,28 +278,32 @@ class pg_warp_group : public thread_group {
     template <class T> T shfl(T var, unsigned int src_rank) const
     {
         unsigned int lane = pg_detail::nth_lane(mask_, src_rank % size_);
-        return __shfl_sync(mask_, var, (int)lane);
+        return pg_detail::shfl_words(
+            var, [&](auto v) { return __shfl_sync(mask_, v, (int)lane); });
     }
     template <class T> T shfl_down(T var, unsigned int delta) const
     {
         unsigned int r = thread_rank() + delta;
         unsigned int lane =
             r < size_ ? pg_detail::nth_lane(mask_, r) : pg_sim::ptx_laneid();
-        return __shfl_sync(mask_, var, (int)lane);
+        return pg_detail::shfl_words(
+            var, [&](auto v) { return __shfl_sync(mask_, v, (int)lane); });
     }
     template <class T> T shfl_up(T var, unsigned int delta) const
     {
         unsigned int r = thread_rank();
         unsigned int lane =
             r >= delta ? pg_detail::nth_lane(mask_, r - delta) : pg_sim::ptx_laneid();
-        return __shfl_sync(mask_, var, (int)lane);
+        return pg_detail::shfl_words(
+            var, [&](auto v) { return __shfl_sync(mask_, v, (int)lane); });
     }
     template <class T> T shfl_xor(T var, unsigned int lane_mask) const
     {
         unsigned int r = thread_rank() ^ lane_mask;
         unsigned int lane =
             r < size_ ? pg_detail::nth_lane(mask_, r) : pg_sim::ptx_laneid();
-        return __shfl_sync(mask_, var, (int)lane);
+        return pg_detail::shfl_words(
+            var, [&](auto v) { return __shfl_sync(mask_, v, (int)lane); });
     }
     int any(int predicate) const
     {
@@ -402,19 +427,24 @@ template <unsigned int Size> class pg_warp_tile : public pg_warp_group {
     }
     template <class T> T shfl(T var, int src_rank) const
     {
-        return __shfl_sync(mask_, var, src_rank, (int)Size);
+        return pg_detail::shfl_words(
+            var, [&](auto v) { return __shfl_sync(mask_, v, src_rank, (int)Size); });
     }
     template <class T> T shfl_down(T var, unsigned int delta) const
     {
-        return __shfl_down_sync(mask_, var, delta, (int)Size);
+        return pg_detail::shfl_words(
+            var, [&](auto v) { return __shfl_down_sync(mask_, v, delta, (int)Size); });
     }
     template <class T> T shfl_up(T var, unsigned int delta) const
     {
-        return __shfl_up_sync(mask_, var, delta, (int)Size);
+        return pg_detail::shfl_words(
+            var, [&](auto v) { return __shfl_up_sync(mask_, v, delta, (int)Size); });
     }
     template <class T> T shfl_xor(T var, unsigned int lane_mask) const
     {
-        return __shfl_xor_sync(mask_, var, (int)lane_mask, (int)Size);
+        return pg_detail::shfl_words(var, [&](auto v) {
+            return __shfl_xor_sync(mask_, v, (int)lane_mask, (int)Size);
+        });
     }
 };
 
