@@ -526,3 +526,62 @@ def test_quasirandom_sample_inverse_cnd(rng):
     p = ((np.arange(n) + 1) * distance + 0.5) / 2.0**32
     want = [NormalDist().inv_cdf(v) for v in p]
     close(out.copy_to_host(), want, rtol=1e-4, atol=2e-4)
+
+
+FP16 = ((SAMPLES + "0_Introduction/fp16ScalarProduct/fp16ScalarProduct.cu", "1-32,34-134"),)
+
+
+@pytest.mark.parametrize("name", ["scalarProductKernel_intrinsics",
+                                  "scalarProductKernel_native"])
+def test_fp16_scalar_product_sample_in_half2(rng, name):
+    blocks = threads = 128
+    size = blocks * threads * 4
+    a = rng.uniform(0, 1, (size, 2)).astype(np.float16)
+    b = rng.uniform(0, 1, (size, 2)).astype(np.float16)
+    out = cuda.device_array(blocks, f32)
+    kernel(FP16, name)[blocks, threads](cuda.to_device(a.view(np.uint32)),
+                                        cuda.to_device(b.view(np.uint32)), out, np.uint64(size))
+    # the sample's loop starts at threadIdx.x + blockDim.x + blockIdx.x (sic)
+    prod = (a.astype(np.float64) * b).sum(1)
+    stride = blocks * threads
+    want = [sum(prod[t + threads + blk::stride].sum() for t in range(threads))
+            for blk in range(blocks)]
+    close(out.copy_to_host(), want, rtol=2e-2)
+
+
+# ---- every source through NVRTC ----------------------------------------------------
+
+_NVRTC_CHECK = """
+import json, sys
+from pygpu.rawkernel import compile_cuda, kernel_names
+failed = []
+for name, src, options, names in json.load(open(sys.argv[1])):
+    try:
+        image, log, lowered = compile_cuda(src, options, arch="sm_90", name_expressions=names)
+        assert kernel_names(image), name
+    except Exception as exc:
+        failed.append(f"{name}: {exc}"[:2000])
+print(json.dumps(failed))
+"""
+
+
+def _sources():
+    """{constant name: parts} of every source above."""
+    def is_parts(v):
+        return isinstance(v, tuple) and v and all(
+            isinstance(p, str) and p.startswith((SAMPLES, LLMC)) or
+            isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str) for p in v)
+    return {k: v for k, v in globals().items() if k.isupper() and is_parts(v)}
+
+
+def test_corpus_compiles_through_nvrtc(tmp_path):
+    names = {"REDUCTION": REDUCTIONS, "THREADFENCE": THREADFENCE_NAMES,
+             "MATMUL": ["MatrixMulCUDA<16>", "MatrixMulCUDA<32>"]}
+    jobs = []
+    for key, parts in _sources().items():
+        folders = sorted({str((CORPUS / (p if isinstance(p, str) else p[0])).parent)
+                          for p in parts})
+        jobs.append((key, source(*parts), [f"-I{f}" for f in folders], names.get(key, [])))
+    (tmp_path / "jobs.json").write_text(json.dumps(jobs))
+    failed = json.loads(run_with_nvrtc(_NVRTC_CHECK, str(tmp_path / "jobs.json")))
+    assert failed == [], "\n".join(failed)
