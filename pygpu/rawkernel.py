@@ -299,7 +299,11 @@ def _with_includes(options, compiler):
     (_toolkit_includes), then pygpu's stand-ins for the C library's headers
     (nvrtc_include: <stdio.h>, <assert.h>, <stdint.h>, ... for device code)."""
     folders = (*_toolkit_includes(compiler), str(_NVRTC_INCLUDE))
-    return options + tuple(f"--include-path={f}" for f in folders)
+    # nvcc includes cuda_runtime.h, and with it the C library's <math.h>,
+    # before every file: its macros (M_PI, INFINITY, ...) are there for device
+    # code without an #include, and so they are here
+    return options + tuple(f"--include-path={f}" for f in folders) + (
+        f"--pre-include={_NVRTC_INCLUDE / 'math.h'}",)
 
 
 @functools.cache

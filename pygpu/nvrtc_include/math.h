@@ -1,5 +1,7 @@
 /* pygpu: <math.h> for NVRTC. The functions are NVRTC's own; this adds the
- * constants and macros that host code gets from the C library. */
+ * constants and macros that code gets from the C library's header, which
+ * nvcc includes before every file (with cuda_runtime.h): rawkernel.py gives it
+ * to NVRTC as --pre-include. Constant expressions, as the C library's. */
 #ifndef PYGPU_NVRTC_MATH_H
 #define PYGPU_NVRTC_MATH_H
 #ifndef M_PI
@@ -18,15 +20,15 @@
 #define M_SQRT1_2 0.70710678118654752440
 #endif
 #ifndef INFINITY
-#define INFINITY __builtin_huge_valf()
+#define INFINITY __builtin_bit_cast(float, 0x7f800000U)
 #endif
 #ifndef NAN
-#define NAN __builtin_nanf("")
+#define NAN __builtin_bit_cast(float, 0x7fc00000U)
 #endif
 #ifndef HUGE_VALF
-#define HUGE_VALF __builtin_huge_valf()
+#define HUGE_VALF __builtin_bit_cast(float, 0x7f800000U)
 #endif
 #ifndef HUGE_VAL
-#define HUGE_VAL __builtin_huge_val()
+#define HUGE_VAL __builtin_bit_cast(double, 0x7ff0000000000000ULL)
 #endif
 #endif
