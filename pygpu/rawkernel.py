@@ -326,7 +326,9 @@ _host_compilers = {}
 # `extern __shared__ [__align__(n)] T name[];`, its qualifiers in any order
 # (`extern T __shared__ name[];`): the launch's dynamic shared memory
 # (sim_prelude.h's PG_SIM_DYNAMIC_SHARED)
-_EXTERN_ARRAY = re.compile(r"\bextern\b([^;{}\"\[\]]*?)\b(\w+)\s*\[\s*\]\s*;")
+_EXTERN_ARRAY = re.compile(
+    r"((?:(?:__shared__|static|volatile|const|(?:__align__|alignas)\s*\((?:[^()]|\([^()]*\))*\))"
+    r"\s+)*)\bextern\b([^;{}\"\[\]]*?)\b(\w+)\s*\[\s*\]\s*;")
 _ALIGN = re.compile(r"\b(?:__align__|alignas)\s*\((?:[^()]|\([^()]*\))*\)")
 # `[static] __shared__ T name[...]...;`: in the checking mode, a reference
 # into the prelude's arena of static shared memory (one declarator, no
@@ -578,11 +580,11 @@ def _translate_asm(source):
 
 
 def _dynamic_shared(m):
-    words = _ALIGN.sub(" ", m.group(1))
+    words = _ALIGN.sub(" ", m.group(1) + " " + m.group(2))
     if not re.search(r"\b__shared__\b", words):
         return m.group(0)
-    kind = " ".join(re.sub(r"\b__shared__\b", " ", words).split())
-    return f"PG_SIM_DYNAMIC_SHARED({kind}, {m.group(2)});"
+    kind = " ".join(re.sub(r"\b(?:__shared__|static)\b", " ", words).split())
+    return f"PG_SIM_DYNAMIC_SHARED({kind}, {m.group(3)});"
 
 
 def _static_shared(m):

@@ -424,16 +424,6 @@ BINARY_PARTITION = ((SAMPLES + "3_CUDA_Features/binaryPartitionCG/binaryPartitio
                      "1-47,49-52,59-99"),)
 
 
-# The simulator's runner (csrc/simulator/sim_exec.h, meet_warps) fails a warp
-# intrinsic whose mask names a lane that is still runnable, as when one half
-# of a binary partition reaches cg::sync(tile32) while the other half still
-# shuffles: a GPU waits for it (docs/SIMULATOR.md, "Real kernels").
-RUNNER_WAITS_TOO_LITTLE = pytest.mark.xfail(
-    ON_SIMULATOR, raises=pygpu.KernelError, strict=True,
-    reason="the simulator's runner fails a __syncwarp whose lanes are still runnable")
-
-
-@RUNNER_WAITS_TOO_LITTLE
 def test_binary_partition_cg_sample_counts_odds_and_sums(rng):
     blocks, threads = 4, 128
     n = blocks * threads * 3

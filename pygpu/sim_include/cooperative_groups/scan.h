@@ -10,12 +10,12 @@ template <class Group, class T, class Op = plus<T>>
 inline T
 inclusive_scan(const Group &g, T value, Op op = Op())
 {
-    unsigned int rank = g.thread_rank();
-    T acc = g.shfl(value, 0);
-    for (unsigned int r = 1; r < g.num_threads(); r++) {
-        T v = g.shfl(value, r);
+    unsigned int rank = g.thread_rank(), n = g.num_threads();
+    T acc = value;
+    for (unsigned int r = 0; r < 32; r++) { /* 32 rounds: as reduce.h says */
+        T v = g.shfl(value, r % n);
         if (r <= rank) {
-            acc = op(acc, v);
+            acc = r == 0 ? v : op(acc, v);
         }
     }
     return acc;
@@ -25,10 +25,10 @@ template <class Group, class T, class Op = plus<T>>
 inline T
 exclusive_scan(const Group &g, T value, Op op = Op())
 {
-    unsigned int rank = g.thread_rank();
+    unsigned int rank = g.thread_rank(), n = g.num_threads();
     T acc = T();
-    for (unsigned int r = 0; r + 1 < g.num_threads(); r++) {
-        T v = g.shfl(value, r);
+    for (unsigned int r = 0; r < 32; r++) { /* 32 rounds: as reduce.h says */
+        T v = g.shfl(value, r % n);
         if (r < rank) {
             acc = r == 0 ? v : op(acc, v);
         }
