@@ -45,6 +45,7 @@ not a template becomes a kernel that get_function finds; templates are found
 by their name expressions.
 """
 
+import ctypes
 import functools
 import glob
 import hashlib
@@ -56,6 +57,8 @@ import struct
 import subprocess
 import tempfile
 from pathlib import Path
+
+import numpy as np
 
 from . import _cache, _core, _libs
 from ._core import CompileError, HostArg
@@ -616,8 +619,34 @@ def _host_source(source, check=False, name_expressions=()):
         f"static pg_sim::exporter pg_sim_export_{i}(pg_sim::describe("
         f"{_c_string(name)}, {_c_string(params)}, &{expr}));\n"
         for i, (name, expr, params) in enumerate(exports))
+    found = "".join(f"    if (strcmp(name, {_c_string(v)}) == 0) {{\n"
+                    f"        *size = sizeof({v});\n        return (void *)&{v};\n    }}\n"
+                    for v in _module_variables(code))
+    lines += ('extern "C" __attribute__((visibility("default"))) void *\n'
+              "pg_sim_module_global(const char *name, size_t *size)\n{\n"
+              f"{found}    return nullptr;\n}}\n")
     return (f'#include "{_PRELUDE}"\n#line 1 "<kernel source>"\n{body}\n'
             f'#line 1 "<pygpu exports>"\n{lines}')
+
+
+# a file-scope `[static] __device__|__constant__ T name[...] [= ...];`
+_VARIABLE = re.compile(
+    r"(?:^|(?<=[;}\n]))\s*((?:[\w:<>,*&\s]|(?:__align__|alignas)\s*\([^()]*\))*?"
+    r"\b(?:__device__|__constant__)\b(?:[^;{}()=\[\]]|(?:__align__|alignas)\s*\([^()]*\))*?)"
+    r"\b(\w+)\s*((?:\[[^\];]*\]\s*)*)"
+    r"(?:=[^;]*)?;")
+
+
+def _module_variables(code):
+    """The names of the __device__ and __constant__ variables that `code`
+    (comments blanked) defines at file scope, for get_global."""
+    code = _STRING.sub(_blank, code)
+    names = []
+    for m in _VARIABLE.finditer(code):
+        outside = code.count("{", 0, m.start()) == code.count("}", 0, m.start())
+        if outside and not re.search(r"\bextern\b", m.group(1)):
+            names.append(m.group(2))
+    return list(dict.fromkeys(names))
 
 
 def _c_string(text):
@@ -795,6 +824,27 @@ def _mangled(name, names):
     return name
 
 
+def _symbol_layout(name, size, dtype, shape):
+    """(dtype, shape) of a view of a module variable of `size` bytes."""
+    dtype = np.dtype(np.uint8 if dtype is None else dtype)
+    if shape is None:
+        shape = (size // dtype.itemsize,)
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if int(np.prod(shape)) * dtype.itemsize > size:
+        raise ValueError(f"{name!r} holds {size} bytes, not {shape} of {dtype}")
+    return dtype, shape
+
+
+class _Global:
+    """__cuda_array_interface__ over a module variable; keeps the module loaded."""
+
+    def __init__(self, module, address, shape, typestr):
+        self.module = module
+        self.__cuda_array_interface__ = {"shape": tuple(shape), "typestr": typestr,
+                                         "data": (address, False), "strides": None,
+                                         "version": 3}
+
+
 class RawModule:
     """CUDA C with one or more kernels, compiled by NVRTC (on the simulator, by
     the host C++ compiler).
@@ -818,11 +868,13 @@ class RawModule:
         self.name_expressions = _strings("name_expressions", name_expressions,
                                          "('scale<float>',)")
         self._lowered = {}
+        self._path = self._library = None
         if _core._host_modules():
             self.check = _check_setting(check)
             path, self.log = compile_host(code, self.options, self.check,
                                           self.name_expressions)
             self._module = _core.Module(os.fsencode(path) + b"\0")
+            self._path = path
         else:
             self.check = False
             image, self.log, lowered = compile_cuda(code, self.options,
@@ -831,6 +883,74 @@ class RawModule:
             self._module = _core.Module(image)
             self._params = param_sizes(image)
             self._names = kernel_names(image)
+
+    def _global(self, name):
+        """(address, bytes) of the module's __device__ or __constant__
+        variable `name`: the backend's answer, or the simulator's module's."""
+        if not isinstance(name, str):
+            raise TypeError("name must be a str naming a __device__ or __constant__ "
+                            f"variable of the source; got {type(name).__name__}")
+        found = self._module.get_global(name)
+        if found is None and self._path is not None:  # the simulator: ask the module
+            if self._library is None:
+                self._library = ctypes.CDLL(os.fspath(self._path))  # the loaded object
+                self._library.pg_sim_module_global.restype = ctypes.c_void_p
+                self._library.pg_sim_module_global.argtypes = (
+                    ctypes.c_char_p, ctypes.POINTER(ctypes.c_size_t))
+            size = ctypes.c_size_t(0)
+            address = self._library.pg_sim_module_global(name.encode(), ctypes.byref(size))
+            if not address:
+                raise AttributeError(f"the module has no __device__ or __constant__ "
+                                     f"variable named {name!r} at file scope")
+            found = (address, size.value)
+        return found
+
+    def get_global(self, name, dtype=None, shape=None):
+        """A DeviceArray over the module's __device__ or __constant__ variable
+        `name`, a view (what is written there, the module's kernels read): its
+        bytes, or `dtype` elements in `shape` (default: as many as it holds).
+        As CuPy's RawModule.get_global. On the simulator, which cannot make a
+        view of it yet, use memcpy_to_symbol and memcpy_from_symbol."""
+        address, size = self._global(name)
+        dtype, shape = _symbol_layout(name, size, dtype, shape)
+        if self._path is not None:
+            raise NotImplementedError(
+                f"pygpu's simulator cannot make a DeviceArray view of the module variable "
+                f"{name!r} yet; copy to and from it with memcpy_to_symbol and "
+                "memcpy_from_symbol")
+        from . import asarray
+        return asarray(_Global(self, address, shape, dtype.str))
+
+    def memcpy_to_symbol(self, name, src, offset=0):
+        """Copy `src` (a NumPy array, bytes, or a DeviceArray) into the module's
+        __device__ or __constant__ variable `name`, from byte `offset`:
+        cudaMemcpyToSymbol."""
+        address, size = self._global(name)
+        if hasattr(src, "copy_to_host"):
+            src = src.copy_to_host()
+        data = np.ascontiguousarray(src).reshape(-1).view(np.uint8)
+        if not isinstance(offset, int) or offset < 0 or offset + data.size > size:
+            raise ValueError(f"{name!r} holds {size} bytes; {data.size} bytes from byte "
+                             f"offset {offset!r} do not fit")
+        if self._path is not None:  # the simulator's memory is this process's
+            from . import cuda
+            cuda.synchronize()
+            ctypes.memmove(address + offset, data.ctypes.data, data.size)
+            return
+        from . import asarray
+        asarray(_Global(self, address + offset, (data.size,), "|u1")).copy_to_device(data)
+
+    def memcpy_from_symbol(self, name, dtype=None, shape=None):
+        """A NumPy array of the module's __device__ or __constant__ variable
+        `name`: its bytes, or `dtype` elements in `shape` (cudaMemcpyFromSymbol)."""
+        address, size = self._global(name)
+        dtype, shape = _symbol_layout(name, size, dtype, shape)
+        if self._path is not None:
+            from . import cuda
+            cuda.synchronize()
+            count = int(np.prod(shape)) * dtype.itemsize
+            return np.frombuffer(ctypes.string_at(address, count), dtype).reshape(shape)
+        return self.get_global(name, dtype, shape).copy_to_host()
 
     def get_function(self, name):
         """The kernel `name`: extern "C", a C++ function (found by its

@@ -388,3 +388,53 @@ def test_half_and_bfloat16_round_to_nearest_even(rng):
     bf16 = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
     np.testing.assert_array_equal(b.copy_to_host(), bf16)
     np.testing.assert_array_equal(s.copy_to_host(), want_sum)
+
+
+SYMBOL_SOURCE = r'''
+__constant__ float table[8];
+__device__ int counter = 5;
+__device__ __align__(16) double pair[2] = {1.5, -2.5};
+extern "C" __global__ void k(float *out) {
+    out[threadIdx.x] = table[threadIdx.x % 8] * 2 + (float)pair[1];
+    atomicAdd(&counter, 1);
+}
+'''
+
+
+def test_module_variables_are_set_and_read_as_cuda_memcpy_to_symbol(rng):
+    m = pygpu.RawModule(SYMBOL_SOURCE)
+    table = random_array(rng, 8, np.float32)
+    m.memcpy_to_symbol("table", table)
+    out = pygpu.zeros(16, np.float32)
+    m.get_function("k")[1, 16](out)
+    np.testing.assert_array_equal(out.copy_to_host(), np.tile(table * 2 - 2.5, 2))
+    assert m.memcpy_from_symbol("counter", np.int32).tolist() == [21]
+    np.testing.assert_array_equal(m.memcpy_from_symbol("pair", np.float64), [1.5, -2.5])
+    m.memcpy_to_symbol("table", np.float32([7, 8]), offset=8)
+    assert m.memcpy_from_symbol("table", np.float32)[2:4].tolist() == [7, 8]
+    with pytest.raises(AttributeError, match="no __device__ or __constant__ variable.*'nope'"):
+        m.memcpy_to_symbol("nope", table)
+    with pytest.raises(ValueError, match="'table' holds 32 bytes; 36 bytes"):
+        m.memcpy_to_symbol("table", np.zeros(9, np.float32))
+    with pytest.raises(TypeError, match="name must be a str"):
+        m.memcpy_from_symbol(None)
+
+
+@pytest.mark.gpu
+def test_get_global_is_a_view_of_a_module_variable(rng):
+    m = pygpu.RawModule(SYMBOL_SOURCE)
+    view = m.get_global("table", np.float32)
+    assert view.shape == (8,)
+    table = random_array(rng, 8, np.float32)
+    view.copy_to_device(table)
+    out = pygpu.zeros(8, np.float32)
+    m.get_function("k")[1, 8](out)
+    np.testing.assert_array_equal(out.copy_to_host(), table * 2 - 2.5)
+    assert m.get_global("counter", np.int32).copy_to_host().tolist() == [13]
+
+
+@pytest.mark.simulator
+def test_get_global_on_the_simulator_says_what_to_use_instead():
+    m = pygpu.RawModule(SYMBOL_SOURCE)
+    with pytest.raises(NotImplementedError, match="memcpy_to_symbol and memcpy_from_symbol"):
+        m.get_global("table")
