@@ -401,6 +401,31 @@ def _blank(match):
     return re.sub(r"[^\n]", " ", match.group(0))
 
 
+_QUOTED_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"[^\n]*$', re.M)
+
+
+def _inlined(source, folders, depth=0):
+    """The source with each `#include "file"` found in `folders` (the -I
+    options) written in, between #line directives: what the simulator
+    rewrites (extern __shared__, inline PTX) and exports (kernels) is then
+    seen in a project's own headers too. Headers on the system's and
+    pygpu's paths (<...>) stay includes."""
+    if depth > 16 or not folders:
+        return source
+
+    def one(m):
+        for folder in folders:
+            path = Path(folder) / m.group(1)
+            if path.is_file():
+                text = _inlined(path.read_text(errors="replace"), folders, depth + 1)
+                line = source.count("\n", 0, m.end()) + 2
+                return (f'#line 1 "{path}"\n{text}\n'
+                        f'#line {line} "<kernel source>"')
+        return m.group(0)
+
+    return _QUOTED_INCLUDE.sub(one, source)
+
+
 def _refuse_unsupported(source):
     """CompileError naming the first construct the simulator cannot run."""
     code = _COMMENT.sub(_blank, source)
@@ -629,23 +654,37 @@ def _host_source(source, check=False, name_expressions=()):
             f'#line 1 "<pygpu exports>"\n{lines}')
 
 
-# a file-scope `[static] __device__|__constant__ T name[...] [= ...];`
-_VARIABLE = re.compile(
-    r"(?:^|(?<=[;}\n]))\s*((?:[\w:<>,*&\s]|(?:__align__|alignas)\s*\([^()]*\))*?"
-    r"\b(?:__device__|__constant__)\b(?:[^;{}()=\[\]]|(?:__align__|alignas)\s*\([^()]*\))*?)"
-    r"\b(\w+)\s*((?:\[[^\];]*\]\s*)*)"
-    r"(?:=[^;]*)?;")
-
-
 def _module_variables(code):
     """The names of the __device__ and __constant__ variables that `code`
-    (comments blanked) defines at file scope, for get_global."""
-    code = _STRING.sub(_blank, code)
-    names = []
-    for m in _VARIABLE.finditer(code):
-        outside = code.count("{", 0, m.start()) == code.count("}", 0, m.start())
-        if outside and not re.search(r"\bextern\b", m.group(1)):
-            names.append(m.group(2))
+    (comments blanked) defines at file scope, for get_global: its file-scope
+    statements, one pass."""
+    code = re.sub(r"^[ \t]*#.*$", "", _STRING.sub(_blank, code), flags=re.M)
+    names, depth, start, initializer = [], 0, 0, False
+
+    def statement(text):
+        if not re.search(r"\b(?:__device__|__constant__)\b", text) or re.search(
+                r"\b(?:extern|template|typedef|using)\b", text):
+            return
+        head = _ALIGN.sub(" ", text.split("=")[0])
+        if "(" in head:
+            return  # a function
+        head = re.sub(r"(?:\s*\[[^\]]*\])+\s*$", "", head.strip())
+        m = re.search(r"\b([A-Za-z_]\w*)$", head)
+        if m:
+            names.append(m.group(1))
+
+    for i, ch in enumerate(code):
+        if ch == "{":
+            if depth == 0:
+                initializer = "=" in code[start:i]
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0 and not initializer:
+                start = i + 1  # a function's, struct's or namespace's body ended
+        elif ch == ";" and depth == 0:
+            statement(code[start:i])
+            start = i + 1
     return list(dict.fromkeys(names))
 
 
@@ -682,8 +721,9 @@ def compile_host(source, options=(), check=False, name_expressions=()):
     of the shared object, compiler log)."""
     options = _checked(source, options)
     name_expressions = tuple(name_expressions)
-    _refuse_unsupported(source)
     flags = [o for o in options if o.startswith(("-D", "-U", "-I", "-std="))]
+    source = _inlined(source, [f[2:] for f in flags if f.startswith("-I") and len(f) > 2])
+    _refuse_unsupported(source)
     command, where, version = host_compiler(check)
     unit = _host_source(source, check, name_expressions)
     extra = (["-DPG_SIM_CHECK=1", "-fsanitize-coverage=func,trace-loads,trace-stores"]

@@ -487,11 +487,11 @@ def test_fast_walsh_transform_sample_in_one_and_two_kernels(rng):
     d = cuda.to_device(x)
     kernel(FWT, "fwtBatch1Kernel")[batches, n // 4, 0, n * 4](d, d, i32(log2n))
     close(d.copy_to_host(), x.astype(np.float64) @ _hadamard(n).T, rtol=1e-4, atol=1e-3)
-    n = 1 << 13  # one radix-4 step (fwtBatch2Kernel), then 4 batches of 2**11
+    n = 1 << 12  # one radix-4 step (fwtBatch2Kernel), then 4 batches of 2**10
     y = floats(rng, n)
     d = cuda.to_device(y)
     kernel(FWT, "fwtBatch2Kernel")[(n // 1024, 1), 256](d, d, i32(n // 4))
-    kernel(FWT, "fwtBatch1Kernel")[4, 512, 0, 2048 * 4](d, d, i32(11))
+    kernel(FWT, "fwtBatch1Kernel")[4, 256, 0, 1024 * 4](d, d, i32(10))
     close(d.copy_to_host(), _hadamard(n) @ y.astype(np.float64), rtol=1e-4, atol=1e-2)
 
 
@@ -596,6 +596,29 @@ def test_warp_aggregated_atomics_cg_sample_stops_with_the_reason_on_the_simulato
     with pytest.raises(pygpu.KernelError, match="__shfl_sync.*names lane"):
         kernel(WARP_AGGREGATED, "filter_arr")[4, 128](dst, nres, cuda.to_device(x), i32(n))
         cuda.synchronize()
+
+
+# the constants come from the sample's main file, which then includes the kernels
+DWT_HAAR = ((SAMPLES + "5_Domain_Specific/dwtHaar1D/dwtHaar1D.cu", "1-92,97-104"),)
+
+
+def test_dwt_haar_1d_sample_decomposes_a_signal(rng):
+    bdim = 256
+    n = 2 * bdim
+    x = floats(rng, n)
+    od = cuda.device_array(n, f32)
+    kernel(DWT_HAAR, "initValue")[2, bdim](od, f32(0))
+    approx = cuda.device_array(1, f32)
+    kernel(DWT_HAAR, "dwtHaar1D")[1, bdim, 0, 3 * bdim * 4](
+        cuda.to_device(x), od, approx, u32(int(math.log2(n))), u32(bdim), i32(bdim))
+    a, want = x.astype(np.float64), np.zeros(n)
+    while a.size > 1:  # Haar: details of each level at [len/2, len), then the rest
+        d = (a[0::2] - a[1::2]) / math.sqrt(2)
+        a = (a[0::2] + a[1::2]) / math.sqrt(2)
+        want[d.size:2 * d.size] = d
+    got = od.copy_to_host()
+    close(got[1:], want[1:], rtol=1e-4, atol=1e-5)
+    close(approx.copy_to_host(), a, rtol=1e-4, atol=1e-5)
 
 
 # ---- llm.c dev/cuda (floatX is float: common.h's default) ---------------------------
