@@ -177,9 +177,27 @@ def _kernel_name(name, what="name"):
 
 
 def _cuda_key(source, options, arch, compiler, name_expressions):
+    folders = [o[2:] for o in options if o.startswith("-I") and len(o) > 2]
     return hashlib.sha256(repr((source, options, arch, compiler, _headers_digest(),
                                 _nvrtc_headers_digest(), _toolkit_headers(options),
+                                _own_headers(source, folders),
                                 name_expressions)).encode()).hexdigest()
+
+
+def _own_headers(source, folders, seen=None):
+    """The source's own headers (#include "file" found in the -I folders,
+    and theirs) as (path, sha256): a changed header is another cubin."""
+    seen = {} if seen is None else seen
+    for m in _QUOTED_INCLUDE.finditer(source):
+        for folder in folders:
+            path = os.path.join(folder, m.group(1))
+            if os.path.isfile(path):
+                if path not in seen:
+                    data = Path(path).read_bytes()
+                    seen[path] = hashlib.sha256(data).hexdigest()
+                    _own_headers(data.decode(errors="replace"), folders, seen)
+                break
+    return tuple(sorted(seen.items()))
 
 
 def _toolkit_includes(compiler):
