@@ -907,6 +907,11 @@ class RawModule:
     """CUDA C with one or more kernels, compiled by NVRTC (on the simulator, by
     the host C++ compiler).
 
+    `module.memcpy_to_symbol(name, array)` and `memcpy_from_symbol(name,
+    dtype)` set and read a __constant__ or __device__ variable of the source
+    (cudaMemcpyToSymbol); `get_global(name, dtype)` is a DeviceArray view of
+    one (on a GPU).
+
     `module.get_function(name)` gives a kernel to launch as
     `f[grid, block](args)`, `f[grid, block, stream]` or
     `f[grid, block, stream, shared_bytes]`. Kernels declared extern "C" are
