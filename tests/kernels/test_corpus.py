@@ -846,6 +846,61 @@ def test_llmc_matmul_forward_kernels(rng):
     close(out.copy_to_host(), want, rtol=1e-4, atol=1e-4)
 
 
+# ---- llm.c with floatX bfloat16, as its files define ENABLE_BF16 -------------------
+# cuda_bf16.h from llmc/cuda_common.h (dev/cuda's files get it through cuBLAS's
+# headers), then the file's own #define ENABLE_BF16, common.h, the kernels
+
+BF16_HEADER = ("llm.c/llmc/cuda_common.h", "16")
+GELU_FWD_BF16 = (BF16_HEADER, (LLMC + "gelu_forward.cu", "23"), *GELU_FWD)
+RESIDUAL_BF16 = (BF16_HEADER, (LLMC + "residual_forward.cu", "17"), *RESIDUAL)
+ENCODER_FWD_BF16 = (BF16_HEADER, (LLMC + "encoder_forward.cu", "22"), *ENCODER_FWD)
+
+
+def bf16(x):
+    """float32 -> bfloat16 bits (uint16), rounded to nearest even."""
+    u = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def from_bf16(bits):
+    return (np.asarray(bits, np.uint32) << 16).view(np.float32)
+
+
+@pytest.mark.parametrize("name", ["gelu_forward_kernel1", "gelu_forward_kernel2"])
+def test_llmc_gelu_forward_in_bfloat16(rng, name):
+    n = 8 * 1000
+    x = bf16(floats(rng, n))
+    out = cuda.device_array(n, np.uint16)
+    per = 8 if name.endswith("2") else 1  # x128 holds 8 bfloat16
+    kernel(GELU_FWD_BF16, name)[(n // per + 127) // 128, 128](out, cuda.to_device(x), i32(n))
+    close(from_bf16(out.copy_to_host()), _gelu(from_bf16(x).astype(np.float64)),
+          rtol=8e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("name", ["residual_forward_kernel1", "residual_forward_kernel2"])
+def test_llmc_residual_forward_in_bfloat16(rng, name):
+    n = 8 * 999
+    a, b = bf16(floats(rng, n)), bf16(floats(rng, n))
+    out = cuda.device_array(n, np.uint16)
+    per = 8 if name.endswith("2") else 1
+    kernel(RESIDUAL_BF16, name)[(n // per + 127) // 128, 128](
+        out, cuda.to_device(a), cuda.to_device(b), i32(n))
+    want = bf16(from_bf16(a) + from_bf16(b))  # one rounding of the float sum
+    np.testing.assert_array_equal(out.copy_to_host(), want)
+
+
+def test_llmc_encoder_forward_in_bfloat16(rng):
+    B, T, C, V = 2, 16, 32, 50
+    inp = rng.integers(0, V, (B, T)).astype(np.int32)
+    wte, wpe = bf16(floats(rng, V, C)), bf16(floats(rng, T, C))
+    out = cuda.device_array(B * T * C, np.uint16)
+    kernel(ENCODER_FWD_BF16, "encoder_forward_kernel3")[(B * T * C // 8 + 63) // 64, 64](
+        out, cuda.to_device(inp), cuda.to_device(wte), cuda.to_device(wpe), i32(B), i32(T),
+        i32(C))
+    want = bf16(from_bf16(wte)[inp] + from_bf16(wpe)[None])
+    np.testing.assert_array_equal(out.copy_to_host(), want.ravel())
+
+
 # ---- every source through NVRTC ----------------------------------------------------
 
 _NVRTC_CHECK = """
