@@ -350,6 +350,10 @@ _host_compilers = {}
 _EXTERN_ARRAY = re.compile(
     r"((?:(?:__shared__|static|volatile|const|(?:__align__|alignas)\s*\((?:[^()]|\([^()]*\))*\))"
     r"\s+)*)\bextern\b([^;{}\"\[\]]*?)\b(\w+)\s*\[\s*\]\s*;")
+_STATIC_WITH = re.compile(
+    r"\bstatic\b(?=(?:\s+(?:volatile|const|__device__))*\s+__(?:shared|constant)__\b)"
+    r"|(?<=__shared__)(?:\s+(?:volatile|const))*\s+static\b"
+    r"|(?<=__constant__)(?:\s+(?:volatile|const|__device__))*\s+static\b")
 _ALIGN = re.compile(r"\b(?:__align__|alignas)\s*\((?:[^()]|\([^()]*\))*\)")
 # `[static] __shared__ T name[...]...;`: in the checking mode, a reference
 # into the prelude's arena of static shared memory (one declarator, no
@@ -652,6 +656,9 @@ def _host_source(source, check=False, name_expressions=()):
             kernels[name] = (_params_of(code, m.end()),
                              bool(_TEMPLATE_BEFORE.search(code[:m.start()])))
     body = _rewrite(_translate_asm(source), _EXTERN_ARRAY, _dynamic_shared)
+    # __shared__ and __constant__ are `static` here: a `static` of the same
+    # declaration goes (`static __shared__ T s[..]`, `__constant__ static ...`)
+    body = _rewrite(body, _STATIC_WITH, lambda m: m.group(0).replace("static", "      "))
     if check:
         body = _STATIC_SHARED.sub(_static_shared, body)
     exports = [(n, n, p) for n, (p, template) in kernels.items() if not template]

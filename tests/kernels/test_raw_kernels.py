@@ -438,3 +438,32 @@ def test_get_global_on_the_simulator_says_what_to_use_instead():
     m = pygpu.RawModule(SYMBOL_SOURCE)
     with pytest.raises(NotImplementedError, match="memcpy_to_symbol and memcpy_from_symbol"):
         m.get_global("table")
+
+
+@pytest.mark.parametrize("declaration", [
+    "__shared__ float s[64];", "static __shared__ float s[64];",
+    "__shared__ static float s[64];", "float __shared__ s[64];",
+    "__shared__ __align__(16) float s[64];", "volatile __shared__ float s[64];",
+    "__shared__ volatile float s[64];"])
+def test_static_shared_memory_in_every_qualifier_order(rng, declaration):
+    src = 'extern "C" __global__ void k(const float *x, float *out) {\n' + declaration + '''
+        s[threadIdx.x] = x[threadIdx.x];
+        __syncthreads();
+        out[threadIdx.x] = s[63 - threadIdx.x];
+    }'''
+    x = random_array(rng, 64, np.float32)
+    out = pygpu.zeros(64, np.float32)
+    pygpu.RawKernel(src, "k")[1, 64](cuda.to_device(x), out)
+    np.testing.assert_array_equal(out.copy_to_host(), x[::-1])
+
+
+@pytest.mark.parametrize("declaration", [
+    "__constant__ int c[2] = {3, 4};", "static __constant__ int c[2] = {3, 4};",
+    "__constant__ static int c[2] = {3, 4};", "const __constant__ int c[2] = {3, 4};",
+    "__device__ static int c[2] = {3, 4};", "static __device__ int c[2] = {3, 4};",
+    "__device__ __align__(8) int c[2] = {3, 4};"])
+def test_module_variables_in_every_qualifier_order(declaration):
+    src = declaration + '\nextern "C" __global__ void k(int *out) { out[0] = c[0] * c[1]; }'
+    out = pygpu.zeros(1, np.int32)
+    pygpu.RawKernel(src, "k")[1, 1](out)
+    assert out.copy_to_host()[0] == 12

@@ -56,7 +56,9 @@ inline pg_sim_index idx;        /* threadIdx, blockIdx, ...: the runner sets the
 #define __forceinline__ inline __attribute__((always_inline))
 #define __launch_bounds__(...)
 #define __restrict__ __restrict
-#define __align__(n) alignas(n)
+/* a GNU attribute, allowed among the declaration's specifiers in any order
+ * (`__shared__ __align__(16) float s[...]`), as nvcc allows __align__ */
+#define __align__(n) __attribute__((aligned(n)))
 #define __grid_constant__
 #define __managed__
 #define __shared__ static
