@@ -349,9 +349,9 @@ Module_get_function(PyObject *self, PyObject *args)
         Py_DECREF(f);
         if (s.err == PG_ERR_NOT_FOUND) {
             return PyErr_Format(PyExc_AttributeError,
-                                "the module has no kernel named '%s'; declare it "
-                                "extern \"C\" __global__ so that its name is not "
-                                "mangled",
+                                "the module has no kernel named '%s' (a kernel is "
+                                "found by its name, extern \"C\" or C++; a template's "
+                                "instance by its name expression)",
                                 cname);
         }
         return pg_raise(st, s.err, s.call);
@@ -394,7 +394,52 @@ Module_get_function(PyObject *self, PyObject *args)
     return (PyObject *)f;
 }
 
+/* get_global(name) -> (address, bytes) of the module's __device__ or
+ * __constant__ variable `name`; None where the backend cannot say (rawkernel.py
+ * then asks the simulator's module itself). */
+static PyObject *
+Module_get_global(PyObject *self, PyObject *arg)
+{
+    pg_state *st = pg_state_of_type(Py_TYPE(self));
+    pg_module *m = (pg_module *)self;
+    const pg_backend *rt = pg_rt();
+    const char *cname;
+    void *ptr = NULL;
+    size_t size = 0;
+    pg_status s;
+    if (st == NULL) {
+        return NULL;
+    }
+    if (!PyUnicode_Check(arg)) {
+        return PyErr_Format(PyExc_TypeError,
+                            "get_global: name must be a str naming a __device__ or "
+                            "__constant__ variable, not %.100s",
+                            Py_TYPE(arg)->tp_name);
+    }
+    if ((cname = PyUnicode_AsUTF8(arg)) == NULL) {
+        return NULL;
+    }
+    if (rt->module_global == NULL) {
+        Py_RETURN_NONE;
+    }
+    s = PG_CALL(rt, module_global, (&ptr, &size, m->handle, cname));
+    if (s.err == PG_ERR_NOT_FOUND || s.err == PG_ERR_INVALID_VALUE) {
+        return PyErr_Format(
+            PyExc_AttributeError,
+            "the module has no __device__ or __constant__ variable named "
+            "'%s'",
+            cname);
+    }
+    if (pg_check(st, s) < 0) {
+        return NULL;
+    }
+    return Py_BuildValue("(Kn)", (unsigned long long)(uintptr_t)ptr, (Py_ssize_t)size);
+}
+
 static PyMethodDef Module_methods[] = {
+    {"get_global", Module_get_global, METH_O,
+     "get_global($self, name, /)\n--\n\n(address, bytes) of the module's __device__ or "
+     "__constant__ variable name; None where the backend cannot say."},
     {"get_function", Module_get_function, METH_VARARGS,
      "get_function($self, name, sizes=None, /)\n--\n\nThe kernel `name` (extern \"C\") "
      "of the module; sizes: its parameters' sizes in bytes, where the caller knows "
@@ -594,7 +639,18 @@ pack_arg(pg_state *st, pg_function *f, int i, PyObject *o, param_slot *slot,
             return size_error(f, i, "a Python int (int64)", 8);
         }
         slot->i64 = PyLong_AsLongLong(o);
-        return slot->i64 == -1 && PyErr_Occurred() ? -1 : 0;
+        if (slot->i64 == -1 && PyErr_Occurred()) {
+            if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+                PyErr_Clear();
+                PyErr_Format(PyExc_OverflowError,
+                             "%U: argument %d is the Python int %R, which does not fit "
+                             "the int64 it passes as (-2**63 to 2**63 - 1); pass a "
+                             "NumPy scalar of the parameter's type",
+                             f->name, i, o);
+            }
+            return -1;
+        }
+        return 0;
     }
     if (PyFloat_Check(o)) {
         if (want != 8) {

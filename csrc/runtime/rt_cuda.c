@@ -348,6 +348,7 @@ typedef int (*cu_address_range_t)(unsigned long long *, size_t *, unsigned long 
 typedef int (*cu_module_load_t)(void **, const void *);
 typedef int (*cu_module_unload_t)(void *);
 typedef int (*cu_module_function_t)(void **, void *, const char *);
+typedef int (*cu_module_global_t)(unsigned long long *, size_t *, void *, const char *);
 typedef int (*cu_param_info_t)(void *, size_t, size_t *, size_t *);
 typedef int (*cu_launch_t)(void *, unsigned, unsigned, unsigned, unsigned, unsigned,
                            unsigned, unsigned, void *, void **, void **);
@@ -413,6 +414,13 @@ static pg_err
 cuda_module_function(void **function, void *module, const char *name)
 {
     DRIVER_CALL(cu_module_function_t, module_function, function, module, name);
+}
+
+static pg_err
+cuda_module_global(void **ptr, size_t *size, void *module, const char *name)
+{
+    DRIVER_CALL(cu_module_global_t, module_global, (unsigned long long *)ptr, size,
+                module, name);
 }
 
 static pg_err
@@ -599,6 +607,7 @@ static const pg_backend cuda_backend = {
     .module_load = cuda_module_load,
     .module_unload = cuda_module_unload,
     .module_function = cuda_module_function,
+    .module_global = cuda_module_global,
     .function_param = cuda_function_param,
     .launch_function = cuda_launch_function,
     .stream_create_nonblocking = cuda_stream_create_nonblocking,

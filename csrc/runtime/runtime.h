@@ -282,6 +282,10 @@ enum {
     X(module_unload, "cuModuleUnload", (void *module))                                 \
     X(module_function, "cuModuleGetFunction",                                          \
       (void **function, void *module, const char *name))                               \
+    /* a module's __device__ or __constant__ variable: its address and bytes; */       \
+    /* PG_ERR_NOT_FOUND for no such variable. NULL where a backend has none   */       \
+    X(module_global, "cuModuleGetGlobal",                                              \
+      (void **ptr, size_t *size, void *module, const char *name))                      \
     /* PG_ERR_INVALID_VALUE past the last parameter */                                 \
     X(function_param, "cuFuncGetParamInfo",                                            \
       (void *function, size_t index, size_t *offset, size_t *size))                    \

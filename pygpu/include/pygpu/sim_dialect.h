@@ -26,6 +26,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include <type_traits>
 
@@ -55,7 +56,9 @@ inline pg_sim_index idx;        /* threadIdx, blockIdx, ...: the runner sets the
 #define __forceinline__ inline __attribute__((always_inline))
 #define __launch_bounds__(...)
 #define __restrict__ __restrict
-#define __align__(n) alignas(n)
+/* a GNU attribute, allowed among the declaration's specifiers in any order
+ * (`__shared__ __align__(16) float s[...]`), as nvcc allows __align__ */
+#define __align__(n) __attribute__((aligned(n)))
 #define __grid_constant__
 #define __managed__
 #define __shared__ static
@@ -810,6 +813,92 @@ PG_SIM_REDUCE(__reduce_and_sync, unsigned int, r &v)
 PG_SIM_REDUCE(__reduce_or_sync, unsigned int, r | v)
 PG_SIM_REDUCE(__reduce_xor_sync, unsigned int, r ^ v)
 #undef PG_SIM_REDUCE
+
+/* ---- inline PTX's special registers ------------------------------------------- */
+
+/* rawkernel.py writes `asm("mov.u32 %0, %%laneid;" : "=r"(x))` as
+ * `x = pg_sim::ptx_laneid()`, and the plain arithmetic forms as C++ */
+namespace pg_sim {
+inline unsigned int
+ptx_rank()
+{
+    return idx.thread.x +
+           idx.block_dim.x * (idx.thread.y + idx.block_dim.y * idx.thread.z);
+}
+inline unsigned int
+ptx_laneid()
+{
+    return ptx_rank() % 32;
+}
+inline unsigned int
+ptx_warpid()
+{
+    return ptx_rank() / 32;
+}
+inline unsigned int
+ptx_nwarpid()
+{
+    return (idx.block_dim.x * idx.block_dim.y * idx.block_dim.z + 31) / 32;
+}
+inline unsigned int
+ptx_lanemask_eq()
+{
+    return 1u << ptx_laneid();
+}
+inline unsigned int
+ptx_lanemask_lt()
+{
+    return ptx_lanemask_eq() - 1;
+}
+inline unsigned int
+ptx_lanemask_le()
+{
+    return ptx_lanemask_lt() | ptx_lanemask_eq();
+}
+inline unsigned int
+ptx_lanemask_gt()
+{
+    return ~ptx_lanemask_le();
+}
+inline unsigned int
+ptx_lanemask_ge()
+{
+    return ~ptx_lanemask_lt();
+}
+inline unsigned long long
+ptx_globaltimer()
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (unsigned long long)ts.tv_sec * 1000000000ull +
+           (unsigned long long)ts.tv_nsec;
+}
+inline unsigned long long
+ptx_clock64()
+{
+    return ptx_globaltimer();
+}
+inline unsigned int
+ptx_clock()
+{
+    return (unsigned int)ptx_globaltimer();
+}
+inline unsigned int
+ptx_smid()
+{
+    return 0;
+}
+inline unsigned int
+ptx_nsmid()
+{
+    return 1;
+}
+inline unsigned long long
+ptx_gridid()
+{
+    return 0;
+}
+} /* namespace pg_sim */
 
 /* ---- launches ------------------------------------------------------------------ */
 
