@@ -751,15 +751,19 @@ def compile_host(source, options=(), check=False, name_expressions=()):
     _refuse_unsupported(source)
     command, where, version = host_compiler(check)
     unit = _host_source(source, check, name_expressions)
-    extra = (["-DPG_SIM_CHECK=1", "-fsanitize-coverage=func,trace-loads,trace-stores"]
-             if check else [])
-    flags = ["-std=c++17", "-O2", "-fPIC", "-shared", "-fno-exceptions",
+    # checking: instrumented loads and stores, and a line table, so that a
+    # finding names the source line (#line honoured)
+    extra = (["-DPG_SIM_CHECK=1", "-fsanitize-coverage=func,trace-loads,trace-stores",
+              "-gline-tables-only"] if check else [])
+    # -fwrapv: signed integers wrap on overflow, as on a GPU (and in kernels
+    # written in Python, which keep Python's arithmetic where Numba does)
+    flags = ["-std=c++17", "-O2", "-fwrapv", "-fPIC", "-shared", "-fno-exceptions",
              "-fno-threadsafe-statics", "-fvisibility=hidden", "-w", f"-I{_SIM_INCLUDE}",
              f"-I{_INCLUDE}",
              *extra, *flags]
     # the key: what the compiler gets (the unit, its flags, the prelude and its
     # headers) and which compiler
-    key = hashlib.sha256(repr((unit, flags, where, version,
+    key = hashlib.sha256(repr((unit, flags, tuple(command), where, version,
                                _prelude_digest())).encode()).hexdigest()
     path = _cache.load_path(f"{key}.so")
     if path is not None:
