@@ -24,11 +24,9 @@ from ._core import (
     OutOfMemoryError,
     Stream,
     add_one,
-    asarray,
     asnumpy,
     empty,
     empty_like,
-    from_dlpack,
     full,
     full_like,
     matmul,
@@ -38,6 +36,42 @@ from ._core import (
 )
 
 __version__ = "0.1.0"
+# pygpu is an array API namespace (pygpu/_ops/namespace.py; docs/SEMANTICS.md)
+__array_api_version__ = "2024.12"
+
+
+def __array_namespace_info__():
+    """The array API's inspection namespace: capabilities(), default_device(),
+    devices(), default_dtypes(device=), dtypes(device=, kind=)."""
+    from ._ops.namespace import array_namespace_info
+
+    return array_namespace_info()
+
+
+def asarray(obj, /, dtype=None, *, device=None, copy=None):
+    """A DeviceArray of obj: a DeviceArray (itself, where dtype and device
+    match), an object with __cuda_array_interface__ or CUDA DLPack (sharing
+    its memory), or anything numpy.asarray takes (copied to the device).
+    copy=True always copies; copy=False never does (ValueError where a copy is
+    needed); device: a pygpu.Device or an id (None: obj's, or the current
+    device for host data)."""
+    if device is None and copy is None:
+        return _core.asarray(obj, dtype)
+    from ._ops.namespace import asarray
+
+    return asarray(obj, dtype, device=device, copy=copy)
+
+
+def from_dlpack(x, /, *, device=None, copy=None):
+    """A DeviceArray of x (an object with __dlpack__ and __dlpack_device__),
+    sharing its memory where x is a CUDA array on `device` (None: x's), else
+    a copy; copy=True always copies, copy=False never (ValueError where one is
+    needed)."""
+    if device is None and copy is None and isinstance(x, DeviceArray):
+        return x
+    from ._ops.namespace import from_dlpack
+
+    return from_dlpack(x, device=device, copy=copy)
 
 
 def ones(shape, dtype=None, order="C"):
@@ -56,7 +90,9 @@ class MemoryPool:
     """
 
     def __init__(self, device=None):
-        self._device = device
+        from ._ops.namespace import device_id
+
+        self._device = device_id(device)
 
     def _dev(self):
         return _core.get_device() if self._device is None else self._device
@@ -143,6 +179,14 @@ def _ufunc_names():
 
 
 def __getattr__(name):
+    if not name.startswith("_") and name not in _SUBMODULES:
+        # the array API's names first: where the standard and NumPy differ
+        # (clip), pygpu.f is the standard's and np.f(d) NumPy's
+        from ._ops import namespace
+
+        if name in namespace.__all__:
+            value = globals()[name] = getattr(namespace, name)
+            return value
     if name in _FUNCTIONS:
         from ._ops import functions as module
     elif name in _REDUCTIONS:
