@@ -56,7 +56,11 @@ def asarray(obj, /, dtype=None, *, device=None, copy=None):
     needed); device: a pygpu.Device or an id (None: obj's, or the current
     device for host data)."""
     if device is None and copy is None:
-        return _core.asarray(obj, dtype)
+        try:
+            return _core.asarray(obj, dtype)
+        except TypeError:
+            if not isinstance(obj, list | tuple):  # a list may hold DeviceArrays
+                raise
     from ._ops.namespace import asarray
 
     return asarray(obj, dtype, device=device, copy=copy)

@@ -290,6 +290,8 @@ def asarray(obj, /, dtype=None, *, device=None, copy=None):
         if copy is False:
             raise ValueError(f"asarray(copy=False): a {type(obj).__name__} is host data; it "
                              "cannot be on the device without a copy")
+        if isinstance(obj, list | tuple) and _holds_arrays(obj):
+            obj = _host_nested(obj)
         if target is None:
             return _core.asarray(obj, dtype)
         with _core.Device(target):
@@ -308,6 +310,25 @@ def asarray(obj, /, dtype=None, *, device=None, copy=None):
     return x.copy() if copy else x
 
 
+def _holds_arrays(seq):
+    from .. import _core
+
+    return builtins.any(isinstance(o, _core.DeviceArray) or
+                        (isinstance(o, list | tuple) and _holds_arrays(o)) for o in seq)
+
+
+def _host_nested(obj):
+    """A nested sequence with its DeviceArrays (0-d ones, in the standard)
+    copied to the host, for numpy.asarray."""
+    from .. import _core
+
+    if isinstance(obj, _core.DeviceArray):
+        return obj.copy_to_host()
+    if isinstance(obj, list | tuple):
+        return [_host_nested(o) for o in obj]
+    return obj
+
+
 def _cuda_dlpack(obj):
     if isinstance(obj, np.ndarray) or not hasattr(obj, "__dlpack_device__"):
         return False
@@ -319,8 +340,10 @@ def _cuda_dlpack(obj):
 
 def from_dlpack(x, /, *, device=None, copy=None):
     """A DeviceArray of x, an object with __dlpack__: sharing its memory where
-    x is a CUDA array on `device` (None: x's), else a copy (a host array,
-    another device; ValueError with copy=False). copy=True always copies."""
+    x is a CUDA array on `device` (None: x's), else a copy (another device; a
+    host array where device= names a pygpu device, BufferError without it, as
+    the answer would be on the host); ValueError where a copy is needed and
+    copy=False. copy=True always copies."""
     from .. import _core
 
     _copy_arg(copy)
@@ -330,15 +353,14 @@ def from_dlpack(x, /, *, device=None, copy=None):
                         f"{type(x).__name__}")
     if isinstance(x, _core.DeviceArray) or _cuda_dlpack(x):
         y = _core.from_dlpack(x)
-    else:  # a host producer (kDLCPU): through NumPy, then to the device
-        if copy is False:
-            raise ValueError("from_dlpack(copy=False): the array is in host memory; it cannot "
-                             "be on the device without a copy")
-        host = np.from_dlpack(x)
-        if target is None:
-            return _core.asarray(host)
+    elif target is None:  # the standard's answer is on x's device: pygpu has none there
+        return _core.from_dlpack(x)  # BufferError, naming the device
+    elif copy is False:
+        raise ValueError("from_dlpack(copy=False): the array is in host memory; it cannot be "
+                         f"on device {target} without a copy")
+    else:  # a host producer (kDLCPU), copied to the device asked for
         with _core.Device(target):
-            return _core.asarray(host)
+            return _core.asarray(np.from_dlpack(x))
     return asarray(y, device=target, copy=copy)
 
 
@@ -387,7 +409,9 @@ def matrix_transpose(x, /):
 
 def vecdot(x1, x2, /, *, axis=-1):
     """The dot product of x1 and x2 along axis (x1 conjugated), the other
-    axes broadcast; the dtype is their result type."""
+    axes broadcast; the dtype is their result type. axis counts from the end
+    (the standard's [-N, -1], N the smaller ndim); a positive one is NumPy's,
+    of each operand, and must name the same axis of both."""
     from . import reduction
     from .ufunc import UFUNCS
 
@@ -396,13 +420,15 @@ def vecdot(x1, x2, /, *, axis=-1):
     dtype = np.result_type(x1.dtype, x2.dtype)
     if dtype.kind == "b":
         raise TypeError("vecdot takes numeric arrays, not bool ones")
-    shape = np.broadcast_shapes(x1.shape, x2.shape)
-    if not shape:
-        raise ValueError("vecdot needs arrays of at least 1 dimension")
-    if not -len(shape) <= axis < len(shape):
-        raise np.exceptions.AxisError(axis, len(shape))
-    n = axis - len(shape) if axis >= 0 else axis  # counted from the last axis
-    if -n > min(x1.ndim, x2.ndim) or x1.shape[n] != x2.shape[n]:
+    if isinstance(axis, builtins.bool) or not isinstance(axis, int | np.integer):
+        raise TypeError(f"vecdot: axis must be an int, not {type(axis).__name__}")
+    ndim = min(x1.ndim, x2.ndim)
+    n = axis - x1.ndim if axis >= 0 else axis  # counted from the last axis
+    if not -ndim <= n <= -1 or (axis >= 0 and axis - x2.ndim != n):
+        raise np.exceptions.AxisError(
+            f"vecdot: axis {axis} is not an axis of both x1 (ndim {x1.ndim}) and x2 "
+            f"(ndim {x2.ndim}), counted from the end")
+    if x1.shape[n] != x2.shape[n]:
         raise ValueError(f"vecdot: x1 of shape {x1.shape} and x2 of shape {x2.shape} differ "
                          f"along axis {axis}")
     if x1.dtype.kind == "c":
