@@ -20,7 +20,8 @@ rm -rf "$COPY"
 mkdir -p "$COPY"
 cp -r "$SRC/." "$COPY/"
 XFAILS=${XFAILS:-$ROOT/tests/api/array_api_xfails.txt}
-args=(--max-examples="${MAX_EXAMPLES:-5}" -q -p no:cacheprovider)
+# no deadline: a first call compiles its kernels, seconds on a loaded simulator
+args=(--max-examples="${MAX_EXAMPLES:-5}" --disable-deadline -q -p no:cacheprovider)
 if [ "$XFAILS" != none ]; then
     # the suite reads test ids only: our reasons follow '  # ' on each line
     sed -e 's/[[:space:]]*#.*$//' -e '/^$/d' "$XFAILS" >"$COPY/xfails.txt"

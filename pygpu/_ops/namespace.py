@@ -436,6 +436,88 @@ def vecdot(x1, x2, /, *, axis=-1):
     return reduction.sum(UFUNCS["multiply"](x1, x2, dtype=dtype), axis=n, dtype=dtype)
 
 
+def tensordot(x1, x2, /, *, axes=2):
+    """The sum of products over the last `axes` axes of x1 and the first of
+    x2 (an int), or over the axes paired by axes=(axes of x1, axes of x2);
+    the dtype is their result type. Floating and complex products go through
+    matmul (cuBLAS on a GPU); integer ones are products and a sum."""
+    from . import reduction
+    from .ufunc import UFUNCS
+
+    _array(x1, "tensordot")
+    _array(x2, "tensordot")
+    if isinstance(axes, int | np.integer) and not isinstance(axes, builtins.bool):
+        if not 0 <= axes <= min(x1.ndim, x2.ndim):
+            raise ValueError(f"tensordot: axes={axes} must be between 0 and the smaller "
+                             f"ndim, {min(x1.ndim, x2.ndim)}")
+        a1, a2 = tuple(range(x1.ndim - axes, x1.ndim)), tuple(range(axes))
+    else:
+        try:
+            a1, a2 = (tuple(a) if isinstance(a, list | tuple) else (a,) for a in axes)
+        except (TypeError, ValueError):
+            raise TypeError(f"tensordot: axes must be an int or a pair of sequences of "
+                            f"axes, not {axes!r}") from None
+        if len(a1) != len(a2):
+            raise ValueError(f"tensordot: axes {a1} and {a2} are not as many")
+        a1 = tuple(_ndim_axis(x1, a, "tensordot") for a in a1)
+        a2 = tuple(_ndim_axis(x2, a, "tensordot") for a in a2)
+        if len(set(a1)) != len(a1) or len(set(a2)) != len(a2):
+            raise ValueError(f"tensordot: repeated axis in {axes!r}")
+    for i, j in zip(a1, a2, strict=True):
+        if x1.shape[i] != x2.shape[j]:
+            raise ValueError(f"tensordot: axis {i} of x1 (size {x1.shape[i]}) and axis {j} "
+                             f"of x2 (size {x2.shape[j]}) differ")
+    dtype = np.result_type(x1.dtype, x2.dtype)
+    free1 = [i for i in range(x1.ndim) if i not in a1]
+    free2 = [j for j in range(x2.ndim) if j not in a2]
+    m = math.prod(x1.shape[i] for i in free1)
+    n = math.prod(x2.shape[j] for j in free2)
+    k = math.prod(x1.shape[i] for i in a1)
+    shape = tuple(x1.shape[i] for i in free1) + tuple(x2.shape[j] for j in free2)
+    x1 = x1.astype(dtype, copy=False).transpose(tuple(free1) + a1).reshape((m, k))
+    x2 = x2.astype(dtype, copy=False).transpose(a2 + tuple(free2)).reshape((k, n))
+    if dtype.kind in "fc" and dtype.itemsize > 2:
+        return (x1 @ x2).reshape(shape)
+    products = UFUNCS["multiply"](x1.reshape((m, k, 1)), x2.reshape((1, k, n)))
+    if dtype.kind == "b":
+        return reduction.any(products, axis=1).reshape(shape)
+    return reduction.sum(products, axis=1, dtype=dtype).reshape(shape)
+
+
+def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):
+    """The n-th differences along axis, x[i+1] - x[i] (not_equal for bool),
+    after joining prepend and append (arrays, or scalars taken as one slice)."""
+    from .. import _core
+    from .ufunc import UFUNCS
+
+    _array(x, "diff")
+    if x.ndim == 0:
+        raise ValueError("diff needs an array of at least 1 dimension")
+    if isinstance(n, builtins.bool) or not isinstance(n, int | np.integer) or n < 0:
+        raise ValueError(f"diff: n must be an int >= 0, not {n!r}")
+    axis = _ndim_axis(x, axis, "diff")
+    if n == 0:
+        return x
+    parts = []
+    for extra in (prepend, x, append):
+        if extra is None:
+            continue
+        if not isinstance(extra, _core.DeviceArray):
+            if isinstance(extra, np.ndarray):
+                _array(extra, "diff")
+            one = x.shape[:axis] + (1,) + x.shape[axis + 1:]
+            with x.device:
+                extra = _core.full(one, extra, np.asarray(extra).dtype)  # as NumPy
+        parts.append(extra)
+    if len(parts) > 1:
+        x = concat(parts, axis=axis)
+    before = (slice(None),) * axis
+    op = UFUNCS["not_equal" if x.dtype.kind == "b" else "subtract"]
+    for _ in range(n):
+        x = op(x[before + (slice(1, None),)], x[before + (slice(None, -1),)])
+    return x
+
+
 def clip(x, /, min=None, max=None):  # noqa: A002
     """x limited to [min, max] (either may be None), in x's dtype."""
     from . import functions
@@ -462,7 +544,7 @@ def _mT(self):
 
 __all__ = [*_DTYPES, "e", "inf", "nan", "pi", "newaxis", "isdtype", "result_type",
            "can_cast", "finfo", "iinfo", "astype", "concat", "permute_dims",
-           "matrix_transpose", "vecdot", "clip"]
+           "matrix_transpose", "vecdot", "tensordot", "diff", "clip"]
 NUMPY = {}  # numpy function -> implementation (np.f(d) on DeviceArrays)
 ATTRIBUTES = {  # DeviceArray attribute name -> function(array) -> value
     "__array_namespace__": method(_array_namespace),

@@ -305,6 +305,47 @@ def test_vecdot(dtype, rng):
         pygpu.vecdot(pygpu.asarray(x1), pygpu.asarray(x2[:, :4]))
 
 
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "int64", "float32",
+                                   "complex64", "complex128"])
+def test_tensordot(dtype, rng):
+    a, b = random_array(rng, (3, 4, 5), dtype), random_array(rng, (4, 5, 2), dtype)
+    da, db = pygpu.asarray(a), pygpu.asarray(b)
+    for axes in (2, 0, ((1, 2), (0, 1)), ([1], [0]), ((-1,), (1,))):
+        got, ref = pygpu.tensordot(da, db, axes=axes), np.tensordot(a, b, axes=axes)
+        assert got.dtype == ref.dtype and got.shape == ref.shape
+        np.testing.assert_allclose(got.copy_to_host(), ref, rtol=1e-5)
+    got = pygpu.tensordot(da[::-1], db[:, ::-1], axes=((1, 2), (0, 1)))
+    np.testing.assert_allclose(got.copy_to_host(),
+                               np.tensordot(a[::-1], b[:, ::-1], axes=((1, 2), (0, 1))),
+                               rtol=1e-5)
+    with pytest.raises(ValueError, match="differ"):
+        pygpu.tensordot(da, db, axes=1)
+    with pytest.raises(ValueError, match="between 0"):
+        pygpu.tensordot(da, db, axes=4)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "float32", "complex128"])
+def test_diff(dtype, rng):
+    h = random_array(rng, (3, 6), dtype)
+    d = pygpu.asarray(h)
+    for kw in ({}, {"n": 2}, {"axis": 0}, {"axis": -2, "n": 3}, {"n": 7}):
+        got, ref = pygpu.diff(d, **kw), np.diff(h, **kw)
+        assert got.dtype == ref.dtype
+        np.testing.assert_array_equal(got.copy_to_host(), ref)
+    assert pygpu.diff(d, n=0) is d
+    pre, post = random_array(rng, (3, 2), dtype), random_array(rng, (3, 1), dtype)
+    got = pygpu.diff(d[:, ::-1], prepend=pygpu.asarray(pre), append=pygpu.asarray(post), n=2)
+    np.testing.assert_array_equal(got.copy_to_host(),
+                                  np.diff(h[:, ::-1], prepend=pre, append=post, n=2))
+    got, ref = pygpu.diff(d, append=2, axis=0), np.diff(h, append=2, axis=0)
+    assert got.dtype == ref.dtype
+    np.testing.assert_array_equal(got.copy_to_host(), ref)
+    with pytest.raises(ValueError, match="n must be"):
+        pygpu.diff(d, n=-1)
+    with pytest.raises(ValueError, match="1 dimension"):
+        pygpu.diff(pygpu.asarray(h[0, 0]))
+
+
 @pytest.mark.parametrize("dtype", ["int8", "uint8", "float32", "float64"])
 def test_clip_is_the_standards(dtype, rng):
     h = random_array(rng, (7,), dtype)
