@@ -264,7 +264,7 @@ def test_permute_dims_and_matrix_transpose(dtype, rng):
                                   np.matrix_transpose(h[:, ::-1]))
     np.testing.assert_array_equal(d.mT.copy_to_host(), h.mT)
     with pytest.raises(ValueError, match="2 dimensions"):
-        pygpu.asarray(h[0, 0]).mT
+        _ = pygpu.asarray(h[0, 0]).mT
     with pytest.raises(ValueError, match="repeated"):
         pygpu.permute_dims(d, (0, 0, 1))
     with pytest.raises(ValueError, match="3 dimensions"):
