@@ -25,14 +25,7 @@ from ._core import (
     Stream,
     add_one,
     asnumpy,
-    empty,
-    empty_like,
-    full,
-    full_like,
     matmul,
-    ones_like,
-    zeros,
-    zeros_like,
 )
 
 __version__ = "0.1.0"
@@ -78,9 +71,77 @@ def from_dlpack(x, /, *, device=None, copy=None):
     return from_dlpack(x, device=device, copy=copy)
 
 
-def ones(shape, dtype=None, order="C"):
+# The creation functions with the standard's device= (a pygpu.Device or an id,
+# checked; None: the current device, or x's for the *_like ones); without it
+# they are pygpu._core's C functions.
+
+def _on(device):
+    from ._ops.namespace import device_id
+
+    return Device(device_id(device))
+
+
+def empty(shape, dtype=None, order="C", *, device=None):
+    """An uninitialized device array (float64 unless dtype says otherwise)."""
+    if device is None:
+        return _core.empty(shape, dtype, order)
+    with _on(device):
+        return _core.empty(shape, dtype, order)
+
+
+def zeros(shape, dtype=None, order="C", *, device=None):
+    """A device array of zeros (float64 unless dtype says otherwise)."""
+    if device is None:
+        return _core.zeros(shape, dtype, order)
+    with _on(device):
+        return _core.zeros(shape, dtype, order)
+
+
+def full(shape, fill_value, dtype=None, order="C", *, device=None):
+    """A device array filled with fill_value (its dtype from fill_value when
+    dtype is None: bool, int64, float64 or complex128 for Python scalars)."""
+    if device is None:
+        return _core.full(shape, fill_value, dtype, order)
+    with _on(device):
+        return _core.full(shape, fill_value, dtype, order)
+
+
+def ones(shape, dtype=None, order="C", *, device=None):
     """A device array of ones (float64 unless dtype says otherwise)."""
-    return full(shape, 1, dtype="float64" if dtype is None else dtype, order=order)
+    return full(shape, 1, "float64" if dtype is None else dtype, order, device=device)
+
+
+def _like(make, x, args, device):
+    if device is None and isinstance(x, DeviceArray) and x.device.id != _core.get_device():
+        device = x.device  # the standard: on x's device
+    if device is None:
+        return make(x, *args)
+    with _on(device):
+        return make(x, *args)
+
+
+def empty_like(x, /, dtype=None, *, device=None):
+    """An uninitialized array of x's shape and dtype (unless dtype says), on
+    x's device (unless device says)."""
+    return _like(_core.empty_like, x, (dtype,), device)
+
+
+def zeros_like(x, /, dtype=None, *, device=None):
+    """Zeros of x's shape and dtype (unless dtype says), on x's device (unless
+    device says)."""
+    return _like(_core.zeros_like, x, (dtype,), device)
+
+
+def ones_like(x, /, dtype=None, *, device=None):
+    """Ones of x's shape and dtype (unless dtype says), on x's device (unless
+    device says)."""
+    return _like(_core.ones_like, x, (dtype,), device)
+
+
+def full_like(x, /, fill_value, dtype=None, *, device=None):
+    """fill_value in x's shape and dtype (unless dtype says), on x's device
+    (unless device says)."""
+    return _like(_core.full_like, x, (fill_value, dtype), device)
 
 
 class MemoryPool:
