@@ -10,7 +10,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
+# shared/ lies beside the repo in CI; a git worktree may be one folder deeper
 SRC=${ARRAY_API_TESTS_SRC:-$ROOT/../shared/array-api-tests}
+[ -d "$SRC" ] || SRC=$ROOT/../../shared/array-api-tests
 COPY=$ROOT/.array-api-tests
 if [ ! -d "$SRC/array_api_tests" ]; then
     echo "array-api-tests not found at $SRC (set ARRAY_API_TESTS_SRC)" >&2
@@ -28,6 +30,6 @@ if [ "$XFAILS" != none ]; then
     args+=(--xfails-file="$COPY/xfails.txt")
 fi
 cd "$COPY"
-export ARRAY_API_TESTS_MODULE=pygpu PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
+export ARRAY_API_TESTS_MODULE=${ARRAY_API_TESTS_MODULE:-pygpu} PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 export PYGPU_SIMULATOR=${PYGPU_SIMULATOR:-1}
 exec python -m pytest array_api_tests "${args[@]}" "$@"

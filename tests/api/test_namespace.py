@@ -187,6 +187,31 @@ def test_device_arguments_are_checked(device):
         pygpu.from_dlpack(d, device=device)
     with pytest.raises(error, match="device"):
         pygpu.get_memory_pool(device)
+    for make in (lambda: pygpu.empty(2, device=device), lambda: pygpu.zeros(2, device=device),
+                 lambda: pygpu.ones(2, device=device), lambda: pygpu.full(2, 1, device=device),
+                 lambda: pygpu.zeros_like(d, device=device),
+                 lambda: pygpu.full_like(d, 3, device=device)):
+        with pytest.raises(error, match="device"):
+            make()
+
+
+@pytest.mark.parametrize("dtype", [None, "int8", "complex64"])
+def test_creation_functions_take_device(dtype):
+    dev = pygpu.__array_namespace_info__().devices()[-1]
+    want = np.dtype("float64" if dtype is None else dtype)
+    for d, value in ((pygpu.empty((2, 3), dtype, device=dev), None),
+                     (pygpu.zeros((2, 3), dtype, device=dev), 0),
+                     (pygpu.ones((2, 3), dtype=dtype, device=dev.id), 1),
+                     (pygpu.full((2, 3), 7, dtype=want, device=dev), 7)):
+        assert d.device == dev and d.dtype == want and d.shape == (2, 3)
+        if value is not None:
+            assert (d.copy_to_host() == value).all()
+    x = pygpu.full((3,), 2.5, device=dev)
+    for got, value in ((pygpu.empty_like(x, dtype=dtype), None), (pygpu.zeros_like(x), 0),
+                       (pygpu.ones_like(x, dtype=dtype), 1), (pygpu.full_like(x, 4), 4)):
+        assert got.device == dev and got.shape == (3,)  # x's device, as the standard says
+        if value is not None:
+            assert (got.copy_to_host() == value).all()
 
 
 def test_asarray_and_to_device_on_the_device_asked_for(rng):
@@ -217,6 +242,8 @@ def test_to_device_copies_across_devices(rng):
     g = pygpu.astype(d, pygpu.complex64, device=pygpu.Device(1))
     assert g.device.id == 1
     np.testing.assert_array_equal(g.copy_to_host(), h[::-1, 1:])
+    like = pygpu.zeros_like(e)
+    assert like.device.id == 1 and pygpu.ones_like(e, device=0).device.id == 0
     s = pygpu.from_dlpack(d, device=pygpu.Device(1))
     assert s.device.id == 1
     np.testing.assert_array_equal(s.copy_to_host(), h[::-1, 1:])
