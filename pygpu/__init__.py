@@ -75,6 +75,9 @@ def from_dlpack(x, /, *, device=None, copy=None):
 # checked; None: the current device, or x's for the *_like ones); without it
 # they are pygpu._core's C functions.
 
+_MISSING = object()
+
+
 def _on(device):
     from ._ops.namespace import device_id
 
@@ -97,9 +100,11 @@ def zeros(shape, dtype=None, order="C", *, device=None):
         return _core.zeros(shape, dtype, order)
 
 
-def full(shape, fill_value, dtype=None, order="C", *, device=None):
+def full(shape, fill_value=_MISSING, dtype=None, order="C", *, device=None):
     """A device array filled with fill_value (its dtype from fill_value when
     dtype is None: bool, int64, float64 or complex128 for Python scalars)."""
+    if fill_value is _MISSING:
+        return _core.full(shape)  # the C function's TypeError
     if device is None:
         return _core.full(shape, fill_value, dtype, order)
     with _on(device):
