@@ -24,25 +24,129 @@ from ._core import (
     OutOfMemoryError,
     Stream,
     add_one,
-    asarray,
     asnumpy,
-    empty,
-    empty_like,
-    from_dlpack,
-    full,
-    full_like,
     matmul,
-    ones_like,
-    zeros,
-    zeros_like,
 )
 
 __version__ = "0.1.0"
+# pygpu is an array API namespace (pygpu/_ops/namespace.py; docs/SEMANTICS.md)
+__array_api_version__ = "2024.12"
 
 
-def ones(shape, dtype=None, order="C"):
+def __array_namespace_info__():
+    """The array API's inspection namespace: capabilities(), default_device(),
+    devices(), default_dtypes(device=), dtypes(device=, kind=)."""
+    from ._ops.namespace import array_namespace_info
+
+    return array_namespace_info()
+
+
+def asarray(obj, /, dtype=None, *, device=None, copy=None):
+    """A DeviceArray of obj: a DeviceArray (itself, where dtype and device
+    match), an object with __cuda_array_interface__ or CUDA DLPack (sharing
+    its memory), or anything numpy.asarray takes (copied to the device).
+    copy=True always copies; copy=False never does (ValueError where a copy is
+    needed); device: a pygpu.Device or an id (None: obj's, or the current
+    device for host data)."""
+    if device is None and copy is None:
+        try:
+            return _core.asarray(obj, dtype)
+        except TypeError:
+            if not isinstance(obj, list | tuple):  # a list may hold DeviceArrays
+                raise
+    from ._ops.namespace import asarray
+
+    return asarray(obj, dtype, device=device, copy=copy)
+
+
+def from_dlpack(x, /, *, device=None, copy=None):
+    """A DeviceArray of x (an object with __dlpack__ and __dlpack_device__),
+    sharing its memory where x is a CUDA array on `device` (None: x's), else
+    a copy; copy=True always copies, copy=False never (ValueError where one is
+    needed)."""
+    if device is None and copy is None and isinstance(x, DeviceArray):
+        return x
+    from ._ops.namespace import from_dlpack
+
+    return from_dlpack(x, device=device, copy=copy)
+
+
+# The creation functions with the standard's device= (a pygpu.Device or an id,
+# checked; None: the current device, or x's for the *_like ones); without it
+# they are pygpu._core's C functions.
+
+_MISSING = object()
+
+
+def _on(device):
+    from ._ops.namespace import device_id
+
+    return Device(device_id(device))
+
+
+def empty(shape, dtype=None, order="C", *, device=None):
+    """An uninitialized device array (float64 unless dtype says otherwise)."""
+    if device is None:
+        return _core.empty(shape, dtype, order)
+    with _on(device):
+        return _core.empty(shape, dtype, order)
+
+
+def zeros(shape, dtype=None, order="C", *, device=None):
+    """A device array of zeros (float64 unless dtype says otherwise)."""
+    if device is None:
+        return _core.zeros(shape, dtype, order)
+    with _on(device):
+        return _core.zeros(shape, dtype, order)
+
+
+def full(shape, fill_value=_MISSING, dtype=None, order="C", *, device=None):
+    """A device array filled with fill_value (its dtype from fill_value when
+    dtype is None: bool, int64, float64 or complex128 for Python scalars)."""
+    if fill_value is _MISSING:
+        return _core.full(shape)  # the C function's TypeError
+    if device is None:
+        return _core.full(shape, fill_value, dtype, order)
+    with _on(device):
+        return _core.full(shape, fill_value, dtype, order)
+
+
+def ones(shape, dtype=None, order="C", *, device=None):
     """A device array of ones (float64 unless dtype says otherwise)."""
-    return full(shape, 1, dtype="float64" if dtype is None else dtype, order=order)
+    return full(shape, 1, "float64" if dtype is None else dtype, order, device=device)
+
+
+def _like(make, x, args, device):
+    if device is None and isinstance(x, DeviceArray) and x.device.id != _core.get_device():
+        device = x.device  # the standard: on x's device
+    if device is None:
+        return make(x, *args)
+    with _on(device):
+        return make(x, *args)
+
+
+def empty_like(x, /, dtype=None, *, device=None):
+    """An uninitialized array of x's shape and dtype (unless dtype says), on
+    x's device (unless device says)."""
+    return _like(_core.empty_like, x, (dtype,), device)
+
+
+def zeros_like(x, /, dtype=None, *, device=None):
+    """Zeros of x's shape and dtype (unless dtype says), on x's device (unless
+    device says)."""
+    return _like(_core.zeros_like, x, (dtype,), device)
+
+
+def ones_like(x, /, dtype=None, *, device=None):
+    """Ones of x's shape and dtype (unless dtype says), on x's device (unless
+    device says)."""
+    return _like(_core.ones_like, x, (dtype,), device)
+
+
+def full_like(x, /, fill_value, dtype=None, *, device=None):
+    """fill_value in x's shape and dtype (unless dtype says), on x's device
+    (unless device says)."""
+    return _like(_core.full_like, x, (fill_value, dtype), device)
 
 
 class MemoryPool:
@@ -56,7 +160,9 @@ class MemoryPool:
     """
 
     def __init__(self, device=None):
-        self._device = device
+        from ._ops.namespace import device_id
+
+        self._device = device_id(device)
 
     def _dev(self):
         return _core.get_device() if self._device is None else self._device
@@ -143,6 +249,14 @@ def _ufunc_names():
 
 
 def __getattr__(name):
+    if not name.startswith("_") and name not in _SUBMODULES:
+        # the array API's names first: where the standard and NumPy differ
+        # (clip), pygpu.f is the standard's and np.f(d) NumPy's
+        from ._ops import namespace
+
+        if name in namespace.__all__:
+            value = globals()[name] = getattr(namespace, name)
+            return value
     if name in _FUNCTIONS:
         from ._ops import functions as module
     elif name in _REDUCTIONS:

@@ -88,6 +88,48 @@ order_streams(pg_state *st, pg_stream producer, uint64_t producer_serial,
     return pg_check(st, s);
 }
 
+/* A stream number of the interop protocols (__dlpack__(stream=),
+ * __cuda_array_interface__'s "stream"), by their rules for CUDA: an int, 1
+ * the legacy default stream, 2 the per-thread one, larger a cudaStream_t; 0 is
+ * ambiguous and refused by both; -1 (DLPack only, minus_one set) asks for no
+ * synchronization and gives *out = 0. Anything else raises, naming `what`. */
+static int
+stream_number(PyObject *obj, const char *what, int minus_one, uintptr_t *out)
+{
+    int overflow = 0;
+    long long v;
+    if (PyBool_Check(obj) || !PyLong_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s must be an int or None, not %.100s", what,
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    v = PyLong_AsLongLongAndOverflow(obj, &overflow);
+    if (v == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    if (overflow > 0) {
+        unsigned long long u = PyLong_AsUnsignedLongLong(obj);
+        if (u == (unsigned long long)-1 && PyErr_Occurred()) {
+            PyErr_Clear();
+        }
+        else if (u <= UINTPTR_MAX) {
+            *out = (uintptr_t)u;
+            return 0;
+        }
+    }
+    if (overflow != 0 || v == 0 || v < -1 || (v == -1 && !minus_one)) {
+        PyErr_Format(
+            PyExc_ValueError,
+            "%s=%R is not a CUDA stream: expected None, 1 (the legacy default "
+            "stream), 2 (the per-thread default stream)%s or a cudaStream_t "
+            "handle (an int above 2, below 2**64); 0 is ambiguous and not allowed",
+            what, obj, minus_one ? ", -1 (no synchronization)" : "");
+        return -1;
+    }
+    *out = v == -1 ? 0 : (uintptr_t)v;
+    return 0;
+}
+
 /* ---- __cuda_array_interface__ -------------------------------------------------- */
 
 PyObject *
@@ -188,9 +230,25 @@ from_cai(pg_state *st, PyObject *obj, PyObject *cai)
                         "__cuda_array_interface__ needs 'data', (pointer, read_only)");
         return NULL;
     }
-    ptr = PyLong_AsVoidPtr(PyTuple_GET_ITEM(item, 0));
-    if (ptr == NULL && PyErr_Occurred()) {
-        return NULL;
+    {
+        PyObject *p = PyTuple_GET_ITEM(item, 0);
+        unsigned long long u = 0;
+        if (PyBool_Check(p) || !PyLong_Check(p)) {
+            return PyErr_Format(PyExc_TypeError,
+                                "__cuda_array_interface__: 'data' must be (pointer, "
+                                "read_only) with an int pointer, not %.100s",
+                                Py_TYPE(p)->tp_name);
+        }
+        u = PyLong_AsUnsignedLongLong(p);
+        if ((u == (unsigned long long)-1 && PyErr_Occurred()) || u > UINTPTR_MAX) {
+            PyErr_Clear();
+            return PyErr_Format(
+                PyExc_ValueError,
+                "__cuda_array_interface__: 'data' has the pointer %R; a "
+                "device pointer is an int from 0 to 2**64-1",
+                p);
+        }
+        ptr = (void *)(uintptr_t)u;
     }
     readonly = PyObject_IsTrue(PyTuple_GET_ITEM(item, 1));
     if (readonly < 0) {
@@ -207,8 +265,9 @@ from_cai(pg_state *st, PyObject *obj, PyObject *cai)
     item = PyDict_GetItemString(cai, "stream");
     if (item != NULL && item != Py_None) {
         pg_stream_ref cur;
-        uintptr_t producer = (uintptr_t)PyLong_AsVoidPtr(item);
-        if (producer == 0 && PyErr_Occurred()) {
+        uintptr_t producer = 0;
+        if (stream_number(item, "__cuda_array_interface__: 'stream'", 0, &producer) <
+            0) {
             goto done;
         }
         (void)pg_resolve_stream(st, NULL, &cur);
@@ -312,6 +371,37 @@ capsule_destructor(PyObject *capsule)
     PyErr_Restore(type, value, tb);
 }
 
+/* __dlpack__(dl_device=(kDLCPU, 0)): a host copy, exported by NumPy's own
+ * __dlpack__ (copy_to_host has waited for the array's work), marked as a copy
+ * where the capsule has flags (DLPack 1.x). */
+static PyObject *
+export_to_host(PyObject *self, PyObject *max_version)
+{
+    PyObject *host = NULL, *meth = NULL, *kw = NULL, *capsule = NULL;
+    host = PyObject_CallMethod(self, "copy_to_host", NULL);
+    if (host == NULL) {
+        return NULL;
+    }
+    meth = PyObject_GetAttrString(host, "__dlpack__");
+    if (max_version != NULL && max_version != Py_None) {
+        kw = Py_BuildValue("{sO}", "max_version", max_version);
+    }
+    else {
+        kw = PyDict_New();
+    }
+    if (meth != NULL && kw != NULL) {
+        capsule = PyObject_VectorcallDict(meth, NULL, 0, kw);
+    }
+    if (capsule != NULL && PyCapsule_IsValid(capsule, "dltensor_versioned")) {
+        dl_managed_v *m = PyCapsule_GetPointer(capsule, "dltensor_versioned");
+        m->flags |= DL_FLAG_IS_COPIED;
+    }
+    Py_XDECREF(kw);
+    Py_XDECREF(meth);
+    Py_DECREF(host);
+    return capsule;
+}
+
 PyObject *
 pg_array_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
                 PyObject *kwnames)
@@ -327,6 +417,7 @@ pg_array_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
     pg_array *a = (pg_array *)self;
     PyObject *argv[4], *exported = NULL, *capsule = NULL;
     int versioned = 0;
+    uintptr_t stream = 0;
     dl_dtype dt;
     if (st == NULL) {
         return NULL;
@@ -353,6 +444,17 @@ pg_array_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
         }
         versioned = major >= 1;
     }
+    if (argv[3] != NULL && argv[3] != Py_None && !PyBool_Check(argv[3])) {
+        PyErr_Format(PyExc_TypeError,
+                     "__dlpack__: copy must be True, False or None, not "
+                     "%.100s",
+                     Py_TYPE(argv[3])->tp_name);
+        return NULL;
+    }
+    if (argv[0] != NULL && argv[0] != Py_None &&
+        stream_number(argv[0], "__dlpack__: stream", 1, &stream) < 0) {
+        return NULL;
+    }
     if (argv[2] != NULL && argv[2] != Py_None) {
         long type, id;
         if (!PyTuple_Check(argv[2]) || PyTuple_GET_SIZE(argv[2]) != 2) {
@@ -364,11 +466,21 @@ pg_array_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
         if (PyErr_Occurred()) {
             return NULL;
         }
+        if (type == DL_CPU && id == 0 && argv[3] != Py_False) {
+            if (argv[0] != NULL && argv[0] != Py_None) {
+                PyErr_SetString(PyExc_ValueError,
+                                "__dlpack__: stream must be None when dl_device is the "
+                                "host (kDLCPU), as DLPack says");
+                return NULL;
+            }
+            return export_to_host(self, argv[1]);
+        }
         if (type != DL_CUDA || id != pg_array_device(a)) {
             PyErr_Format(PyExc_BufferError,
                          "this array is on CUDA device %d and cannot be exported to "
-                         "DLPack device (%ld, %ld) without a copy",
-                         pg_array_device(a), type, id);
+                         "DLPack device (%ld, %ld) without a copy%s",
+                         pg_array_device(a), type, id,
+                         type == DL_CPU && id == 0 ? ", and copy=False was given" : "");
             return NULL;
         }
     }
@@ -382,18 +494,11 @@ pg_array_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
     else {
         exported = Py_NewRef(self);
     }
-    /* the consumer's stream waits for our last work on the array */
-    if (argv[0] != NULL && argv[0] != Py_None) {
-        long long s = PyLong_AsLongLong(argv[0]);
-        if (s == -1 && PyErr_Occurred()) {
-            Py_DECREF(exported);
-            return NULL;
-        }
-        if (s != -1 &&
-            order_streams(st, a->buf->stream, a->buf->serial, (uintptr_t)s) < 0) {
-            Py_DECREF(exported);
-            return NULL;
-        }
+    /* the consumer's stream waits for our last work on the array (-1: it asked
+     * for no synchronization) */
+    if (stream != 0 && order_streams(st, a->buf->stream, a->buf->serial, stream) < 0) {
+        Py_DECREF(exported);
+        return NULL;
     }
     if (!versioned && a->buf->readonly) {
         Py_DECREF(exported);
