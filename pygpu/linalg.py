@@ -68,6 +68,9 @@ class SlogdetResult(NamedTuple):
     logabsdet: DeviceArray
 
 
+_RESULTS = {c.__name__: c for c in (SVDResult, EighResult, QRResult, SlogdetResult)}
+
+
 def _pg():
     import pygpu
 
@@ -131,7 +134,9 @@ def _host_path(*arrays):
 def _to_device(r, device):
     if isinstance(r, tuple):
         values = [_to_device(v, device) for v in r]
-        return type(r)(*values) if hasattr(r, "_fields") else type(r)(values)
+        if hasattr(r, "_fields"):  # NumPy's result types become pygpu.linalg's
+            return _RESULTS.get(type(r).__name__, type(r))(*values)
+        return type(r)(values)
     if isinstance(r, (np.ndarray, np.generic)):
         r = np.asarray(r)
         with device:
