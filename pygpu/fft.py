@@ -80,13 +80,18 @@ def _check_norm(norm):
                          '"forward".')
 
 
-def _scale(norm, n, forward):
-    """The factor NumPy applies after a transform of n points."""
-    if norm in (None, "backward"):
-        return 1.0 if forward else 1.0 / n
-    if norm == "ortho":
-        return 1.0 / math.sqrt(n)
-    return 1.0 / n if forward else 1.0
+def _scale(norm, lengths, forward, dtype):
+    """The factor NumPy applies after a transform over axes of these lengths,
+    each axis's factor computed in the input's real type, as NumPy computes
+    it (float16 input: a float16 factor)."""
+    if norm != "ortho" and forward == (norm in (None, "backward")):
+        return 1.0  # the unscaled direction
+    real = np.result_type(np.empty(0, dtype).real.dtype, 1.0)
+    f = 1.0
+    for n in lengths:
+        f *= float(np.reciprocal(np.sqrt(n, dtype=real)) if norm == "ortho" else
+                   np.reciprocal(real.type(n)))
+    return f
 
 
 def _swap(norm):
@@ -213,8 +218,9 @@ def _plan(lib, device, kind, lengths, batch):
         if plan is not None:
             _plans.move_to_end(key)
             return plan
-    h = _I()
-    _call(lib, "cufftCreate", ctypes.byref(h))
+    made = _I()
+    _call(lib, "cufftCreate", ctypes.byref(made))
+    h = made.value
     try:
         _call(lib, "cufftSetAutoAllocation", h, 0)
         n = (_LL * len(lengths))(*lengths)
@@ -224,7 +230,7 @@ def _plan(lib, device, kind, lengths, batch):
     except BaseException:
         lib.cufftDestroy(h)
         raise
-    plan = _Plan(device, h.value, work.value)
+    plan = _Plan(device, h, work.value)
     evicted = []
     with _lock:
         _plans[key] = plan
@@ -333,7 +339,7 @@ def _c2c(a, s, axes, norm, forward, name, out=None):
         x, undo = _to_end(x, axes)
         x = _ready(x, dtype)
         r = _c2c_last(x, len(axes), forward)
-        f = _scale(norm, math.prod(s), forward)
+        f = _scale(norm, s, forward, a.dtype)
         if f != 1.0:
             r *= f
         return _into(_back(r, undo), out)
@@ -430,20 +436,20 @@ def _rfftn(a, s, axes, norm, name, out=None):
     real = _real_input(a, name)
     cplx = np.dtype("complex64") if real == np.float32 else np.dtype("complex128")
     with a.device:
-        x = a
-        for n, ax in zip(s, axes, strict=True):
-            x = _resize(x, ax, n)
         if len(set(axes)) != len(axes) or len(axes) > 3:
-            # the last axis real to complex, the others then as fftn does
-            r = _rfftn(x, [s[-1]], [axes[-1]], "backward", name)  # unscaled
-            r = _c2c(r, [r.shape[ax] for ax in axes[:-1]], axes[:-1], "backward", True, name)
+            # as NumPy: the last axis real to complex, then the others as fftn
+            r = _rfftn(a, [s[-1]], [axes[-1]], "backward", name)  # unscaled
+            r = _c2c(r, s[:-1], axes[:-1], "backward", True, name)
         else:
+            x = a
+            for n, ax in zip(s, axes, strict=True):
+                x = _resize(x, ax, n)
             x, undo = _to_end(x, axes)
             x = _ready(x, real)
             shape = x.shape[:-1] + (x.shape[-1] // 2 + 1,)
             r = _back(_execute(x, len(axes), _R2C if real == np.float32 else _D2Z, shape,
                                cplx), undo)
-        f = _scale(norm, math.prod(s), True)
+        f = _scale(norm, s, True, a.dtype)
         if f != 1.0:
             r *= f
         return _into(r, out)
@@ -468,7 +474,7 @@ def _irfftn(a, s, axes, norm, name, out=None):
             x[..., n // 2:n // 2 + 1] = pg.real(x[..., n // 2:n // 2 + 1])
         r = _execute(x, 1, _C2R if cplx == np.complex64 else _Z2D, x.shape[:-1] + (n,), real)
         r = _back(r, undo)
-        f = _scale(norm, math.prod(s), False)
+        f = _scale(norm, s, False, a.dtype)
         if f != 1.0:
             r *= f
         if a.dtype == np.float16:

@@ -373,8 +373,9 @@ def inv(a):
     n = a.shape[-1]
     pg = _pg()
     with a.device:
-        eye = pg.eye(n, dtype=dtype)
-        b = _c_copy(pg.broadcast_to(eye, a.shape), dtype)
+        b = pg.eye(n, dtype=dtype)  # a new C-contiguous array, overwritten by getrs
+        if a.ndim > 2:
+            b = _c_copy(pg.broadcast_to(b, a.shape), dtype)
     # getrs(N) with A^T factored gives (A^T)^-1 column-major: inv(A) row-major
     return _lu_solve(a, b, dtype, _OP_N)
 
