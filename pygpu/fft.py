@@ -397,8 +397,9 @@ def fftn(a, s=None, axes=None, norm=None, out=None):
     if _host_path(a):
         return _on_host(np.fft.fftn, a, s, axes, norm, out=out)
     s, axes = _cook(a, s, axes)
-    return _c2c(a, s, axes, norm, True, "fftn", out) if axes else _into(
-        _ready(a, _complex_dtype(a.dtype, "fftn"), copy=True), out)
+    if not axes:  # NumPy gives the input back
+        return _into(a.copy(), out)
+    return _c2c(a, s, axes, norm, True, "fftn", out)
 
 
 def ifftn(a, s=None, axes=None, norm=None, out=None):
@@ -408,8 +409,9 @@ def ifftn(a, s=None, axes=None, norm=None, out=None):
     if _host_path(a):
         return _on_host(np.fft.ifftn, a, s, axes, norm, out=out)
     s, axes = _cook(a, s, axes)
-    return _c2c(a, s, axes, norm, False, "ifftn", out) if axes else _into(
-        _ready(a, _complex_dtype(a.dtype, "ifftn"), copy=True), out)
+    if not axes:  # NumPy gives the input back
+        return _into(a.copy(), out)
+    return _c2c(a, s, axes, norm, False, "ifftn", out)
 
 
 def fft2(a, s=None, axes=(-2, -1), norm=None, out=None):
@@ -477,7 +479,7 @@ def _irfftn(a, s, axes, norm, name, out=None):
         f = _scale(norm, s, False, a.dtype)
         if f != 1.0:
             r *= f
-        if a.dtype == np.float16:
+        if a.dtype == np.float16 and len(axes) == 1:  # NumPy's irfft of float16 input
             r = r.astype("float16")
         return _into(r, out)
 

@@ -703,6 +703,8 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=_NoValue):
     its SVD, singular values at most rcond * max(s) dropped (rcond default
     1e-15; rtol=None: max(M, N) * eps)."""
     a = _array(a, "pinv")
+    if a.ndim >= 2 and a.size == 0:
+        return _on_host(np.linalg.pinv, [a], rcond, hermitian, rtol=rtol)
     if rcond is None:
         if rtol is _NoValue:
             rcond = 1e-15
@@ -714,8 +716,6 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=_NoValue):
         raise ValueError("`rtol` and `rcond` can't be both set.")
     _stacked_2d(a)
     dtype = _linalg_dtype(a)
-    if a.size == 0:
-        return _on_host(np.linalg.pinv, [a], rcond, hermitian)
     pg = _pg()
     with a.device:
         u, s, vh = svd(a.conj() if dtype.kind == "c" else a, full_matrices=False)
@@ -745,7 +745,7 @@ def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):  # noqa: N803
             if rtol is None:
                 rtol = max(A.shape[-2:]) * np.finfo(S.dtype).eps
             rt = pg.expand_dims(rtol, -1) if isinstance(rtol, DeviceArray) else rtol
-            tol = pg.max(S, axis=-1, keepdims=True) * rt
+            tol = pg.max(S, axis=-1, keepdims=True, initial=0) * rt
         elif isinstance(tol, DeviceArray):
             tol = pg.expand_dims(tol, -1)
         return pg.count_nonzero(S > tol, axis=-1)
