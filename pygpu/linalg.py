@@ -35,6 +35,7 @@ import contextlib
 import ctypes
 import math
 import operator
+import string
 import threading
 from typing import NamedTuple
 
@@ -1033,30 +1034,40 @@ def cross(x1, x2, /, *, axis=-1):
 # ---- einsum --------------------------------------------------------------------------------
 
 def _einsum_parse(subscripts, operands):
-    if not isinstance(subscripts, str):
-        raise NotImplementedError("pygpu's einsum takes the subscripts as a string "
-                                  "('ij,jk->ik'), not NumPy's interleaved form")
     s = subscripts.replace(" ", "")
-    if "." in s:
-        raise NotImplementedError("pygpu's einsum does not take '...' yet: spell every "
-                                  "index")
     lhs, arrow, out = s.partition("->")
     inputs = lhs.split(",")
     if len(inputs) != len(operands):
         raise ValueError(f"einsum: {len(inputs)} operands in the subscripts "
                          f"{subscripts!r}, {len(operands)} given")
+    # '...' becomes letters of its own, the same for every operand, right-aligned
+    unused = [c for c in string.ascii_letters if c not in s]
+    spans = []
     for sub, op in zip(inputs, operands, strict=True):
-        if not sub.isalpha() and sub:
-            raise ValueError(f"einsum: invalid subscript {sub!r}")
-        if len(sub) != op.ndim:
+        named = len(sub.replace("...", "", 1))
+        spans.append(op.ndim - named if "..." in sub else 0)
+        if op.ndim < named or ("..." not in sub and op.ndim != named):
             raise ValueError(f"einsum: operand has {op.ndim} dimensions but the subscripts "
-                             f"{sub!r} name {len(sub)}")
-    if not arrow:
+                             f"{sub!r} name {named}")
+    ell = "".join(unused[:max(spans, default=0)])
+    inputs = [sub.replace("...", ell[len(ell) - k:], 1) for sub, k in zip(inputs, spans,
+                                                                           strict=True)]
+    for sub in inputs:
+        if sub and not sub.isalpha():
+            raise ValueError(f"einsum: invalid subscript {sub!r}")
+    if arrow:
+        if ell and "..." not in out:
+            raise ValueError("output has more dimensions than subscripts given in einstein "
+                             "sum, but no '...' ellipsis provided to broadcast the extra "
+                             "dimensions.")
+        out = out.replace("...", ell, 1)
+    else:
         counts = {}
         for c in "".join(inputs):
             counts[c] = counts.get(c, 0) + 1
-        out = "".join(sorted(c for c, n in counts.items() if n == 1))
-    if len(set(out)) != len(out) or any(c not in lhs for c in out):
+        out = ell + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ell))
+    if not (out.isalpha() or not out) or len(set(out)) != len(out) or \
+            any(c not in "".join(inputs) for c in out):
         raise ValueError(f"einsum: invalid output subscripts {out!r}")
     return inputs, out
 
@@ -1089,8 +1100,12 @@ def _einsum_two(pg, a, sa, b, sb, keep):
     size = {}
     for sub, x in ((sa, a), (sb, b)):
         for c, n in zip(sub, x.shape, strict=True):
-            if size.setdefault(c, n) != n:
-                raise ValueError(f"einsum: index {c!r} has sizes {size[c]} and {n}")
+            m = size.setdefault(c, n)
+            if m != n and 1 not in (m, n):
+                raise ValueError(f"einsum: index {c!r} has sizes {m} and {n}")
+            size[c] = max(m, n)
+    a, b = (x if x.shape == tuple(size[c] for c in sub) else
+            pg.broadcast_to(x, tuple(size[c] for c in sub)) for sub, x in ((sa, a), (sb, b)))
     at = pg.permute_dims(a, tuple(sa.index(c) for c in batch + free_a + contract))
     bt = pg.permute_dims(b, tuple(sb.index(c) for c in batch + contract + free_b))
     nb = [size[c] for c in batch]
@@ -1104,12 +1119,15 @@ def _einsum_two(pg, a, sa, b, sb, keep):
 
 def einsum(subscripts, *operands, out=None, optimize=False, **kwargs):
     """numpy.einsum for the contractions that are matrix products: one or
-    more operands, subscripts as a string with explicit indices (no '...'),
-    an index at most twice within one operand (its diagonal). Operands are
+    more operands, subscripts as a string ('...' for leading dimensions that
+    broadcast), an index at most twice within one operand (its diagonal). Operands are
     contracted left to right, each pair as one (batched) matrix product."""
     if out is not None or kwargs:
         raise NotImplementedError(f"pygpu's einsum takes no {'out' if out is not None else ''}"
                                   f"{', '.join(kwargs)} argument")
+    if not isinstance(subscripts, str):
+        raise NotImplementedError("pygpu's einsum takes the subscripts as a string "
+                                  "('ij,jk->ik'), not NumPy's interleaved form")
     if not operands:
         raise ValueError("einsum: no operands given")
     ops = [_array(x, "einsum") for x in operands]
