@@ -240,6 +240,7 @@ def _plan(lib, device, kind, lengths, batch):
         with old.lock, _core.Device(old.device):
             _core.synchronize()  # its last transform may still be queued
             lib.cufftDestroy(old.handle)
+            old.handle = None  # a thread that took it from the cache makes another
     return plan
 
 
@@ -261,12 +262,19 @@ def _execute(x, k, kind, out_shape, out_dtype, direction=None):
         lengths = tuple(out_shape[-k:]) if kind in (_C2R, _Z2D) else tuple(x.shape[-k:])
         batch = math.prod(x.shape[:-k])
         plan = _plan(lib, dev, kind, lengths, batch)
-        with plan.lock:
+        plan.lock.acquire()
+        while plan.handle is None:  # destroyed since: evicted by another thread
+            plan.lock.release()
+            plan = _plan(lib, dev, kind, lengths, batch)
+            plan.lock.acquire()
+        try:
             work = pg.empty(plan.work, dtype="uint8") if plan.work else None
             _call(lib, "cufftSetWorkArea", plan.handle, work.ptr if work is not None else None)
             _call(lib, "cufftSetStream", plan.handle, _stream(dev))
             args = (plan.handle, x.ptr, out.ptr) + (() if direction is None else (direction,))
             _call(lib, _EXEC[kind], *args)
+        finally:
+            plan.lock.release()
     return out
 
 

@@ -301,6 +301,45 @@ def test_a_missing_cufft_says_how_to_install_it(monkeypatch):
     assert "PYGPU_CUFFT" in msg and "/nonexistent/libcufft.so.12" in msg
 
 
+def test_the_declared_signatures_are_the_header():
+    import re
+
+    path = "/usr/local/cuda/include/cufft.h"
+    if not os.path.exists(path):
+        pytest.skip(f"no {path} to check against")
+    with open(path) as f:
+        text = re.sub(r"/\*.*?\*/|//[^\n]*", "", f.read(), flags=re.S)
+    declared = {}
+    for name, params in re.findall(r"\b(cufft\w+)\s*\(([^()]*)\)\s*;", text):
+        declared[name] = ["ptr" if "*" in p or "cudaStream_t" in p else
+                          "longlong" if p.strip().startswith("long long") else "int"
+                          for p in params.split(",") if p.strip() not in ("", "void")]
+    for name, argtypes in pf._SIGNATURES.items():
+        kinds = ["ptr" if t is ctypes.c_void_p or (hasattr(t, "_type_") and
+                                                   isinstance(t._type_, type)) else
+                 "longlong" if t is ctypes.c_longlong else "int" for t in argtypes]
+        assert kinds == declared[name], name
+    for name, value in [("CUFFT_R2C", pf._R2C), ("CUFFT_C2R", pf._C2R), ("CUFFT_C2C", pf._C2C),
+                        ("CUFFT_D2Z", pf._D2Z), ("CUFFT_Z2D", pf._Z2D), ("CUFFT_Z2Z", pf._Z2Z)]:
+        assert re.search(rf"{name}\s*=\s*{value:#x}\b", text, re.I), name
+    assert re.search(r"#define CUFFT_FORWARD -1\b", text) and \
+        re.search(r"#define CUFFT_INVERSE\s+1\b", text)
+    for code, label in pf._RESULT.items():
+        assert re.search(rf"{label}\s*=\s*{code:#x}\b", text, re.I), label
+
+
+def test_the_real_libcufft_has_every_function_declared(monkeypatch):
+    monkeypatch.setattr(_libs, "_ctypes_libs", {})
+    monkeypatch.setattr(_libs, "_loaded", {})
+    monkeypatch.setattr(pf, "_lib", None)
+    try:
+        pf._cufft()  # declares each function: a missing one raises AttributeError
+    except _libs.MissingLibraryError as e:
+        pytest.skip(f"no cuFFT here: {e}")
+    assert os.path.isabs(_libs.loaded()["cufft"])
+    assert pf.cufft_version() >= 10000  # cufftGetVersion needs no device
+
+
 # ---- on a GPU: the real cuFFT -------------------------------------------------------------------
 
 @pytest.mark.gpu

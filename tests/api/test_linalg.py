@@ -602,6 +602,76 @@ def test_the_cusolver_path_sets_the_stream_and_names_a_failed_call(monkeypatch):
     assert la.cusolver_version() == (12, 0, 4)
 
 
+HEADERS = "/usr/local/cuda/include"
+
+
+def prototypes(*headers):
+    """{function: [kind of each parameter]} from NVIDIA's headers: 'ptr' (a
+    pointer, a handle, a stream), 'char', 'longlong' or 'int' (ints, enums)."""
+    import re
+
+    text = ""
+    for h in headers:
+        path = os.path.join(HEADERS, h)
+        if not os.path.exists(path):
+            pytest.skip(f"no {path} to check against")
+        with open(path) as f:
+            text += re.sub(r"/\*.*?\*/|//[^\n]*", "", f.read(), flags=re.S)
+    found = {}
+    for name, params in re.findall(r"\b(cu\w+)\s*\(([^()]*)\)\s*;", text):
+        kinds = []
+        for p in params.split(","):
+            p = p.strip()
+            if "*" in p or re.match(r"(const\s+)?(cusolverDnHandle_t|cudaStream_t)\b", p):
+                kinds.append("ptr")
+            elif p.startswith("signed char"):
+                kinds.append("char")
+            elif p.startswith("long long"):
+                kinds.append("longlong")
+            elif p and p != "void":
+                kinds.append("int")
+        found[name] = kinds
+    return found
+
+
+def kind(ctype):
+    if ctype in (ctypes.c_void_p,) or hasattr(ctype, "_type_") and ctype._type_ != "c" and \
+            isinstance(ctype._type_, type):
+        return "ptr"
+    return {ctypes.c_char: "char", ctypes.c_longlong: "longlong", ctypes.c_int: "int"}[ctype]
+
+
+def test_the_declared_signatures_are_the_headers():
+    declared = prototypes("cusolverDn.h", "cusolver_common.h")
+    sigs = la._signatures()
+    assert len(sigs) == 3 + 4 * 13
+    for name, argtypes in sigs.items():
+        assert name in declared, name
+        assert [kind(t) for t in argtypes] == declared[name], name
+    with open(os.path.join(HEADERS, "cublas_api.h")) as f:
+        cublas = f.read()
+    assert "CUBLAS_FILL_MODE_LOWER = 0, CUBLAS_FILL_MODE_UPPER = 1" in cublas
+    assert "CUBLAS_OP_N = 0" in cublas and "CUBLAS_OP_T = 1" in cublas
+    with open(os.path.join(HEADERS, "cusolver_common.h")) as f:
+        common = f.read()
+    assert "CUSOLVER_EIG_MODE_NOVECTOR = 0" in common and "CUSOLVER_EIG_MODE_VECTOR = 1" in common
+    for code, status in la._STATUS.items():
+        assert f"{status} = {code}" in common or f"{status}={code}" in common, status
+
+
+def test_the_real_libcusolver_has_every_function_declared(monkeypatch):
+    monkeypatch.setattr(_libs, "_ctypes_libs", {})
+    monkeypatch.setattr(_libs, "_loaded", {})
+    monkeypatch.setattr(la, "_lib", None)
+    try:
+        lib = la._solver()  # declares each function: a missing one raises AttributeError
+    except _libs.MissingLibraryError as e:
+        pytest.skip(f"no cuSOLVER here: {e}")
+    assert lib is la._lib and os.path.isabs(_libs.loaded()["cusolver"])
+    if ON_SIMULATOR:
+        assert la.cusolver_version()[0] >= 11  # cusolverGetProperty needs no device
+
+
 # ---- on a GPU: the real cuSOLVER --------------------------------------------------------------
 
 @pytest.mark.gpu
