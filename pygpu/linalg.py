@@ -990,7 +990,7 @@ def vecdot(x1, x2, /, *, axis=-1):
                              "broadcast") from None
         axis = _normalize_axis(axis, x1.ndim)
         dt = np.result_type(x1.dtype, x2.dtype)
-        p = pg.conj(x1) * x2
+        p = (pg.conj(x1) if x1.dtype.kind == "c" else x1) * x2
         if dt.kind == "b":
             return pg.any(p, axis=axis)
         return pg.sum(p, axis=axis, dtype=dt)
