@@ -175,6 +175,9 @@ INSTALL = {
     "cufft": ("cuFFT", "pip install nvidia-cufft-cu13 (or nvidia-cufft-cu12 with a "
                        "CUDA 12 driver)"),
 }
+# the CUDA major version (of the driver) that a library's soname major needs,
+# where it is not the same number: cuSOLVER 12 and cuFFT 12 come with CUDA 13
+NEEDS_CUDA = {"cusolver": {12: 13, 11: 11}, "cufft": {12: 13, 11: 12, 10: 11}}
 _ctypes_lock = threading.Lock()
 _ctypes_libs = {}  # name -> ctypes.CDLL, or the MissingLibraryError raised
 
@@ -202,7 +205,14 @@ def _load_ctypes(name):
     if disabled(name):
         return MissingLibraryError(f"{label} is turned off ({setting(name)}=0)")
     refused, errors = [], []
+    driver = _driver_major()
     for path in candidates(name, refused):
+        m = re.search(r"\.so\.(\d+)", os.path.basename(path))
+        needs = NEEDS_CUDA.get(name, {}).get(int(m.group(1))) if m else None
+        if driver is not None and needs is not None and needs > driver:
+            errors.append(f"{path}: {label} {m.group(1)} needs a CUDA {needs} driver (this "
+                          f"one runs CUDA {driver})")
+            continue
         try:
             lib = ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_LOCAL)
         except OSError as exc:
@@ -214,6 +224,18 @@ def _load_ctypes(name):
         f"{label} (lib{name}.so) was not found: {pip}, or install the CUDA toolkit, or "
         f"set {setting(name)} to the absolute path of lib{name}.so. Tried: "
         + "; ".join(refused + errors[-4:]))
+
+
+def _driver_major():
+    """The CUDA major version the driver runs (13 for 13.0), or None (no
+    driver, the simulator)."""
+    try:
+        from . import _core
+
+        v = _core.versions().get("driver", 0)
+    except Exception:  # noqa: BLE001  (no driver: nothing to filter by)
+        return None
+    return v // 1000 if v else None
 
 
 def _mapped(soname):

@@ -560,6 +560,12 @@ def test_a_missing_cusolver_says_how_to_install_it(monkeypatch):
     assert "PYGPU_CUSOLVER" in msg and "/nonexistent/libcusolver.so.12" in msg
     with pytest.raises(_libs.MissingLibraryError, match="nvidia-cusolver-cu13"):
         la.cusolver_version()  # said again, not retried
+    # a cuSOLVER newer than the driver is passed over, and said so
+    monkeypatch.setattr(_libs, "_ctypes_libs", {})
+    monkeypatch.setattr(_libs, "_driver_major", lambda: 12)
+    with pytest.raises(_libs.MissingLibraryError,
+                       match="libcusolver.so.12: cuSOLVER 12 needs a CUDA 13 driver"):
+        la.inv(d(np.eye(2)))
     monkeypatch.setattr(_libs, "_ctypes_libs", {})
     monkeypatch.setenv("PYGPU_CUSOLVER", "0")
     with pytest.raises(_libs.MissingLibraryError, match="PYGPU_CUSOLVER=0"):
