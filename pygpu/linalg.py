@@ -898,6 +898,47 @@ def _matmul(a, b):
     return pg.sum(p, axis=-2, dtype=dt)
 
 
+def matmul(x1, x2, /):
+    """numpy.linalg.matmul: x1 @ x2 with NumPy's rules for vectors (a 1-D
+    operand is a row, or a column, then dropped) and its result type,
+    integers and bools included."""
+    a = _array(x1, "matmul")
+    b = _array(x2, "matmul")
+    for i, x in enumerate((a, b)):
+        if x.ndim == 0:
+            raise ValueError(f"matmul: Input operand {i} does not have enough dimensions (has "
+                             "0, gufunc core with signature (n?,k),(k,m?)->(n?,m?) requires 1)")
+    row, col = a.ndim == 1, b.ndim == 1
+    with a.device:
+        a = a.reshape((1, a.shape[0])) if row else a
+        b = b.reshape((b.shape[0], 1)) if col else b
+        if a.shape[-1] != b.shape[-2]:
+            raise ValueError("matmul: Input operand 1 has a mismatch in its core dimension 0, "
+                             "with gufunc signature (n?,k),(k,m?)->(n?,m?) (size "
+                             f"{b.shape[-2]} is different from {a.shape[-1]})")
+        r = _matmul(a, b)
+        if row:
+            r = r[..., 0, :]
+        return r[..., 0] if col else r
+
+
+def matrix_transpose(x, /):
+    """numpy.linalg.matrix_transpose: each matrix transposed (a view)."""
+    x = _array(x, "matrix_transpose")
+    if x.ndim < 2:
+        raise ValueError(f"Input array must be at least 2-dimensional, but it is {x.ndim}")
+    return _mT(x)
+
+
+def diagonal(x, /, *, offset=0):
+    """numpy.linalg.diagonal: the diagonal `offset` of each matrix."""
+    x = _array(x, "diagonal")
+    if x.ndim < 2:
+        raise ValueError("diag requires an array of at least two dimensions")
+    with x.device:
+        return _pg().diagonal(x, offset, -2, -1)
+
+
 def matrix_power(a, n):
     """numpy.linalg.matrix_power: a @ a @ ... (n times) for each matrix, by
     repeated squaring; n < 0 inverts first; n == 0 gives identities."""
@@ -1160,11 +1201,12 @@ NUMPY = {
     np.linalg.matrix_norm: matrix_norm, np.linalg.vector_norm: vector_norm,
     np.linalg.outer: outer, np.linalg.tensordot: tensordot, np.linalg.vecdot: vecdot,
     np.linalg.trace: trace, np.linalg.cross: cross, np.linalg.matrix_power: matrix_power,
-    np.einsum: einsum,
+    np.linalg.matmul: matmul, np.linalg.matrix_transpose: matrix_transpose,
+    np.linalg.diagonal: diagonal, np.einsum: einsum,
 }
 
 __all__ = ["EighResult", "LinAlgError", "QRResult", "SVDResult", "SlogdetResult", "cholesky",
-           "cross", "cusolver_version", "det", "eigh", "eigvalsh", "einsum", "inv", "lstsq",
-           "matrix_norm", "matrix_power", "matrix_rank", "norm", "outer", "pinv", "qr",
-           "slogdet", "solve", "svd", "svdvals", "tensordot", "trace", "vecdot",
-           "vector_norm"]
+           "cross", "cusolver_version", "det", "diagonal", "eigh", "eigvalsh", "einsum", "inv",
+           "lstsq", "matmul", "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose",
+           "norm", "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "tensordot",
+           "trace", "vecdot", "vector_norm"]

@@ -483,6 +483,21 @@ def test_products_match_numpy():
         la.cross(d(rand(2)), d(rand(3)))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.complex128, np.int32, np.bool_])
+def test_array_api_matmul_transpose_and_diagonal_match_numpy(dtype):
+    a = (rand((2, 3, 4)) * 3).astype(dtype)
+    b = (rand((4, 5)) * 3).astype(dtype)
+    v = (rand(4) * 3).astype(dtype)
+    for x, y in [(a, b), (a, v), (v, b), (v, v), (b.T.copy(), a[0].T.copy())]:
+        close(la.matmul(d(x), d(y)), np.linalg.matmul(x, y), dtype, 10)
+    with pytest.raises(ValueError, match="mismatch in its core dimension"):
+        la.matmul(d(a), d(a))
+    close(la.matrix_transpose(d(a)), np.linalg.matrix_transpose(a))
+    close(la.diagonal(d(a), offset=1), np.linalg.diagonal(a, offset=1))
+    with pytest.raises(ValueError, match="at least 2-dimensional"):
+        la.matrix_transpose(d(v))
+
+
 def test_matrix_power_matches_numpy(path):
     a = well_conditioned((2, 3, 3)) / 6
     for n in (0, 1, 2, 3, 5, 8, -1, -3):
