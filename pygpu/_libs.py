@@ -1,4 +1,4 @@
-"""Where pygpu finds NVIDIA's libraries (NVRTC, cuBLAS, ...), and which it loaded.
+"""Where pygpu finds NVIDIA's libraries (NVRTC, cuBLAS, cuSOLVER, cuFFT), and which it loaded.
 
 A library is looked for by absolute path or by bare soname only, never by a
 path relative to the current directory, in this order:
@@ -36,6 +36,7 @@ import site
 import stat
 import sys
 import sysconfig
+import threading
 from typing import NamedTuple
 
 
@@ -47,6 +48,11 @@ class Library(NamedTuple):
 LIBRARIES = {
     "nvrtc": Library(("libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"), ("*",)),
     "cublas": Library(("libcublas.so.13", "libcublas.so.12"), ("cu13", "cublas")),
+    # CUDA 13 ships cuSOLVER 12 and cuFFT 12, CUDA 12 cuSOLVER 11 and cuFFT 11
+    # (nvidia-cusolver-cu13 and nvidia-cufft-cu13 put them in nvidia/cu13/lib,
+    # the cu12 wheels in nvidia/cusolver/lib and nvidia/cufft/lib)
+    "cusolver": Library(("libcusolver.so.12", "libcusolver.so.11"), ("cu13", "cusolver")),
+    "cufft": Library(("libcufft.so.12", "libcufft.so.11"), ("cu13", "cufft")),
 }
 
 TOOLKIT = "/usr/local/cuda"
@@ -144,6 +150,92 @@ def nvrtc_candidates(tried=None):
 def cublas_candidates(tried=None):
     """Where to look for cuBLAS, best first (see candidates)."""
     return candidates("cublas", tried)
+
+
+def cusolver_candidates(tried=None):
+    """Where to look for cuSOLVER, best first (see candidates)."""
+    return candidates("cusolver", tried)
+
+
+def cufft_candidates(tried=None):
+    """Where to look for cuFFT, best first (see candidates)."""
+    return candidates("cufft", tried)
+
+
+class MissingLibraryError(RuntimeError):
+    """An NVIDIA library that an operation needs (cuSOLVER, cuFFT) was not
+    found, or was turned off; the message says what was tried and how to
+    install it."""
+
+
+# how to get each library loaded by ctypes (pygpu.linalg, pygpu.fft)
+INSTALL = {
+    "cusolver": ("cuSOLVER", "pip install nvidia-cusolver-cu13 (or nvidia-cusolver-cu12 "
+                             "with a CUDA 12 driver)"),
+    "cufft": ("cuFFT", "pip install nvidia-cufft-cu13 (or nvidia-cufft-cu12 with a "
+                       "CUDA 12 driver)"),
+}
+# the CUDA major version (of the driver) that a library's soname major needs,
+# where it is not the same number: cuSOLVER 12 and cuFFT 12 come with CUDA 13
+NEEDS_CUDA = {"cusolver": {12: 13, 11: 11}, "cufft": {12: 13, 11: 12, 10: 11}}
+_ctypes_lock = threading.Lock()
+_ctypes_libs = {}  # name -> ctypes.CDLL, or the MissingLibraryError raised
+
+
+def load(name):
+    """lib<name> (a key of INSTALL) as a ctypes.CDLL, loaded once per process
+    from the first candidate that loads, and recorded; MissingLibraryError,
+    naming the library and how to install it, where none does (raised again
+    at each later call)."""
+    found = _ctypes_libs.get(name)
+    if found is None:
+        with _ctypes_lock:
+            found = _ctypes_libs.get(name)
+            if found is None:
+                found = _ctypes_libs[name] = _load_ctypes(name)
+    if isinstance(found, MissingLibraryError):
+        raise MissingLibraryError(str(found))
+    return found
+
+
+def _load_ctypes(name):
+    import ctypes
+
+    label, pip = INSTALL[name]
+    if disabled(name):
+        return MissingLibraryError(f"{label} is turned off ({setting(name)}=0)")
+    refused, errors = [], []
+    driver = _driver_major()
+    for path in candidates(name, refused):
+        m = re.search(r"\.so\.(\d+)", os.path.basename(path))
+        needs = NEEDS_CUDA.get(name, {}).get(int(m.group(1))) if m else None
+        if driver is not None and needs is not None and needs > driver:
+            errors.append(f"{path}: {label} {m.group(1)} needs a CUDA {needs} driver (this "
+                          f"one runs CUDA {driver})")
+            continue
+        try:
+            lib = ctypes.CDLL(path, mode=os.RTLD_NOW | os.RTLD_LOCAL)
+        except OSError as exc:
+            errors.append(str(exc) if os.path.isabs(path) else f"{path}: not found")
+            continue
+        record(name, path)
+        return lib
+    return MissingLibraryError(
+        f"{label} (lib{name}.so) was not found: {pip}, or install the CUDA toolkit, or "
+        f"set {setting(name)} to the absolute path of lib{name}.so. Tried: "
+        + "; ".join(refused + errors[-4:]))
+
+
+def _driver_major():
+    """The CUDA major version the driver runs (13 for 13.0), or None (no
+    driver, the simulator)."""
+    try:
+        from . import _core
+
+        v = _core.versions().get("driver", 0)
+    except Exception:  # noqa: BLE001  (no driver: nothing to filter by)
+        return None
+    return v // 1000 if v else None
 
 
 def _mapped(soname):
