@@ -49,5 +49,8 @@ def merged(what):
             else:
                 for key, value in getattr(mod, what).items():
                     table.setdefault(key, value)
+        if what == "NUMPY":  # np.linalg.*, np.fft.*, np.einsum (importing loads no library)
+            for name in ("pygpu.linalg", "pygpu.fft"):
+                table.update(importlib.import_module(name).NUMPY)
         _merged[what] = table
     return table

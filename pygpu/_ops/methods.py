@@ -5,7 +5,7 @@ reach these through __array_function__, as they call an array's methods."""
 
 import numpy as np
 
-from . import functions, reduction
+from . import creation, functions, reduction
 
 _NoValue = np._NoValue
 
@@ -117,27 +117,6 @@ METHODS = ("sum", "prod", "max", "min", "mean", "var", "std", "argmax", "argmin"
 
 # ---- NumPy's functions that do not call methods: __array_function__ (NEP 18) -------
 
-def _like(fill):
-    def like(a, *args, dtype=None, order="K", subok=True, shape=None, device=None):
-        from .. import _core
-
-        value = args[0] if fill is None else fill
-        shape = a.shape if shape is None else shape
-        dtype = a.dtype if dtype is None else dtype
-        return _core.empty(shape, dtype) if value is _EMPTY else _core.full(shape, value, dtype)
-    return like
-
-
-_EMPTY = object()
-
-
-def _into(r, out):
-    if out is not None:
-        out[...] = r
-        return out
-    return r
-
-
 def _where(condition, *xy):
     """numpy.where: nonzero(condition) with one argument (indexing.py)."""
     from .indexing import where
@@ -145,17 +124,18 @@ def _where(condition, *xy):
     return where(condition, *xy)
 
 
+# (NumPy's functions of the areas of pygpu/_ops, np.concatenate, np.sort, ...,
+# are in each area's NUMPY, asked after this table; the *_like ones take
+# NumPy's signature, where pygpu.zeros_like takes the standard's)
 ARRAY_FUNCTIONS = {
-    np.empty_like: _like(_EMPTY), np.zeros_like: _like(0), np.ones_like: _like(1),
-    np.full_like: _like(None), np.where: _where, np.clip: functions.clip,
+    np.empty_like: creation.empty_like, np.zeros_like: creation.zeros_like,
+    np.ones_like: creation.ones_like, np.full_like: creation.full_like,
+    np.where: _where, np.clip: functions.clip,
     np.round: functions.round, np.around: functions.round, np.real: functions.real,
     np.imag: functions.imag, np.conj: functions.conj, np.conjugate: functions.conj,
     np.isclose: functions.isclose, np.allclose: functions.allclose,
     np.array_equal: functions.array_equal, np.dot: functions.dot, np.vdot: functions.vdot,
-    np.inner: functions.inner, np.squeeze: squeeze,
-    np.concatenate: lambda arrays, axis=0, out=None, **kw: _into(
-        functions.concatenate(arrays, axis), out),
-    np.stack: lambda arrays, axis=0, out=None, **kw: _into(functions.stack(arrays, axis), out),
+    np.inner: functions.inner,
     np.count_nonzero: reduction.count_nonzero, np.ptp: reduction.ptp,
     np.nansum: reduction.nansum, np.nanprod: reduction.nanprod, np.nanmax: reduction.nanmax,
     np.nanmin: reduction.nanmin, np.nanmean: reduction.nanmean, np.nanvar: reduction.nanvar,

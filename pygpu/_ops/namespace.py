@@ -104,9 +104,8 @@ class ArrayNamespaceInfo:
     def capabilities(self):
         from .. import _core
 
-        # both become True when d[mask] and nonzero/unique work (_ops/indexing.py,
-        # _ops/sorting.py)
-        return {"boolean indexing": False, "data-dependent shapes": False,
+        # d[mask] (indexing.py), nonzero and the unique_* functions (sorting.py)
+        return {"boolean indexing": True, "data-dependent shapes": True,
                 "max dimensions": _core.MAXDIMS}
 
     def default_device(self):
@@ -542,9 +541,26 @@ def _mT(self):
     return matrix_transpose(self)
 
 
+def reshape(x, /, shape, *, copy=None):
+    """The array API's reshape: a view where the elements' order allows one
+    (copy=None), always a new array (copy=True), or a ValueError where only a
+    copy would do (copy=False)."""
+    x = _array(x, "reshape")
+    if copy is not None and not isinstance(copy, (builtins.bool, np.bool_)):
+        raise TypeError(f"reshape: copy must be True, False or None, not {copy!r}")
+    shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    if copy:
+        return x.copy().reshape(shape)
+    r = x.reshape(shape)
+    if copy is not None and x.size and r.ptr != x.ptr:  # copy=False: only a view will do
+        raise ValueError("reshape: copy=False, but these strides need a copy for shape "
+                         f"{shape}")
+    return r
+
+
 __all__ = [*_DTYPES, "e", "inf", "nan", "pi", "newaxis", "isdtype", "result_type",
            "can_cast", "finfo", "iinfo", "astype", "concat", "permute_dims",
-           "matrix_transpose", "vecdot", "tensordot", "diff", "clip"]
+           "matrix_transpose", "vecdot", "tensordot", "diff", "clip", "reshape"]
 NUMPY = {}  # numpy function -> implementation (np.f(d) on DeviceArrays)
 ATTRIBUTES = {  # DeviceArray attribute name -> function(array) -> value
     "__array_namespace__": method(_array_namespace),
