@@ -32,4 +32,4 @@ fi
 cd "$COPY"
 export ARRAY_API_TESTS_MODULE=${ARRAY_API_TESTS_MODULE:-pygpu} PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 export PYGPU_SIMULATOR=${PYGPU_SIMULATOR:-1}
-exec python -m pytest array_api_tests "${args[@]}" "$@"
+exec "${PYTHON:-python}" -m pytest array_api_tests "${args[@]}" "$@"
