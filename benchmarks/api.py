@@ -298,7 +298,9 @@ def linalg_rows(t, smoke, m, peers, rng, reps, rounds, absent):
         Xr = X[rows].astype(np.float64)
         err = (np.linalg.norm(Xr @ A64 - np.eye(m)[rows], axis=1)
                / (np.linalg.norm(Xr, axis=1) * normA)).max()
-        return err < 1e-6, f"backward error {err:.2g}"  # NumPy's float32 LAPACK: 1e-9
+        # float32 LU with partial pivoting: n * eps bounds it (5e-4 at 4096);
+        # 1e-5 flags a lost factorization, not rounding
+        return err < 1e-5, f"backward error {err:.2g}"
     _verify("linalg.inv", inverse, got)
     del got
     ms = _ms(rounds, forms, reps, burst=1)
@@ -313,7 +315,9 @@ def linalg_rows(t, smoke, m, peers, rng, reps, rounds, absent):
             return False, f"{x.dtype} {x.shape}"
         x64 = x.astype(np.float64)
         err = np.linalg.norm(A64 @ x64 - b) / (normA * np.linalg.norm(x64) + np.linalg.norm(b))
-        return err < 1e-6, f"backward error {err:.2g}"  # NumPy's float32 LAPACK: 1e-9
+        # float32 LU with partial pivoting: n * eps bounds it (5e-4 at 4096);
+        # 1e-5 flags a lost factorization, not rounding
+        return err < 1e-5, f"backward error {err:.2g}"
     _verify("linalg.solve", solution, got)
     del got
     ms = _ms(rounds, forms, reps, burst=1)
