@@ -334,6 +334,8 @@ def _host_index(h, axis, size):
     """An index ndarray checked against its axis (NumPy's IndexError), as an
     int64 ndarray."""
     h = np.asarray(h)
+    if h.dtype == np.uint64:  # NumPy casts to intp (same_kind): 2**64 - 1 is -1
+        h = h.astype(np.int64)
     if h.size:
         bad = (h < -size) | (h >= size) if h.dtype.kind == "i" else h >= size
         if bad.any():
@@ -426,15 +428,19 @@ def _check_on_host(arrays, values):
 def _on_own_device(f):
     """f(x, ...) run with x's device current (the kernels launch there)."""
     import functools
+    import inspect
+
+    first = next(iter(inspect.signature(f).parameters))
 
     @functools.wraps(f)
-    def run(x, *args, **kwargs):
+    def run(*args, **kwargs):
+        x = args[0] if args else kwargs.get(first)  # f(a=...) as NumPy's allows
         if isinstance(x, DeviceArray) and _several_devices():
             device = x.device
             if device.id != _core.get_device():
                 with device:
-                    return f(x, *args, **kwargs)
-        return f(x, *args, **kwargs)
+                    return f(*args, **kwargs)
+        return f(*args, **kwargs)
     return run
 
 
@@ -622,14 +628,17 @@ def _mode_indices(indices, size, mode):
     return h % size if mode == "wrap" else np.clip(h, 0, size - 1)
 
 
-def _index_arg(name, indices):
+def _index_arg(name, indices, error=TypeError):
+    """indices as a DeviceArray, an int64 ndarray or an int; error (NumPy's
+    type: TypeError for take, IndexError for take_along_axis) if they are not
+    integers."""
     if isinstance(indices, DeviceArray):
         if indices.dtype.kind not in "iu":
-            raise TypeError(f"{name}: indices must be integers, not {indices.dtype}")
+            raise error(f"{name}: indices must be integers, not {indices.dtype}")
         return indices
     h = np.asarray(indices)
     if h.dtype.kind not in "iu" and not (h.size == 0 and h.dtype.kind == "f"):
-        raise TypeError(f"{name}: indices must be integers, not {h.dtype}")
+        raise error(f"{name}: indices must be integers, not {h.dtype}")
     return h.astype(np.int64) if h.ndim else int(h)
 
 
@@ -667,7 +676,7 @@ def take_along_axis(arr, indices, axis=-1):
     """numpy.take_along_axis: arr's elements at indices along axis, the other
     axes matched (broadcast) with indices'; axis None: of arr.ravel()."""
     arr = _device_array("take_along_axis", arr)
-    indices = _index_arg("take_along_axis", indices)
+    indices = _index_arg("take_along_axis", indices, IndexError)
     if axis is None:
         if np.ndim(indices) != 1:
             raise ValueError("when axis=None, `indices` must have a single dimension.")

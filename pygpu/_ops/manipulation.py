@@ -270,7 +270,6 @@ def array_split(ary, indices_or_sections, axis=0):
     total = ary.shape[axis]
     try:
         sections = len(indices_or_sections) + 1
-        points = [0] + [int(i) for i in indices_or_sections] + [total]
     except TypeError:
         sections = int(indices_or_sections)
         if sections <= 0:
@@ -278,6 +277,12 @@ def array_split(ary, indices_or_sections, axis=0):
         each, extras = divmod(total, sections)
         sizes = [0] + extras * [each + 1] + (sections - extras) * [each]
         points = np.array(sizes, dtype=np.intp).cumsum().tolist()
+    else:
+        try:  # NumPy slices at the indices: a float is a TypeError, not truncated
+            points = [0] + [operator.index(i) for i in indices_or_sections] + [total]
+        except TypeError:
+            raise TypeError("slice indices must be integers or None or have an __index__ "
+                            f"method, not {indices_or_sections!r}") from None
     head = (slice(None),) * axis
     return [ary[head + (slice(points[i], points[i + 1]),)] for i in range(sections)]
 
@@ -406,7 +411,12 @@ def squeeze(a, axis=None):
     """numpy.squeeze: a view without axes of length one."""
     from .methods import squeeze as squeeze_
 
-    return squeeze_(_array("squeeze", a), axis)
+    a = _array("squeeze", a)
+    if isinstance(axis, tuple):
+        axes = [normalize_axis_index(operator.index(k), a.ndim) for k in axis]
+        if len(set(axes)) != len(axes):
+            raise ValueError("duplicate value in 'axis'")
+    return squeeze_(a, axis)
 
 
 def expand_dims(a, axis=0):
@@ -649,6 +659,8 @@ def _cumulative(name, scan, x, axis, dtype, out, include_initial, identity):
             raise ValueError("For arrays which have more than one dimension ``axis`` "
                              "argument is required.")
         axis = 0
+    if isinstance(axis, (tuple, list)):
+        raise ValueError(f"{name} takes one axis (an int), not {axis!r}")
     axis = normalize_axis_index(axis, x.ndim)
     if not include_initial:
         return scan(x, axis, dtype, out)

@@ -434,3 +434,34 @@ def test_methods_and_the_pygpu_namespace():
             assert getattr(pygpu, name) is getattr(M, name)
     check(M.expand_dims(d), np.expand_dims(x, 0))
     check(M.diff(d, prepend=None, append=None), np.diff(x))
+
+
+# ---- found by adversarial testing -----------------------------------------------------------
+
+def test_split_at_float_indices_is_numpys_type_error_not_a_truncation():
+    d = pygpu.asarray(random((6, 4), "f"))
+    for f in (M.split, M.array_split):
+        with pytest.raises(TypeError, match="slice indices must be integers"):
+            f(d, [1.5])
+        with pytest.raises(TypeError, match="slice indices must be integers"):
+            f(d, np.array([1.0, 3.0]), axis=0)
+    # integers of any kind, and a float count of sections, as NumPy's
+    check(M.split(d, np.array([1, 3], np.uint8)), np.split(host(d), np.array([1, 3])))
+    check(M.array_split(d, 4.0, axis=0), np.array_split(host(d), 4.0, axis=0))
+
+
+def test_squeeze_refuses_a_repeated_axis():
+    d = pygpu.zeros((1, 3, 1))
+    with pytest.raises(ValueError, match="duplicate value in 'axis'"):
+        M.squeeze(d, (0, 0))
+    with pytest.raises(ValueError, match="duplicate value in 'axis'"):
+        M.squeeze(d, (2, -1))
+    assert M.squeeze(d, (0, -1)).shape == (3,)
+
+
+@pytest.mark.parametrize("f", [M.cumulative_sum, M.cumulative_prod])
+def test_cumulative_refuses_a_tuple_of_axes_as_numpy_does(f):
+    d = pygpu.asarray(random((3, 4), "f"))
+    for axis in ((0, 1), (0,), ()):
+        with pytest.raises(ValueError, match="takes one axis"):
+            f(d, axis=axis)

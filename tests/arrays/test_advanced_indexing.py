@@ -431,3 +431,38 @@ compile_cuda(render(["pg_index_count", "pg_index_scan", "pg_index_coords", "pg_i
              arch="sm_90")
 print("ok")
 """)
+
+
+# ---- found by adversarial testing -----------------------------------------------------------
+
+def test_a_huge_uint64_host_index_wraps_as_numpys_cast_to_intp(rng):
+    h = random_array(rng, (7, 3), np.float32)
+    d = dev(h)
+    for key in (np.array([0, 2**64 - 1, 2**64 - 7], np.uint64),
+                np.array([[2**64 - 2], [1]], np.uint64)):
+        same(d[key], h[key])  # a host key
+        same(d[dev(key)], h[key])  # the same key on the device
+    big = np.array([2**63], np.uint64)  # -2**63 as intp: out of bounds either way
+    assert error_of(lambda: d[big])[0] is IndexError
+    assert error_of(lambda: h[big])[0] is IndexError
+
+
+def test_take_put_and_take_along_axis_by_keyword(rng):
+    h = random_array(rng, (4, 5), np.float64)
+    idx = np.argsort(h, axis=1)
+    same(pygpu.take(a=dev(h), indices=[3, 1], axis=1), np.take(a=h, indices=[3, 1], axis=1))
+    same(pygpu.take_along_axis(arr=dev(h), indices=dev(idx), axis=1),
+         np.take_along_axis(arr=h, indices=idx, axis=1))
+    d, want = dev(h), h.copy()
+    pygpu.put(a=d, ind=[0, 7], v=dev(np.array([5.0, 6.0])))
+    np.put(a=want, ind=[0, 7], v=[5.0, 6.0])
+    same(d, want)
+
+
+def test_take_along_axis_with_non_integer_indices_is_numpys_index_error(rng):
+    h = random_array(rng, (4, 5), np.float32)
+    for idx in (np.zeros((4, 1)), np.ones((4, 1), bool)):
+        with pytest.raises(IndexError):
+            np.take_along_axis(h, idx, 1)
+        with pytest.raises(IndexError, match="indices must be integers"):
+            pygpu.take_along_axis(dev(h), dev(idx), 1)
