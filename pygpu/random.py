@@ -236,7 +236,7 @@ def _check_out(out, shape, dtype, what):
     if out.dtype != dtype:
         raise TypeError(f"Supplied output array has the wrong type. Expected {dtype}, "
                         f"got {out.dtype}")
-    if not out.is_c_contiguous():
+    if not out.is_c_contiguous() or not out.flags["WRITEABLE"]:  # a broadcast_to view
         raise ValueError("Supplied output array is not contiguous, writable or aligned.")
     if shape is not None and tuple(shape) != out.shape:
         raise ValueError(f"size must match out.shape when used together ({shape} given, "

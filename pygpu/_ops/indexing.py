@@ -16,7 +16,11 @@ result's axes, folded, with every index checked against its axis on the
 device; a bad index leaves the smallest (element, array) in a word that is
 read back after the launch (one device-to-host read of 8 bytes, which waits
 for the kernel), and only for device index arrays: host ones are checked by
-NumPy before they are copied, those from a mask are in bounds.
+NumPy before they are copied, those from a mask are in bounds. A scatter
+with device index arrays checks them in a launch of its own first (move
+with nothing written), so that a bad index writes nothing, as NumPy's.
+Writes (setitem, put, place) into a read-only array (broadcast_to,
+diagonal) are NumPy's ValueError.
 
 x[mask] with a mask of x's shape is a compaction (index.h: count, scan,
 select: three launches, two for up to 4096 elements, and one read of the
@@ -78,6 +82,11 @@ def _sources():
                     "const long long *meta, long long n, unsigned long long *error)\n"
                     f"{{ pg::index::move<{s}, {ctype}, {put}>(src, other, idx, meta, n, "
                     "error); }")
+    for tag, ctype in (("i4", "int"), ("i8", "long long")):  # a scatter's indices, first
+        out[f"pg_index_check_{tag}"] = (
+            f"pg_index_check_{tag}(char *src, char *other, const char *idx, const long long "
+            f"*meta, long long n, unsigned long long *error)\n{{ pg::index::move<1, {ctype}, "
+            "true, false>(src, other, idx, meta, n, error); }")
     return out
 
 
@@ -316,27 +325,28 @@ def _resolve(x, key):
             vkey.append(v)
         vaxis += 1
     v = x[tuple(vkey)]
-    for a in arrays:  # what came from a mask is in bounds; host arrays are checked here
-        a.size = v.shape[a.vaxis]
-        if isinstance(a.values, np.ndarray):
-            a.values = _host_index(a.values, a.axis, a.size)
-            a.checked = True
     try:
         b = np.broadcast_shapes(*[a.values.shape for a in arrays])
     except ValueError:
         raise IndexError("shape mismatch: indexing arrays could not be broadcast together "
                          "with shapes " + "".join(_shape_text(a.values.shape) + " "
                                                   for a in arrays)) from None
+    for a in arrays:  # what came from a mask is in bounds; host arrays are checked here
+        a.size = v.shape[a.vaxis]
+        if isinstance(a.values, np.ndarray):
+            # NumPy checks no index where the arrays broadcast to nothing
+            a.values = _host_index(a.values, a.axis, a.size, check=math.prod(b) > 0)
+            a.checked = True
     return v, arrays, b, in_place
 
 
-def _host_index(h, axis, size):
+def _host_index(h, axis, size, check=True):
     """An index ndarray checked against its axis (NumPy's IndexError), as an
     int64 ndarray."""
     h = np.asarray(h)
     if h.dtype == np.uint64:  # NumPy casts to intp (same_kind): 2**64 - 1 is -1
         h = h.astype(np.int64)
-    if h.size:
+    if check and h.size:
         bad = (h < -size) | (h >= size) if h.dtype.kind == "i" else h >= size
         if bad.any():
             raise IndexError(f"index {h[bad].flat[0]} is out of bounds for axis {axis} "
@@ -386,7 +396,8 @@ def _launch_move(what, v, other, arrays, b, in_place, value_strides=None):
     n = math.prod(shape)
     values, tag = _index_device(arrays)
     if n == 0:
-        _check_on_host(arrays, values)
+        if math.prod(b):  # an empty result, from the other axes: NumPy still checks
+            _check_on_host(arrays, values)
         return
     streams = [[v.strides[d] if kind == "v" else 0 for kind, d in axes]]
     streams.append(value_strides if value_strides is not None else [0] * len(axes))
@@ -405,12 +416,20 @@ def _launch_move(what, v, other, arrays, b, in_place, value_strides=None):
     meta = _core.asarray(np.array(meta, np.int64))
     check = not all(a.checked for a in arrays)
     error = _core.zeros((1,), np.uint64) if check else 0
-    f = _kernel(f"pg_index_{what}{v.itemsize}_{tag}")
-    f[_blocks(n, _THREADS), _THREADS](v, other, base, meta, n, error)
-    if check:
-        code = int(error.copy_to_host()[0])
-        if code:
-            _raise_bad(arrays, values, (~code & (2**64 - 1)) % len(values))
+    grid = _blocks(n, _THREADS)
+    if check and what == "scatter":  # NumPy writes nothing if an index is bad
+        _kernel(f"pg_index_check_{tag}")[grid, _THREADS](v, other, base, meta, n, error)
+        _raise_if_bad(arrays, values, error)
+    _kernel(f"pg_index_{what}{v.itemsize}_{tag}")[grid, _THREADS](v, other, base, meta, n,
+                                                                  error)
+    if check and what == "gather":
+        _raise_if_bad(arrays, values, error)
+
+
+def _raise_if_bad(arrays, values, error):
+    code = int(error.copy_to_host()[0])
+    if code:
+        _raise_bad(arrays, values, (~code & (2**64 - 1)) % len(values))
 
 
 def _raise_bad(arrays, values, k):
@@ -561,10 +580,20 @@ def _set_arrays(x, key, value):
     _launch_move("scatter", v, values, arrays, b, in_place, strides)
 
 
+def _check_writeable(x, name):
+    """NumPy's ValueError for a write into a read-only array (a broadcast_to
+    or diagonal view, memory exported read-only)."""
+    if not x.flags["WRITEABLE"]:
+        raise ValueError(f"{name}: assignment destination is read-only (a broadcast or "
+                         "diagonal view, or memory exported to pygpu read-only); copy it "
+                         "with .copy() to get a writeable array")
+
+
 @_on_own_device
 def setitem(x, key, value):
     """x[key] = value for a key with integer arrays, boolean arrays or bool
     scalars (array.c's setitem sends those here)."""
+    _check_writeable(x, "setitem")
     if type(key) is DeviceArray and key.dtype == np.bool_ and key.ndim and \
             key.shape == x.shape[:key.ndim]:
         if key.ndim == x.ndim:
@@ -639,7 +668,8 @@ def _index_arg(name, indices, error=TypeError):
     h = np.asarray(indices)
     if h.dtype.kind not in "iu" and not (h.size == 0 and h.dtype.kind == "f"):
         raise error(f"{name}: indices must be integers, not {h.dtype}")
-    return h.astype(np.int64) if h.ndim else int(h)
+    h = h.astype(np.int64)  # NumPy's cast to intp: a uint64 of 2**64 - 1 is -1
+    return h if h.ndim else int(h)
 
 
 def _into(r, out, name):
@@ -700,6 +730,7 @@ def put(a, ind, v, mode="raise"):
     """numpy.put: a.flat[ind] = v, v repeated as needed; mode 'raise'
     (IndexError), 'wrap' or 'clip'. Repeated indices: one write wins."""
     a = _device_array("put", a)
+    _check_writeable(a, "put")
     ind = _index_arg("put", ind)
     if isinstance(ind, int):
         ind = np.array([ind], np.int64)
@@ -765,6 +796,7 @@ def place(arr, mask, vals):
     """numpy.place: arr's elements where mask is true set to vals in order,
     vals repeated as needed (in place; None)."""
     arr = _device_array("place", arr)
+    _check_writeable(arr, "place")
     m = _as_mask("place", mask)
     if m.size != arr.size:
         raise ValueError("place: mask and data must be the same size")

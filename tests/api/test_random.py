@@ -518,6 +518,16 @@ def test_a_bool_size_and_string_parameters_are_type_errors_as_numpys():
     assert g.random(np.int8(3)).shape == (3,)
 
 
+def test_out_must_be_writeable():
+    g = R.default_rng(5)
+    base = pygpu.asarray(np.arange(6.0))
+    ro = pygpu.broadcast_to(base, (6,))  # C-contiguous but read-only
+    for fill in (g.random, g.standard_normal, g.standard_exponential):
+        with pytest.raises(ValueError, match="not contiguous, writable or aligned"):
+            fill(out=ro)
+    np.testing.assert_array_equal(base.get(), np.arange(6.0))
+
+
 # ---- the module --------------------------------------------------------------------------
 def test_importing_pygpu_random_compiles_nothing():
     code = ("import pygpu, sys; r = pygpu.random; "
