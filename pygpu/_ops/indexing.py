@@ -489,11 +489,29 @@ def _values(x, value):
     if isinstance(value, DeviceArray):
         if value.dtype != x.dtype:
             return value.astype(x.dtype)
-        root = x.base if x.base is not None else x
-        if value is root or value.base is root:
-            return value.copy()
-        return value
+        # any view of x's memory (x itself, x[::-1], a diagonal view made
+        # through the interface, whose base is not x) is read from a copy
+        return value.copy() if _overlaps(value, x) else value
     return _core.asarray(np.asarray(value, dtype=x.dtype))
+
+
+def _extent(a):
+    """[first byte, one past the last byte) of a's elements."""
+    lo = hi = a.ptr
+    for n, s in zip(a.shape, a.strides, strict=True):
+        if s > 0:
+            hi += s * (n - 1)
+        else:
+            lo += s * (n - 1)
+    return lo, hi + a.itemsize
+
+
+def _overlaps(a, b):
+    """Whether the elements of DeviceArrays a and b may share memory."""
+    if a.size == 0 or b.size == 0:
+        return False
+    (alo, ahi), (blo, bhi) = _extent(a), _extent(b)
+    return alo < bhi and blo < ahi
 
 
 def _scalar_like(value):
@@ -577,6 +595,9 @@ def _set_arrays(x, key, value):
     axes = _result_shape(v, arrays, b, in_place)
     shape = [v.shape[d] if kind == "v" else b[d] for kind, d in axes]
     values, strides = _broadcast_strides(_values(x, value), shape)
+    for a in arrays:  # an index array in x's memory: read before the scatter writes
+        if isinstance(a.values, DeviceArray) and _overlaps(a.values, x):
+            a.values = a.values.copy()
     _launch_move("scatter", v, values, arrays, b, in_place, strides)
 
 

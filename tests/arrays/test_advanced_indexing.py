@@ -525,3 +525,25 @@ def test_take_with_a_huge_uint64_scalar_wraps_as_numpys(rng):
     h = random_array(rng, (7,), np.float64)
     got = pygpu.take(dev(h), np.uint64(2**64 - 1))
     assert got.shape == () and got.copy_to_host() == h[-1]
+
+
+def test_a_value_sharing_memory_with_the_target_is_read_before_the_write(rng):
+    # a diagonal view reaches x's memory through the interface (its base is
+    # not x): the values must still be read before the scatter writes
+    h = random_array(rng, (3, 3), np.float64)
+    flat = np.array([4, 8, 0])
+    want = h.copy()
+    want.reshape(-1)[flat] = want.diagonal()
+    d = dev(h)
+    d.reshape(-1)[dev(flat)] = pygpu.diagonal(d)
+    same(d, want)
+    d = dev(h)
+    pygpu.put(d, dev(flat), pygpu.diagonal(d))
+    same(d, want)
+    # an index array that is a view of the target itself
+    hi = np.array([3, 0, 1, 2])
+    want = hi.copy()
+    want[want[::-1]] = [10, 11, 12, 13]
+    di = dev(hi)
+    di[di[::-1]] = dev(np.array([10, 11, 12, 13]))
+    same(di, want)
