@@ -196,6 +196,18 @@ def _real(x):
     return float(x)
 
 
+def _param(p, ctype):
+    """A finite parameter in the result's type; an OverflowError where it does
+    not fit (uniform(-3e38, 3e38, dtype=float32): high - low, 6e38, is inf in
+    float32, and every value would be)."""
+    with np.errstate(over="ignore"):
+        c = ctype(p)
+    if math.isfinite(p) and not np.isfinite(c):
+        raise OverflowError(f"a parameter ({p!r}; for uniform, high - low) is out of the "
+                            f"range of {np.dtype(ctype)}")
+    return c
+
+
 def _is_array(x):
     return isinstance(x, _core.DeviceArray) or (np.ndim(x) > 0)
 
@@ -227,7 +239,12 @@ def _result_shape(size, *params):
 def _device_param(x, dtype):
     if isinstance(x, _core.DeviceArray):
         return x if x.dtype == dtype else x.astype(dtype)
-    return _core.asarray(np.asarray(x, dtype=dtype))
+    h = np.asarray(x)
+    with np.errstate(over="ignore"):
+        c = h.astype(dtype)
+    if h.dtype.kind in "iuf" and np.any(np.isfinite(h) & ~np.isfinite(c)):
+        raise OverflowError(f"a parameter is out of the range of {np.dtype(dtype)}")
+    return _core.asarray(c)
 
 
 def _check_out(out, shape, dtype, what):
@@ -294,7 +311,7 @@ class Generator:
         key = self._take(-(-n // per))
         ctype = dtype.type
         _launch(f"pg_rng_{kind}_{_TAGS[dtype.char]}", -(-n // per), out, np.int64(n), *key,
-                *(ctype(p) for p in params))
+                *(_param(p, ctype) for p in params))
         return out
 
     # -- floats --

@@ -528,6 +528,22 @@ def test_out_must_be_writeable():
     np.testing.assert_array_equal(base.get(), np.arange(6.0))
 
 
+def test_float32_parameters_out_of_float32s_range_are_an_overflow_error():
+    g = R.default_rng(5)
+    # high - low = 6e38 is inf in float32: every value would be inf
+    calls = [lambda: g.uniform(-3e38, 3e38, 4, dtype=np.float32),
+             lambda: g.normal(0, 1e39, 4, dtype=np.float32),
+             lambda: g.exponential(1e39, 4, dtype=np.float32),
+             lambda: g.normal(np.array([1e39]), 1.0, dtype=np.float32),
+             lambda: g.exponential(np.array([1.0, 1e39]), dtype=np.float32)]
+    for call in calls:
+        with pytest.raises(OverflowError, match="out of the range of float32"):
+            call()
+    a = g.uniform(-1e38, 1e38, 1000, dtype=np.float32).get()
+    assert np.isfinite(a).all() and a.min() < 0 < a.max()
+    assert np.isinf(g.normal(np.inf, 1.0, 2).get()).all()  # an infinite loc, as NumPy's
+
+
 # ---- the module --------------------------------------------------------------------------
 def test_importing_pygpu_random_compiles_nothing():
     code = ("import pygpu, sys; r = pygpu.random; "
