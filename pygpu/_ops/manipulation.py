@@ -185,9 +185,10 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     return result
 
 
-def concat(arrays, /, *, axis=0):
-    """The array API's concat: concatenate with its signature."""
-    return concatenate(arrays, axis)
+def concat(arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    """numpy.concat (the array API's concat(arrays, /, *, axis=0)): concatenate
+    under NumPy 2's name, with its arguments (axis also positional)."""
+    return concatenate(arrays, axis, out, dtype=dtype, casting=casting)
 
 
 def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
@@ -393,9 +394,10 @@ def transpose(a, axes=None):
     return a.transpose(axes)
 
 
-def permute_dims(x, /, axes):
-    """The array API's permute_dims: transpose with the axes required."""
-    return transpose(x, axes)
+def permute_dims(a, axes=None):
+    """numpy.permute_dims (the array API's permute_dims(x, /, axes)):
+    transpose under NumPy 2's name; axes None reverses them, as NumPy's."""
+    return transpose(a, axes)
 
 
 def matrix_transpose(x, /):

@@ -465,3 +465,17 @@ def test_cumulative_refuses_a_tuple_of_axes_as_numpy_does(f):
     for axis in ((0, 1), (0,), ()):
         with pytest.raises(ValueError, match="takes one axis"):
             f(d, axis=axis)
+
+
+def test_concat_and_permute_dims_take_numpys_arguments():
+    h = random((2, 3, 4), "f")
+    d = pygpu.asarray(h)
+    check(M.concat([d, d], 1), np.concat([h, h], 1))  # axis positional, as NumPy's
+    check(M.concat([d, d], axis=None, dtype=np.float64), np.concat([h, h], axis=None,
+                                                                    dtype=np.float64))
+    out = pygpu.zeros((4, 3, 4), np.float32)
+    assert M.concat([d, d], out=out) is out
+    check(out, np.concat([h, h]))
+    check(M.permute_dims(d), np.permute_dims(h))  # no axes: reversed
+    check(M.permute_dims(a=d, axes=(1, 0, 2)), np.permute_dims(a=h, axes=(1, 0, 2)))
+    check(np.permute_dims(d), np.permute_dims(h))  # through __array_function__
