@@ -501,6 +501,13 @@ def repeat(a, repeats, axis=None):
     if isinstance(repeats, DeviceArray):
         repeats = repeats.copy_to_host()
     reps = np.asarray(repeats)
+    if reps.dtype.kind in "iu" and reps.size:
+        # counts whose sum passes int64 crash NumPy's repeat (a segfault, not an
+        # error: numpy 2.4); their total, in floats, is checked first
+        total = float(reps.sum(dtype=np.float64)) * (n if reps.size == 1 else 1)
+        if total * max(a.itemsize, 8) >= 2.0**63:
+            raise ValueError(f"repeat: the result would have {total:.4g} elements along "
+                             f"axis {axis}: Maximum allowed size exceeded")
     if reps.size == 1 and reps.ndim <= 1:
         r = len(np.repeat(np.zeros(1, np.int8), repeats))  # NumPy's count, and its errors
         head, tail = a.shape[:axis], a.shape[axis + 1:]

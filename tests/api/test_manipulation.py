@@ -3,6 +3,9 @@ views (flip, moveaxis, broadcast_to, ...), copies (tile, repeat, roll, pad),
 diff and cumulative_sum/prod, against NumPy: the same dtype, shape and
 values, views where NumPy gives views, and the same exceptions."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -479,3 +482,22 @@ def test_concat_and_permute_dims_take_numpys_arguments():
     check(M.permute_dims(d), np.permute_dims(h))  # no axes: reversed
     check(M.permute_dims(a=d, axes=(1, 0, 2)), np.permute_dims(a=h, axes=(1, 0, 2)))
     check(np.permute_dims(d), np.permute_dims(h))  # through __array_function__
+
+
+def test_repeat_counts_past_int64_are_an_error_not_numpys_segfault():
+    # numpy.repeat(x, [2**62] * 12) crashes the process (numpy 2.4): pygpu
+    # checks the total first; in a process of its own, in case it regresses
+    code = ("import numpy as np, pygpu\n"
+            "d = pygpu.asarray(np.arange(12.0))\n"
+            "for reps in (np.full(12, 2**62), pygpu.asarray(np.full(12, 2**62)),\n"
+            "             np.array([2**63 - 1] + [3] * 11), 2**62):\n"
+            "    try:\n"
+            "        pygpu.repeat(d, reps)\n"
+            "    except ValueError as e:\n"
+            "        assert 'Maximum allowed size exceeded' in str(e), e\n"
+            "    else:\n"
+            "        raise AssertionError('no error')\n"
+            "print('ok', pygpu.repeat(d[:2], np.array([3, 2])).shape)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "ok (5,)"
