@@ -163,6 +163,8 @@ def _shape(size):
     """NumPy's shape for size (None: ())."""
     if size is None:
         return ()
+    if isinstance(size, (bool, np.bool_, str)):
+        raise TypeError(f"expected a sequence of integers or a single integer, got {size!r}")
     try:
         dims = (operator.index(size),)
     except TypeError:
@@ -184,6 +186,26 @@ def _float_dtype(dtype, what):
     if dt not in (np.float32, np.float64):
         raise TypeError(f"Unsupported dtype {dt!r} for {what}")
     return dt
+
+
+def _real(x):
+    """A scalar parameter as a float: a number, not a string (float('1')
+    would read one; NumPy's TypeError)."""
+    if isinstance(x, (str, bytes, np.str_, np.bytes_)):
+        raise TypeError(f"must be real number, not {type(x).__name__}")
+    return float(x)
+
+
+def _param(p, ctype):
+    """A finite parameter in the result's type; an OverflowError where it does
+    not fit (uniform(-3e38, 3e38, dtype=float32): high - low, 6e38, is inf in
+    float32, and every value would be)."""
+    with np.errstate(over="ignore"):
+        c = ctype(p)
+    if math.isfinite(p) and not np.isfinite(c):
+        raise OverflowError(f"a parameter ({p!r}; for uniform, high - low) is out of the "
+                            f"range of {np.dtype(ctype)}")
+    return c
 
 
 def _is_array(x):
@@ -217,7 +239,12 @@ def _result_shape(size, *params):
 def _device_param(x, dtype):
     if isinstance(x, _core.DeviceArray):
         return x if x.dtype == dtype else x.astype(dtype)
-    return _core.asarray(np.asarray(x, dtype=dtype))
+    h = np.asarray(x)
+    with np.errstate(over="ignore"):
+        c = h.astype(dtype)
+    if h.dtype.kind in "iuf" and np.any(np.isfinite(h) & ~np.isfinite(c)):
+        raise OverflowError(f"a parameter is out of the range of {np.dtype(dtype)}")
+    return _core.asarray(c)
 
 
 def _check_out(out, shape, dtype, what):
@@ -226,7 +253,7 @@ def _check_out(out, shape, dtype, what):
     if out.dtype != dtype:
         raise TypeError(f"Supplied output array has the wrong type. Expected {dtype}, "
                         f"got {out.dtype}")
-    if not out.is_c_contiguous():
+    if not out.is_c_contiguous() or not out.flags["WRITEABLE"]:  # a broadcast_to view
         raise ValueError("Supplied output array is not contiguous, writable or aligned.")
     if shape is not None and tuple(shape) != out.shape:
         raise ValueError(f"size must match out.shape when used together ({shape} given, "
@@ -284,7 +311,7 @@ class Generator:
         key = self._take(-(-n // per))
         ctype = dtype.type
         _launch(f"pg_rng_{kind}_{_TAGS[dtype.char]}", -(-n // per), out, np.int64(n), *key,
-                *(ctype(p) for p in params))
+                *(_param(p, ctype) for p in params))
         return out
 
     # -- floats --
@@ -310,7 +337,7 @@ class Generator:
                 raise ValueError("high - low < 0")
             u = self._fill("uniform", shape, dt, None, 0.0, 1.0)
             return u * span + lo
-        low, high = float(low), float(high)
+        low, high = _real(low), _real(high)
         span = high - low
         if not math.isfinite(span):
             raise OverflowError("high - low range exceeds valid bounds")
@@ -336,7 +363,7 @@ class Generator:
                 raise ValueError("scale < 0")
             z = self._fill("normal", shape, dt, None, 0.0, 1.0)
             return z * _device_param(scale, dt) + _device_param(loc, dt)
-        loc, scale = float(loc), float(scale)
+        loc, scale = _real(loc), _real(scale)
         if scale < 0:
             raise ValueError("scale < 0")
         return self._fill("normal", _shape(size), dt, None, loc, scale)
@@ -361,7 +388,7 @@ class Generator:
                 raise ValueError("scale < 0")
             e = self._fill("exponential", shape, dt, None, 1.0)
             return e * _device_param(scale, dt)
-        scale = float(scale)
+        scale = _real(scale)
         if scale < 0:
             raise ValueError("scale < 0")
         return self._fill("exponential", _shape(size), dt, None, scale)
@@ -597,6 +624,8 @@ def _int_bounds(x, what):
         return np.vectorize(int, otypes=[object])(a) if big else a.astype(np.int64)
     if a.dtype.kind == "b":
         return a.astype(np.int64)
+    if a.dtype == object and all(isinstance(v, (int, np.integer)) for v in a.flat):
+        return a  # Python ints past int64 (2**64 as uint64's high)
     if a.dtype.kind not in "iu":
         raise TypeError(f"{what} must hold integers, not {a.dtype}")
     if a.dtype == np.uint64 and a.size and int(a.max()) >= 2**63:

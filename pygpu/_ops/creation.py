@@ -437,7 +437,7 @@ def tri(N, M=None, k=0, dtype=float, *, device=None, like=None):
     """numpy.tri: ones at and below diagonal k, zeros above."""
     N = _int(N, "tri's N")
     M = N if M is None else _int(M, "tri's M")
-    k = _int(k, "tri's k")
+    k = _diagonal_k(k, "tri's k")
     dt = device_dtype(np.float64 if dtype is None else dtype, "tri")
     with device_context(device):
         out = _core.full((max(N, 0), max(M, 0)), 1, dt)
@@ -445,10 +445,19 @@ def tri(N, M=None, k=0, dtype=float, *, device=None, like=None):
     return out
 
 
+def _diagonal_k(k, what):
+    """k as an int: an integer, or a float with an integral value (NumPy
+    takes any real k, but its tri's integer arange makes a fractional one
+    meaningless: triu(m, 1.5) is all zeros), else a TypeError."""
+    if isinstance(k, (float, np.floating)) and math.isfinite(k) and k == int(k):
+        return int(k)
+    return _int(k, what)
+
+
 def _tril_triu(m, k, upper):
     name = "triu" if upper else "tril"
     m = device_array(name, m)
-    k = _int(k, f"{name}'s k")
+    k = _diagonal_k(k, f"{name}'s k")
     if m.ndim == 0:  # a TypeError, as NumPy's (tri() of no shape)
         raise TypeError(f"{name} needs an array of at least 1 dimension, not a 0-d array")
     shape = m.shape if m.ndim >= 2 else m.shape * 2

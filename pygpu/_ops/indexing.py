@@ -16,7 +16,11 @@ result's axes, folded, with every index checked against its axis on the
 device; a bad index leaves the smallest (element, array) in a word that is
 read back after the launch (one device-to-host read of 8 bytes, which waits
 for the kernel), and only for device index arrays: host ones are checked by
-NumPy before they are copied, those from a mask are in bounds.
+NumPy before they are copied, those from a mask are in bounds. A scatter
+with device index arrays checks them in a launch of its own first (move
+with nothing written), so that a bad index writes nothing, as NumPy's.
+Writes (setitem, put, place) into a read-only array (broadcast_to,
+diagonal) are NumPy's ValueError.
 
 x[mask] with a mask of x's shape is a compaction (index.h: count, scan,
 select: three launches, two for up to 4096 elements, and one read of the
@@ -78,6 +82,11 @@ def _sources():
                     "const long long *meta, long long n, unsigned long long *error)\n"
                     f"{{ pg::index::move<{s}, {ctype}, {put}>(src, other, idx, meta, n, "
                     "error); }")
+    for tag, ctype in (("i4", "int"), ("i8", "long long")):  # a scatter's indices, first
+        out[f"pg_index_check_{tag}"] = (
+            f"pg_index_check_{tag}(char *src, char *other, const char *idx, const long long "
+            f"*meta, long long n, unsigned long long *error)\n{{ pg::index::move<1, {ctype}, "
+            "true, false>(src, other, idx, meta, n, error); }")
     return out
 
 
@@ -316,25 +325,28 @@ def _resolve(x, key):
             vkey.append(v)
         vaxis += 1
     v = x[tuple(vkey)]
-    for a in arrays:  # what came from a mask is in bounds; host arrays are checked here
-        a.size = v.shape[a.vaxis]
-        if isinstance(a.values, np.ndarray):
-            a.values = _host_index(a.values, a.axis, a.size)
-            a.checked = True
     try:
         b = np.broadcast_shapes(*[a.values.shape for a in arrays])
     except ValueError:
         raise IndexError("shape mismatch: indexing arrays could not be broadcast together "
                          "with shapes " + "".join(_shape_text(a.values.shape) + " "
                                                   for a in arrays)) from None
+    for a in arrays:  # what came from a mask is in bounds; host arrays are checked here
+        a.size = v.shape[a.vaxis]
+        if isinstance(a.values, np.ndarray):
+            # NumPy checks no index where the arrays broadcast to nothing
+            a.values = _host_index(a.values, a.axis, a.size, check=math.prod(b) > 0)
+            a.checked = True
     return v, arrays, b, in_place
 
 
-def _host_index(h, axis, size):
+def _host_index(h, axis, size, check=True):
     """An index ndarray checked against its axis (NumPy's IndexError), as an
     int64 ndarray."""
     h = np.asarray(h)
-    if h.size:
+    if h.dtype == np.uint64:  # NumPy casts to intp (same_kind): 2**64 - 1 is -1
+        h = h.astype(np.int64)
+    if check and h.size:
         bad = (h < -size) | (h >= size) if h.dtype.kind == "i" else h >= size
         if bad.any():
             raise IndexError(f"index {h[bad].flat[0]} is out of bounds for axis {axis} "
@@ -384,7 +396,8 @@ def _launch_move(what, v, other, arrays, b, in_place, value_strides=None):
     n = math.prod(shape)
     values, tag = _index_device(arrays)
     if n == 0:
-        _check_on_host(arrays, values)
+        if math.prod(b):  # an empty result, from the other axes: NumPy still checks
+            _check_on_host(arrays, values)
         return
     streams = [[v.strides[d] if kind == "v" else 0 for kind, d in axes]]
     streams.append(value_strides if value_strides is not None else [0] * len(axes))
@@ -403,12 +416,20 @@ def _launch_move(what, v, other, arrays, b, in_place, value_strides=None):
     meta = _core.asarray(np.array(meta, np.int64))
     check = not all(a.checked for a in arrays)
     error = _core.zeros((1,), np.uint64) if check else 0
-    f = _kernel(f"pg_index_{what}{v.itemsize}_{tag}")
-    f[_blocks(n, _THREADS), _THREADS](v, other, base, meta, n, error)
-    if check:
-        code = int(error.copy_to_host()[0])
-        if code:
-            _raise_bad(arrays, values, (~code & (2**64 - 1)) % len(values))
+    grid = _blocks(n, _THREADS)
+    if check and what == "scatter":  # NumPy writes nothing if an index is bad
+        _kernel(f"pg_index_check_{tag}")[grid, _THREADS](v, other, base, meta, n, error)
+        _raise_if_bad(arrays, values, error)
+    _kernel(f"pg_index_{what}{v.itemsize}_{tag}")[grid, _THREADS](v, other, base, meta, n,
+                                                                  error)
+    if check and what == "gather":
+        _raise_if_bad(arrays, values, error)
+
+
+def _raise_if_bad(arrays, values, error):
+    code = int(error.copy_to_host()[0])
+    if code:
+        _raise_bad(arrays, values, (~code & (2**64 - 1)) % len(values))
 
 
 def _raise_bad(arrays, values, k):
@@ -426,15 +447,19 @@ def _check_on_host(arrays, values):
 def _on_own_device(f):
     """f(x, ...) run with x's device current (the kernels launch there)."""
     import functools
+    import inspect
+
+    first = next(iter(inspect.signature(f).parameters))
 
     @functools.wraps(f)
-    def run(x, *args, **kwargs):
+    def run(*args, **kwargs):
+        x = args[0] if args else kwargs.get(first)  # f(a=...) as NumPy's allows
         if isinstance(x, DeviceArray) and _several_devices():
             device = x.device
             if device.id != _core.get_device():
                 with device:
-                    return f(x, *args, **kwargs)
-        return f(x, *args, **kwargs)
+                    return f(*args, **kwargs)
+        return f(*args, **kwargs)
     return run
 
 
@@ -464,11 +489,29 @@ def _values(x, value):
     if isinstance(value, DeviceArray):
         if value.dtype != x.dtype:
             return value.astype(x.dtype)
-        root = x.base if x.base is not None else x
-        if value is root or value.base is root:
-            return value.copy()
-        return value
+        # any view of x's memory (x itself, x[::-1], a diagonal view made
+        # through the interface, whose base is not x) is read from a copy
+        return value.copy() if _overlaps(value, x) else value
     return _core.asarray(np.asarray(value, dtype=x.dtype))
+
+
+def _extent(a):
+    """[first byte, one past the last byte) of a's elements."""
+    lo = hi = a.ptr
+    for n, s in zip(a.shape, a.strides, strict=True):
+        if s > 0:
+            hi += s * (n - 1)
+        else:
+            lo += s * (n - 1)
+    return lo, hi + a.itemsize
+
+
+def _overlaps(a, b):
+    """Whether the elements of DeviceArrays a and b may share memory."""
+    if a.size == 0 or b.size == 0:
+        return False
+    (alo, ahi), (blo, bhi) = _extent(a), _extent(b)
+    return alo < bhi and blo < ahi
 
 
 def _scalar_like(value):
@@ -552,13 +595,26 @@ def _set_arrays(x, key, value):
     axes = _result_shape(v, arrays, b, in_place)
     shape = [v.shape[d] if kind == "v" else b[d] for kind, d in axes]
     values, strides = _broadcast_strides(_values(x, value), shape)
+    for a in arrays:  # an index array in x's memory: read before the scatter writes
+        if isinstance(a.values, DeviceArray) and _overlaps(a.values, x):
+            a.values = a.values.copy()
     _launch_move("scatter", v, values, arrays, b, in_place, strides)
+
+
+def _check_writeable(x, name):
+    """NumPy's ValueError for a write into a read-only array (a broadcast_to
+    or diagonal view, memory exported read-only)."""
+    if not x.flags["WRITEABLE"]:
+        raise ValueError(f"{name}: assignment destination is read-only (a broadcast or "
+                         "diagonal view, or memory exported to pygpu read-only); copy it "
+                         "with .copy() to get a writeable array")
 
 
 @_on_own_device
 def setitem(x, key, value):
     """x[key] = value for a key with integer arrays, boolean arrays or bool
     scalars (array.c's setitem sends those here)."""
+    _check_writeable(x, "setitem")
     if type(key) is DeviceArray and key.dtype == np.bool_ and key.ndim and \
             key.shape == x.shape[:key.ndim]:
         if key.ndim == x.ndim:
@@ -622,15 +678,19 @@ def _mode_indices(indices, size, mode):
     return h % size if mode == "wrap" else np.clip(h, 0, size - 1)
 
 
-def _index_arg(name, indices):
+def _index_arg(name, indices, error=TypeError):
+    """indices as a DeviceArray, an int64 ndarray or an int; error (NumPy's
+    type: TypeError for take, IndexError for take_along_axis) if they are not
+    integers."""
     if isinstance(indices, DeviceArray):
         if indices.dtype.kind not in "iu":
-            raise TypeError(f"{name}: indices must be integers, not {indices.dtype}")
+            raise error(f"{name}: indices must be integers, not {indices.dtype}")
         return indices
     h = np.asarray(indices)
     if h.dtype.kind not in "iu" and not (h.size == 0 and h.dtype.kind == "f"):
-        raise TypeError(f"{name}: indices must be integers, not {h.dtype}")
-    return h.astype(np.int64) if h.ndim else int(h)
+        raise error(f"{name}: indices must be integers, not {h.dtype}")
+    h = h.astype(np.int64)  # NumPy's cast to intp: a uint64 of 2**64 - 1 is -1
+    return h if h.ndim else int(h)
 
 
 def _into(r, out, name):
@@ -667,7 +727,7 @@ def take_along_axis(arr, indices, axis=-1):
     """numpy.take_along_axis: arr's elements at indices along axis, the other
     axes matched (broadcast) with indices'; axis None: of arr.ravel()."""
     arr = _device_array("take_along_axis", arr)
-    indices = _index_arg("take_along_axis", indices)
+    indices = _index_arg("take_along_axis", indices, IndexError)
     if axis is None:
         if np.ndim(indices) != 1:
             raise ValueError("when axis=None, `indices` must have a single dimension.")
@@ -691,6 +751,7 @@ def put(a, ind, v, mode="raise"):
     """numpy.put: a.flat[ind] = v, v repeated as needed; mode 'raise'
     (IndexError), 'wrap' or 'clip'. Repeated indices: one write wins."""
     a = _device_array("put", a)
+    _check_writeable(a, "put")
     ind = _index_arg("put", ind)
     if isinstance(ind, int):
         ind = np.array([ind], np.int64)
@@ -756,6 +817,7 @@ def place(arr, mask, vals):
     """numpy.place: arr's elements where mask is true set to vals in order,
     vals repeated as needed (in place; None)."""
     arr = _device_array("place", arr)
+    _check_writeable(arr, "place")
     m = _as_mask("place", mask)
     if m.size != arr.size:
         raise ValueError("place: mask and data must be the same size")

@@ -185,9 +185,10 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     return result
 
 
-def concat(arrays, /, *, axis=0):
-    """The array API's concat: concatenate with its signature."""
-    return concatenate(arrays, axis)
+def concat(arrays, /, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    """numpy.concat (the array API's concat(arrays, /, *, axis=0)): concatenate
+    under NumPy 2's name, with its arguments (axis also positional)."""
+    return concatenate(arrays, axis, out, dtype=dtype, casting=casting)
 
 
 def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
@@ -270,7 +271,6 @@ def array_split(ary, indices_or_sections, axis=0):
     total = ary.shape[axis]
     try:
         sections = len(indices_or_sections) + 1
-        points = [0] + [int(i) for i in indices_or_sections] + [total]
     except TypeError:
         sections = int(indices_or_sections)
         if sections <= 0:
@@ -278,6 +278,12 @@ def array_split(ary, indices_or_sections, axis=0):
         each, extras = divmod(total, sections)
         sizes = [0] + extras * [each + 1] + (sections - extras) * [each]
         points = np.array(sizes, dtype=np.intp).cumsum().tolist()
+    else:
+        try:  # NumPy slices at the indices: a float is a TypeError, not truncated
+            points = [0] + [operator.index(i) for i in indices_or_sections] + [total]
+        except TypeError:
+            raise TypeError("slice indices must be integers or None or have an __index__ "
+                            f"method, not {indices_or_sections!r}") from None
     head = (slice(None),) * axis
     return [ary[head + (slice(points[i], points[i + 1]),)] for i in range(sections)]
 
@@ -388,9 +394,10 @@ def transpose(a, axes=None):
     return a.transpose(axes)
 
 
-def permute_dims(x, /, axes):
-    """The array API's permute_dims: transpose with the axes required."""
-    return transpose(x, axes)
+def permute_dims(a, axes=None):
+    """numpy.permute_dims (the array API's permute_dims(x, /, axes)):
+    transpose under NumPy 2's name; axes None reverses them, as NumPy's."""
+    return transpose(a, axes)
 
 
 def matrix_transpose(x, /):
@@ -406,7 +413,12 @@ def squeeze(a, axis=None):
     """numpy.squeeze: a view without axes of length one."""
     from .methods import squeeze as squeeze_
 
-    return squeeze_(_array("squeeze", a), axis)
+    a = _array("squeeze", a)
+    if isinstance(axis, tuple):
+        axes = [normalize_axis_index(operator.index(k), a.ndim) for k in axis]
+        if len(set(axes)) != len(axes):
+            raise ValueError("duplicate value in 'axis'")
+    return squeeze_(a, axis)
 
 
 def expand_dims(a, axis=0):
@@ -489,6 +501,13 @@ def repeat(a, repeats, axis=None):
     if isinstance(repeats, DeviceArray):
         repeats = repeats.copy_to_host()
     reps = np.asarray(repeats)
+    if reps.dtype.kind in "iu" and reps.size:
+        # counts whose sum passes int64 crash NumPy's repeat (a segfault, not an
+        # error: numpy 2.4); their total, in floats, is checked first
+        total = float(reps.sum(dtype=np.float64)) * (n if reps.size == 1 else 1)
+        if total * max(a.itemsize, 8) >= 2.0**63:
+            raise ValueError(f"repeat: the result would have {total:.4g} elements along "
+                             f"axis {axis}: Maximum allowed size exceeded")
     if reps.size == 1 and reps.ndim <= 1:
         r = len(np.repeat(np.zeros(1, np.int8), repeats))  # NumPy's count, and its errors
         head, tail = a.shape[:axis], a.shape[axis + 1:]
@@ -649,6 +668,8 @@ def _cumulative(name, scan, x, axis, dtype, out, include_initial, identity):
             raise ValueError("For arrays which have more than one dimension ``axis`` "
                              "argument is required.")
         axis = 0
+    if isinstance(axis, (tuple, list)):
+        raise ValueError(f"{name} takes one axis (an int), not {axis!r}")
     axis = normalize_axis_index(axis, x.ndim)
     if not include_initial:
         return scan(x, axis, dtype, out)

@@ -237,6 +237,20 @@ def test_tril_triu_of_views_vectors_and_empty_arrays():
     check(creation.tri(3, 0, -5), np.tri(3, 0, -5))
 
 
+def test_tri_tril_triu_take_an_integral_float_k_and_refuse_a_fractional_one():
+    h = random((4, 5), "f")
+    d = pygpu.asarray(h)
+    for k in (1.0, np.float32(-2.0), np.float64(7.0)):
+        check(creation.tril(d, k), np.tril(h, k))
+        check(creation.triu(d, k), np.triu(h, k))
+        check(creation.tri(4, 5, k), np.tri(4, 5, k))
+    # NumPy's tri truncates a fractional k in an integer arange: triu(m, 1.5)
+    # is all zeros there; pygpu names the argument instead
+    for k in (1.5, float("nan"), float("inf")):
+        with pytest.raises(TypeError, match="k must be an integer"):
+            creation.triu(d, k)
+
+
 def test_tril_refuses_0d_and_host_arrays():
     with pytest.raises(TypeError):
         creation.tril(pygpu.asarray(np.array(2.0)))

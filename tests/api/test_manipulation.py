@@ -3,6 +3,9 @@ views (flip, moveaxis, broadcast_to, ...), copies (tile, repeat, roll, pad),
 diff and cumulative_sum/prod, against NumPy: the same dtype, shape and
 values, views where NumPy gives views, and the same exceptions."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -434,3 +437,67 @@ def test_methods_and_the_pygpu_namespace():
             assert getattr(pygpu, name) is getattr(M, name)
     check(M.expand_dims(d), np.expand_dims(x, 0))
     check(M.diff(d, prepend=None, append=None), np.diff(x))
+
+
+# ---- found by adversarial testing -----------------------------------------------------------
+
+def test_split_at_float_indices_is_numpys_type_error_not_a_truncation():
+    d = pygpu.asarray(random((6, 4), "f"))
+    for f in (M.split, M.array_split):
+        with pytest.raises(TypeError, match="slice indices must be integers"):
+            f(d, [1.5])
+        with pytest.raises(TypeError, match="slice indices must be integers"):
+            f(d, np.array([1.0, 3.0]), axis=0)
+    # integers of any kind, and a float count of sections, as NumPy's
+    check(M.split(d, np.array([1, 3], np.uint8)), np.split(host(d), np.array([1, 3])))
+    check(M.array_split(d, 4.0, axis=0), np.array_split(host(d), 4.0, axis=0))
+
+
+def test_squeeze_refuses_a_repeated_axis():
+    d = pygpu.zeros((1, 3, 1))
+    with pytest.raises(ValueError, match="duplicate value in 'axis'"):
+        M.squeeze(d, (0, 0))
+    with pytest.raises(ValueError, match="duplicate value in 'axis'"):
+        M.squeeze(d, (2, -1))
+    assert M.squeeze(d, (0, -1)).shape == (3,)
+
+
+@pytest.mark.parametrize("f", [M.cumulative_sum, M.cumulative_prod])
+def test_cumulative_refuses_a_tuple_of_axes_as_numpy_does(f):
+    d = pygpu.asarray(random((3, 4), "f"))
+    for axis in ((0, 1), (0,), ()):
+        with pytest.raises(ValueError, match="takes one axis"):
+            f(d, axis=axis)
+
+
+def test_concat_and_permute_dims_take_numpys_arguments():
+    h = random((2, 3, 4), "f")
+    d = pygpu.asarray(h)
+    check(M.concat([d, d], 1), np.concat([h, h], 1))  # axis positional, as NumPy's
+    check(M.concat([d, d], axis=None, dtype=np.float64), np.concat([h, h], axis=None,
+                                                                    dtype=np.float64))
+    out = pygpu.zeros((4, 3, 4), np.float32)
+    assert M.concat([d, d], out=out) is out
+    check(out, np.concat([h, h]))
+    check(M.permute_dims(d), np.permute_dims(h))  # no axes: reversed
+    check(M.permute_dims(a=d, axes=(1, 0, 2)), np.permute_dims(a=h, axes=(1, 0, 2)))
+    check(np.permute_dims(d), np.permute_dims(h))  # through __array_function__
+
+
+def test_repeat_counts_past_int64_are_an_error_not_numpys_segfault():
+    # numpy.repeat(x, [2**62] * 12) crashes the process (numpy 2.4): pygpu
+    # checks the total first; in a process of its own, in case it regresses
+    code = ("import numpy as np, pygpu\n"
+            "d = pygpu.asarray(np.arange(12.0))\n"
+            "for reps in (np.full(12, 2**62), pygpu.asarray(np.full(12, 2**62)),\n"
+            "             np.array([2**63 - 1] + [3] * 11), 2**62):\n"
+            "    try:\n"
+            "        pygpu.repeat(d, reps)\n"
+            "    except ValueError as e:\n"
+            "        assert 'Maximum allowed size exceeded' in str(e), e\n"
+            "    else:\n"
+            "        raise AssertionError('no error')\n"
+            "print('ok', pygpu.repeat(d[:2], np.array([3, 2])).shape)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "ok (5,)"

@@ -492,6 +492,58 @@ def test_legacy_functions_replay_after_seed():
     np.testing.assert_array_equal(np.sort(d.get()), np.arange(5.0))
 
 
+# ---- found by adversarial testing ------------------------------------------------------------
+def test_integers_reach_two_to_the_64_as_a_python_int_high():
+    g = R.default_rng(5)
+    a = g.integers(2**64, size=4000, dtype=np.uint64).get()
+    assert a.dtype == np.uint64 and (a >= 2**63).mean() > 0.4
+    b = R.randint(2**64, size=3, dtype=np.uint64)
+    assert b.shape == (3,) and b.dtype == np.uint64
+    c = g.integers(np.zeros(2, np.uint64), np.array([2**64, 5], dtype=object), (2000, 2),
+                   dtype=np.uint64).get()
+    assert (c[:, 0] >= 2**63).mean() > 0.4 and c[:, 1].max() <= 4
+    with pytest.raises(ValueError, match="high is out of bounds"):
+        g.integers(0, np.array([2**65], dtype=object), dtype=np.uint64)
+    with pytest.raises(TypeError, match="high must hold integers"):
+        g.integers(0, np.array([1.5], dtype=object))
+
+
+def test_a_bool_size_and_string_parameters_are_type_errors_as_numpys():
+    g = R.default_rng(5)
+    for call in (lambda: g.random(True), lambda: g.integers(3, size=np.True_),
+                 lambda: g.uniform(0, 1, "3"), lambda: g.uniform("0", 1),
+                 lambda: g.normal(0, "1"), lambda: g.exponential("2", 3)):
+        with pytest.raises(TypeError):
+            call()
+    assert g.random(np.int8(3)).shape == (3,)
+
+
+def test_out_must_be_writeable():
+    g = R.default_rng(5)
+    base = pygpu.asarray(np.arange(6.0))
+    ro = pygpu.broadcast_to(base, (6,))  # C-contiguous but read-only
+    for fill in (g.random, g.standard_normal, g.standard_exponential):
+        with pytest.raises(ValueError, match="not contiguous, writable or aligned"):
+            fill(out=ro)
+    np.testing.assert_array_equal(base.get(), np.arange(6.0))
+
+
+def test_float32_parameters_out_of_float32s_range_are_an_overflow_error():
+    g = R.default_rng(5)
+    # high - low = 6e38 is inf in float32: every value would be inf
+    calls = [lambda: g.uniform(-3e38, 3e38, 4, dtype=np.float32),
+             lambda: g.normal(0, 1e39, 4, dtype=np.float32),
+             lambda: g.exponential(1e39, 4, dtype=np.float32),
+             lambda: g.normal(np.array([1e39]), 1.0, dtype=np.float32),
+             lambda: g.exponential(np.array([1.0, 1e39]), dtype=np.float32)]
+    for call in calls:
+        with pytest.raises(OverflowError, match="out of the range of float32"):
+            call()
+    a = g.uniform(-1e38, 1e38, 1000, dtype=np.float32).get()
+    assert np.isfinite(a).all() and a.min() < 0 < a.max()
+    assert np.isinf(g.normal(np.inf, 1.0, 2).get()).all()  # an infinite loc, as NumPy's
+
+
 # ---- the module --------------------------------------------------------------------------
 def test_importing_pygpu_random_compiles_nothing():
     code = ("import pygpu, sys; r = pygpu.random; "

@@ -425,9 +425,125 @@ def test_index_kernels_compile_for_the_gpu():
     assert "ok" in run_with_nvrtc("""
 from pygpu.rawkernel import compile_cuda
 from pygpu._ops.indexing import render
-# every template once: the count and scan, the compactions, gather and scatter
+# every template once: the count and scan, the compactions, gather, scatter, check
 compile_cuda(render(["pg_index_count", "pg_index_scan", "pg_index_coords", "pg_index_take4",
-                     "pg_index_place8", "pg_index_gather16_i4", "pg_index_scatter2_i8"]),
+                     "pg_index_place8", "pg_index_gather16_i4", "pg_index_scatter2_i8",
+                     "pg_index_check_i8"]),
              arch="sm_90")
 print("ok")
 """)
+
+
+# ---- found by adversarial testing -----------------------------------------------------------
+
+def test_a_huge_uint64_host_index_wraps_as_numpys_cast_to_intp(rng):
+    h = random_array(rng, (7, 3), np.float32)
+    d = dev(h)
+    for key in (np.array([0, 2**64 - 1, 2**64 - 7], np.uint64),
+                np.array([[2**64 - 2], [1]], np.uint64)):
+        same(d[key], h[key])  # a host key
+        same(d[dev(key)], h[key])  # the same key on the device
+    big = np.array([2**63], np.uint64)  # -2**63 as intp: out of bounds either way
+    assert error_of(lambda: d[big])[0] is IndexError
+    assert error_of(lambda: h[big])[0] is IndexError
+
+
+def test_take_put_and_take_along_axis_by_keyword(rng):
+    h = random_array(rng, (4, 5), np.float64)
+    idx = np.argsort(h, axis=1)
+    same(pygpu.take(a=dev(h), indices=[3, 1], axis=1), np.take(a=h, indices=[3, 1], axis=1))
+    same(pygpu.take_along_axis(arr=dev(h), indices=dev(idx), axis=1),
+         np.take_along_axis(arr=h, indices=idx, axis=1))
+    d, want = dev(h), h.copy()
+    pygpu.put(a=d, ind=[0, 7], v=dev(np.array([5.0, 6.0])))
+    np.put(a=want, ind=[0, 7], v=[5.0, 6.0])
+    same(d, want)
+
+
+def test_take_along_axis_with_non_integer_indices_is_numpys_index_error(rng):
+    h = random_array(rng, (4, 5), np.float32)
+    for idx in (np.zeros((4, 1)), np.ones((4, 1), bool)):
+        with pytest.raises(IndexError):
+            np.take_along_axis(h, idx, 1)
+        with pytest.raises(IndexError, match="indices must be integers"):
+            pygpu.take_along_axis(dev(h), dev(idx), 1)
+
+
+def test_no_advanced_write_into_a_read_only_view(rng):
+    h = random_array(rng, (7,), np.float64)
+    base = dev(h)
+    writes = [lambda r: r.__setitem__(r > 0, 1.0),
+              lambda r: r.__setitem__(np.ones(r.shape, bool), 1.0),
+              lambda r: r.__setitem__(dev(np.zeros(r.ndim, np.int64)), 1.0),
+              lambda r: r.__setitem__(tuple(np.zeros(1, np.int64) for _ in r.shape), 1.0),
+              lambda r: pygpu.place(r, r == r, [9.0]),
+              lambda r: pygpu.put(r, [0], 9.0)]
+    views = [pygpu.broadcast_to(base, (2, 7)),  # strided: a scatter
+             pygpu.broadcast_to(base, (7,)),  # C-contiguous, read-only all the same
+             pygpu.diagonal(dev(np.ones((3, 3))))]
+    for r in views:
+        for write in writes:
+            with pytest.raises(ValueError, match="read-only"):
+                write(r)
+    same(base, h)
+    with pytest.raises(ValueError):  # as NumPy's
+        np.place(np.broadcast_to(h, (2, 7)), np.ones((2, 7), bool), [9.0])
+
+
+def test_a_bad_device_index_in_a_set_writes_nothing(rng):
+    h = random_array(rng, (6, 5), np.int32)
+    for key in (np.array([1, 70]), (np.array([0, 1]), np.array([2, -6])),
+                (slice(None), np.array([[4], [5]]))):
+        d = dev(h)
+        dkey = tuple(dev(k) if isinstance(k, np.ndarray) else k for k in key) \
+            if isinstance(key, tuple) else dev(key)
+        want = error_of(lambda: h.copy().__setitem__(key, 7))  # noqa: B023
+        assert error_of(lambda: d.__setitem__(dkey, 7)) == want  # noqa: B023
+        same(d, h)  # NumPy checks every index before it writes any
+
+
+def test_index_arrays_broadcasting_to_nothing_are_not_checked(rng):
+    h = random_array(rng, (4, 5), np.float32)
+    for key in [(np.array([99]), np.zeros(0, np.int64)),
+                (np.zeros((0, 1), np.int64), np.array([[99, 1]]))]:
+        for d_key in (key, tuple(dev(k) for k in key)):
+            same(dev(h)[d_key], h[key])
+            d, want = dev(h), h.copy()
+            d[d_key] = 1
+            want[key] = 1
+            same(d, want)
+    # an empty result from another axis: NumPy still checks
+    for key in [(slice(0, 0), np.array([99])), (np.array([99]), slice(0, 0))]:
+        want = error_of(lambda: h[key])  # noqa: B023
+        assert want[0] is IndexError
+        assert error_of(lambda: dev(h)[key]) == want  # noqa: B023
+        dkey = tuple(dev(k) if isinstance(k, np.ndarray) else k for k in key)
+        assert error_of(lambda: dev(h)[dkey]) == want  # noqa: B023
+
+
+def test_take_with_a_huge_uint64_scalar_wraps_as_numpys(rng):
+    h = random_array(rng, (7,), np.float64)
+    got = pygpu.take(dev(h), np.uint64(2**64 - 1))
+    assert got.shape == () and got.copy_to_host() == h[-1]
+
+
+def test_a_value_sharing_memory_with_the_target_is_read_before_the_write(rng):
+    # a diagonal view reaches x's memory through the interface (its base is
+    # not x): the values must still be read before the scatter writes
+    h = random_array(rng, (3, 3), np.float64)
+    flat = np.array([4, 8, 0])
+    want = h.copy()
+    want.reshape(-1)[flat] = want.diagonal()
+    d = dev(h)
+    d.reshape(-1)[dev(flat)] = pygpu.diagonal(d)
+    same(d, want)
+    d = dev(h)
+    pygpu.put(d, dev(flat), pygpu.diagonal(d))
+    same(d, want)
+    # an index array that is a view of the target itself
+    hi = np.array([3, 0, 1, 2])
+    want = hi.copy()
+    want[want[::-1]] = [10, 11, 12, 13]
+    di = dev(hi)
+    di[di[::-1]] = dev(np.array([10, 11, 12, 13]))
+    same(di, want)

@@ -260,8 +260,10 @@ struct coordinates {
  *   strides along the result's axes[nd] (elements; 0 elsewhere).
  * An index below 0 counts from the end; one outside the axis moves nothing
  * and leaves in *error the complement of the smallest i * k + (its array)
- * (atomicMax on a zeroed word: 0 is no error). */
-template <int S, class I, bool PUT>
+ * (atomicMax on a zeroed word: 0 is no error). WRITE false (with PUT): the
+ * indices checked, nothing moved, so that a scatter can be refused before
+ * it writes anything, as NumPy's is. */
+template <int S, class I, bool PUT, bool WRITE = true>
 PG_INDEX_FN void
 move(char *src, char *other, const char *idx, const long long *meta_in, long long n,
      unsigned long long *error)
@@ -316,7 +318,7 @@ move(char *src, char *other, const char *idx, const long long *meta_in, long lon
             so += v * a[1];
         }
         if (PUT) {
-            if (ok) {
+            if (WRITE && ok) {
                 *(W *)(src + so) = *(const W *)(other + vo);
             }
         }
