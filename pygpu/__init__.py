@@ -224,8 +224,8 @@ _install_dask_hook()  # Dask and distributed find DeviceArray by themselves (pyg
 # module's __all__: creation, manipulation, indexing, sorting, the array API's
 # names): imported at first use (PEP 562), so that `import pygpu` does not pay
 # for the op table and its modules.
-_FUNCTIONS = ("allclose", "around", "array_equal", "clip", "concatenate", "conj", "dot",
-              "imag", "inner", "isclose", "real", "round", "stack", "vdot", "where")
+_FUNCTIONS = ("allclose", "around", "array_equal", "clip", "conj", "dot", "imag", "inner",
+              "isclose", "real", "round", "vdot")
 _REDUCTIONS = ("all", "amax", "amin", "any", "argmax", "argmin", "count_nonzero", "cumprod",
                "cumsum", "max", "mean", "min", "nanargmax", "nanargmin", "nancumprod",
                "nancumsum", "nanmax", "nanmean", "nanmin", "nanprod", "nanstd", "nansum",

@@ -547,7 +547,7 @@ def diag(v, k=0):
 
 # ---- meshgrid, indices -----------------------------------------------------------------
 
-def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+def _meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     """numpy.meshgrid: coordinate arrays from 1-D coordinate vectors (as a
     tuple): copies, or read-only broadcast views with copy=False."""
     if indexing not in ("xy", "ij"):
@@ -573,6 +573,12 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
         r[...] = x
         result.append(r)
     return tuple(result)
+
+
+def meshgrid(*arrays, indexing="xy", copy=True, sparse=False):
+    """The array API's meshgrid: a list (2024.12; numpy.meshgrid gives a
+    tuple)."""
+    return list(_meshgrid(*arrays, copy=copy, sparse=sparse, indexing=indexing))
 
 
 def indices(dimensions, dtype=int, sparse=False, *, device=None):
@@ -667,7 +673,7 @@ __all__ = ["arange", "diag", "diagonal", "eye", "identity", "indices", "linspace
 NUMPY = {
     np.arange: arange, np.linspace: linspace, np.logspace: logspace, np.eye: eye,
     np.identity: identity, np.tri: tri, np.tril: tril, np.triu: triu, np.diag: diag,
-    np.diagonal: diagonal, np.meshgrid: meshgrid, np.empty: empty, np.zeros: zeros,
+    np.diagonal: diagonal, np.meshgrid: _meshgrid, np.empty: empty, np.zeros: zeros,
     np.ones: ones, np.full: full,
 }
 ATTRIBUTES = {"diagonal": method(_diagonal_method)}

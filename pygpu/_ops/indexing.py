@@ -41,7 +41,7 @@ from .._core import DeviceArray
 from . import method
 
 __all__ = ["argwhere", "compress", "extract", "flatnonzero", "nonzero", "place", "put",
-           "take", "take_along_axis"]
+           "take", "take_along_axis", "where"]
 
 _THREADS = 256
 _TILE = 4096  # index.h's PG_INDEX_TILE

@@ -456,7 +456,7 @@ def broadcast_to(array, shape, subok=False):
     return strided_view(array, shape, strides)
 
 
-def broadcast_arrays(*args, subok=False):
+def _broadcast_arrays(*args, subok=False):
     """numpy.broadcast_arrays: the arrays broadcast to one shape (a tuple;
     read-only views where an array changes shape)."""
     args = [_array("broadcast_arrays", a) for a in args]
@@ -465,6 +465,12 @@ def broadcast_arrays(*args, subok=False):
 
 
 # ---- copies: tile, repeat, roll, pad --------------------------------------------------------
+
+def broadcast_arrays(*arrays):
+    """The array API's broadcast_arrays: a list (2024.12; numpy.broadcast_arrays
+    gives a tuple)."""
+    return list(_broadcast_arrays(*arrays))
+
 
 def tile(A, reps):
     """numpy.tile: A repeated reps times along each axis (a new array)."""
@@ -727,10 +733,11 @@ def _flatten_method(self, order="C"):
 
 
 __all__ = ["array_split", "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_arrays",
-           "broadcast_shapes", "broadcast_to", "column_stack", "concat", "cumulative_prod",
-           "cumulative_sum", "diff", "dstack", "expand_dims", "flip", "fliplr", "flipud",
-           "hstack", "matrix_transpose", "moveaxis", "pad", "permute_dims", "repeat", "roll",
-           "rot90", "split", "squeeze", "swapaxes", "tile", "transpose", "unstack", "vstack"]
+           "broadcast_shapes", "broadcast_to", "column_stack", "concat", "concatenate",
+           "cumulative_prod", "cumulative_sum", "diff", "dstack", "expand_dims", "flip",
+           "fliplr", "flipud", "hstack", "matrix_transpose", "moveaxis", "pad",
+           "permute_dims", "repeat", "roll", "rot90", "split", "squeeze", "stack",
+           "swapaxes", "tile", "transpose", "unstack", "vstack"]
 NUMPY = {
     np.concatenate: concatenate, np.concat: concatenate, np.stack: stack, np.hstack: hstack,
     np.vstack: vstack, np.dstack: dstack, np.column_stack: column_stack,
@@ -739,9 +746,11 @@ NUMPY = {
     np.fliplr: fliplr, np.flipud: flipud, np.rot90: rot90, np.moveaxis: moveaxis,
     np.swapaxes: swapaxes, np.transpose: transpose, np.permute_dims: transpose,
     np.matrix_transpose: matrix_transpose, np.squeeze: squeeze, np.expand_dims: expand_dims,
-    np.broadcast_to: broadcast_to, np.broadcast_arrays: broadcast_arrays, np.tile: tile,
+    np.broadcast_to: broadcast_to, np.broadcast_arrays: _broadcast_arrays, np.tile: tile,
     np.repeat: repeat, np.roll: roll, np.pad: pad, np.diff: diff,
     np.cumulative_sum: cumulative_sum, np.cumulative_prod: cumulative_prod,
+    np.ravel: lambda a, order="C": a.ravel(order) if order in ("C", "A", "K") else
+    a.transpose().ravel(),
 }
 ATTRIBUTES = {"repeat": method(_repeat_method), "swapaxes": method(_swapaxes_method),
               "flatten": method(_flatten_method)}

@@ -97,6 +97,8 @@ def squeeze(self, axis=None):
     else:
         axes = [axis] if isinstance(axis, int) else list(axis)
         axes = [np._core.numeric.normalize_axis_index(a, ndim) for a in axes]
+        if len(set(axes)) != len(axes):
+            raise ValueError("duplicate value in 'axis'")
         for a in axes:
             if self.shape[a] != 1:
                 raise ValueError("cannot select an axis to squeeze out which has size not "

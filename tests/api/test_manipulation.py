@@ -232,8 +232,9 @@ def test_broadcast_to_is_a_read_only_view_with_zero_strides(char):
 def test_broadcast_arrays_and_shapes():
     x, y = random((3, 1), "f"), random((4,), "q")
     dx, dy = pygpu.asarray(x), pygpu.asarray(y)
-    check(M.broadcast_arrays(dx, dy), np.broadcast_arrays(x, y))
-    check(M.broadcast_arrays(dx, dx), np.broadcast_arrays(x, x))
+    check(np.broadcast_arrays(dx, dy), np.broadcast_arrays(x, y))
+    check(tuple(M.broadcast_arrays(dx, dx)), np.broadcast_arrays(x, x))
+    assert type(pygpu.broadcast_arrays(dx, dy)) is list  # the array API's (2024.12)
     check(np.broadcast_to(dy, (2, 4)), np.broadcast_to(y, (2, 4)))
     assert M.broadcast_shapes((3, 1), (4,), ()) == (3, 4)
     for call in (lambda: M.broadcast_to(dx, (2, 2)), lambda: M.broadcast_to(dx, (-1, 1)),
