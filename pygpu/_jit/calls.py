@@ -12,6 +12,7 @@ from . import device
 from . import types as T
 from .codegen import _MATH_FUNCS, _c_string, _cast, _literal
 from .errors import TypingError
+from .typenames import ScalarName
 
 
 def _bind(tr, node, names, required=None, what=""):
@@ -597,6 +598,8 @@ def call(tr, obj, node):
         except TypingError as exc:
             raise tr.error(node, str(exc)) from None
         return _to(target)(tr, node)
+    if isinstance(obj, ScalarName):  # Numba's float32(x), from pygpu.cuda
+        return _to(T.scalar(obj.dtype))(tr, node)
     from .dispatcher import Dispatcher
     if isinstance(obj, Dispatcher):
         if not obj.device:
