@@ -91,7 +91,8 @@ class Unit:
         self.consts = {}  # id(array) -> (array, name, definition)
         self.functions = []  # definitions, callees first
         self.device = {}  # (id(dispatcher), argtypes) -> (cname, return type)
-        self.busy = set()
+        self.busy = {}  # the device functions being translated: key -> Translator
+        self.keep = []  # device arrays the code holds the address of
 
     def tuple_type(self, t):
         if t.ctype not in self.structs:
@@ -130,6 +131,22 @@ class Unit:
         shape = ", ".join(str(s) for s in arr.shape) or "0"
         return t, f"{t.ctype}{{({t.element.ctype} *){name}, {{{shape}}}, {{{strides}}}}}"
 
+    def global_array(self, arr, where):
+        """A device array the kernel names as a global: captured by its
+        address, as Numba captures one (the kernel sees later writes to it;
+        the compiled kernel keeps the array alive)."""
+        from .. import asarray
+        d = asarray(arr)
+        try:
+            t = T.Array(T.scalar(d.dtype).dtype, d.ndim, "A")
+        except TypingError as exc:
+            raise where.error(f"the global device array's {exc}") from None
+        self.keep.append(d)
+        shape = ", ".join(f"{n}LL" for n in d.shape) or "0LL"
+        strides = ", ".join(f"{n}LL" for n in d.strides) or "0LL"
+        return t, (f"{t.ctype}{{({t.element.ctype} *){d.ptr}ULL, {{{shape}}}, "
+                   f"{{{strides}}}}}")
+
     def source(self):
         parts = ["#include <pygpu/jit.h>"]
         if any("pg::" in f for f in self.functions + list(self.structs.values())):
@@ -138,6 +155,12 @@ class Unit:
         parts += [c[3] for c in self.consts.values()]
         parts += self.functions
         return "\n".join(parts) + "\n"
+
+
+def _is_device_array(value):
+    from .. import _core
+    return isinstance(value, _core.DeviceArray) or (
+        hasattr(value, "__cuda_array_interface__") and not isinstance(value, type))
 
 
 def _c_strides(shape, itemsize):
@@ -297,6 +320,7 @@ class Translator:
         self.cname = cname
         self.vars = {}
         self.ret = None
+        self.fixed_ret = False  # the return type is a signature's
         self.uses_dynamic_shared = False
 
     # -- messages ---------------------------------------------------------------
@@ -643,7 +667,10 @@ class Translator:
                                        "device function, @cuda.jit(device=True))")
             if isinstance(t, (T.Global, T.StringLiteral)):
                 raise self.error(node, f"a device function cannot return {t}")
-        if self.ret is None:
+        if self.fixed_ret:
+            if (t == T.void) != (self.ret == T.void):
+                raise self.error(node, f"the signature returns {self.ret}; this returns {t}")
+        elif self.ret is None:
             self.ret = t
             self.changed = True
         elif self.ret != t:
@@ -778,6 +805,8 @@ class Translator:
             return t, f"(({t.ctype}){_literal(value.item(), t)})"
         if isinstance(value, np.ndarray):
             return self.unit.const_array(value, _Where(self, node))
+        if _is_device_array(value):
+            return self.unit.global_array(value, _Where(self, node))
         if isinstance(value, tuple) and all(isinstance(v, (int, float, bool, np.integer,
                                                            np.floating)) for v in value):
             items = [self.global_value(v, node) for v in value]
@@ -1043,10 +1072,31 @@ class Translator:
     def e_BoolOp(self, node, test=False):
         items = [self.scalar(v) for v in node.values]
         if not test and not all(t.kind == "b" for t, _ in items):
-            raise self.error(node, "and/or of values that are not bool is supported only "
-                                   "as a condition (if, while, assert) in kernels")
+            return self.boolop_value(node, items)
         sym = " && " if isinstance(node.op, ast.And) else " || "
         return T.boolean, "(" + sym.join(self.truth(t, c, node) for t, c in items) + ")"
+
+    def boolop_value(self, node, items):
+        """`a or b` / `a and b` as Python's value: the first operand that
+        decides, converted to the operands' unified type (Numba's), each
+        evaluated only where Python would (a lambda called in place)."""
+        r = items[0][0]
+        for t, _ in items[1:]:
+            r = T.unify(r, t)
+            if r is None:
+                raise self.error(node, f"the operands of {type(node.op).__name__.lower()} "
+                                       "have no common type")
+        stop = "" if isinstance(node.op, ast.Or) else "!"
+        body = []
+        for i, (t, code) in enumerate(items):
+            tmp = f"pg_b{i}"
+            body.append(f"const {t.ctype} {tmp} = {code};")
+            value = self.convert(tmp, t, r, node)
+            if i == len(items) - 1:
+                body.append(f"return {value};")
+            else:
+                body.append(f"if ({stop}{self.truth(t, tmp, node)}) return {value};")
+        return r, f"([&]() -> {r.ctype} {{ {' '.join(body)} }})()"
 
     def e_IfExp(self, node):
         cond = self.test(node.test)

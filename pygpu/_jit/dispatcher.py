@@ -89,18 +89,20 @@ class Dispatcher:
         self._fast = {}  # _fast_key(args) -> the kernel compiled for them
         self._launches = {}  # configuration -> its _Launch
         self._fixed = None
+        self._captured = []  # device arrays the kernel reads as globals, kept alive
         self._cname = "pg_" + re.sub(r"\W", "_", pyfunc.__name__, flags=re.ASCII)
         if signatures is not None:
             if isinstance(signatures, (str,)) or not isinstance(signatures, (list,)):
                 signatures = [signatures]
-            fixed = []
+            fixed, returns = [], []
             for sig in signatures:
                 args, ret = T.parse_signature(sig)
                 if ret is not None and not self.device:
                     raise TypingError(f"a kernel returns nothing; signature {sig!r} gives "
                                       f"{ret}")
                 fixed.append(args)
-            self._fixed = fixed
+                returns.append(ret)
+            self._fixed, self._returns = fixed, returns
 
     def __reduce__(self):
         # pickled by reference, as the module-level name it is (a Dask worker
@@ -122,23 +124,48 @@ class Dispatcher:
     def _device_translate(self, unit, argtypes, caller, node):
         """(C++ name, return type) of this device function for argtypes,
         translated into unit (once per unit and types)."""
+        argtypes, ret = self._device_signature(argtypes, caller, node)
         key = (id(self), argtypes)
         if key in unit.device:
             return unit.device[key]
         if key in unit.busy:
-            raise caller.error(node, f"{self.__name__}() calls itself: recursion is not "
-                                     "supported in kernels")
-        unit.busy.add(key)
+            # a call to itself: its return type is the signature's, or what
+            # its returns so far give (a `return` before the recursive call)
+            inner = unit.busy[key]
+            if ret is None and inner.ret is None:
+                raise caller.error(node, f"{self.__name__}() calls itself before any of "
+                                         "its returns gives its type: give it a signature, "
+                                         "@cuda.jit('int64(int64)', device=True)")
+            return inner.cname, ret or inner.ret
+        cname = f"{self._cname}_d{len(unit.device)}_{len(unit.busy) + 1}"
+        tr = Translator(self.source, argtypes, unit, kernel=False, cname=cname)
+        if ret is not None:
+            tr.ret, tr.fixed_ret = ret, True
+        unit.busy[key] = tr
         try:
-            cname = f"{self._cname}_d{len(unit.device)}_{len(unit.busy)}"
-            tr = Translator(self.source, argtypes, unit, kernel=False, cname=cname)
             code = tr.translate()
         finally:
-            unit.busy.discard(key)
+            del unit.busy[key]
         result = (cname, tr.ret or T.void)
         unit.functions.append(code)
         unit.device[key] = result
         return result
+
+    def _device_signature(self, argtypes, caller, node):
+        """(argument types, return type or None) of a call of this device
+        function: the call's own types, or those of the signature it was
+        given that takes as many arguments."""
+        if self._fixed is None:
+            return argtypes, None
+        for sig, ret in zip(self._fixed, self._returns, strict=True):
+            if len(sig) == len(argtypes) and all(
+                    isinstance(w, T.Scalar) == isinstance(h, T.Scalar)
+                    for w, h in zip(sig, argtypes, strict=True)):
+                return sig, ret
+        known = "; ".join("(" + ", ".join(str(t) for t in s) + ")" for s in self._fixed)
+        raise caller.error(node, f"{self.__name__}() is called with ("
+                                 f"{', '.join(str(t) for t in argtypes)}); its signatures: "
+                                 f"{known}")
 
     def _translate(self, argtypes):
         """(CUDA C++, whether it takes the dynamic shared memory's size) of
@@ -148,6 +175,7 @@ class Dispatcher:
         unit = Unit()
         tr = Translator(self.source, argtypes, unit, kernel=True, cname=self._cname)
         unit.functions.append(tr.translate())
+        self._captured += unit.keep
         return unit.source(), tr.uses_dynamic_shared
 
     def _compile(self, argtypes):
