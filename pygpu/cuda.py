@@ -388,4 +388,4 @@ __all__ = [
     "stream", "synchronize", "syncthreads", "syncthreads_and", "syncthreads_count",
     "syncthreads_or", "syncwarp", "threadIdx", "threadfence", "threadfence_block",
     "threadfence_system", "to_device", "types", "warpsize",
-] + [_n for _n in _typenames.NAMES if _n not in ("none", "double", "bool_", "byte")]
+] + list(_typenames.NAMES)

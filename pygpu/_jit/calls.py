@@ -236,11 +236,59 @@ _BUILTINS = {
 # ---- math ---------------------------------------------------------------------------
 
 
-def _math(tr, node, spec):
+def _math(tr, node, spec, ufunc=False):
     c64, c32, n, gives = spec
     name = ast.unparse(node.func)
+    if ufunc and (len(node.args) == n + 1 or node.keywords or any(
+            isinstance(tr.expr(a)[0], T.Array) for a in node.args)):
+        return _ufunc_of_arrays(tr, node, spec, name)
     args = _positional(tr, node, n, n, f"{name}()")
     items = [tr.scalar(a) for a in args]
+    return _math_of(tr, node, spec, name, items)
+
+
+def _ufunc_of_arrays(tr, node, spec, name):
+    """np.sin(x, out), np.arctan2(y, x, out=r): the NumPy ufunc applied to
+    each element of arrays of out's shape (or to numbers), written into out,
+    as Numba's ufuncs in kernels (which make no new arrays there)."""
+    n = spec[2]
+    args = list(node.args)
+    for kw in node.keywords:
+        if kw.arg != "out":
+            raise tr.error(node, f"{name}() in a kernel takes out= only, not {kw.arg}=")
+        args.append(kw.value)
+    if len(args) != n + 1:
+        raise tr.error(node, f"{name}() of arrays in a kernel writes into an out array: "
+                             f"give {n} input{'s' if n > 1 else ''} and out (kernels make "
+                             "no new arrays)")
+    ot, ocode = tr.value(args[-1])
+    if not isinstance(ot, T.Array):
+        raise tr.error(node, f"{name}(): out must be an array, not {ot}")
+    k, o = "pg_k", "pg_o"
+    items, setup = [], [f"const {ot.ctype} {o} = {ocode};"]
+    for i, a in enumerate(args[:-1]):
+        t, code = tr.value(a)
+        tmp = f"pg_u{i}"
+        if isinstance(t, T.Array):
+            if t.ndim != ot.ndim:
+                raise tr.error(node, f"{name}(): an input of {t.ndim} dimensions and out of "
+                                     f"{ot.ndim}: broadcasting is not supported in kernels")
+            setup.append(f"const {t.ctype} {tmp} = {code};")
+            items.append((t.element, f"pg_jit::flat({tmp}, {k})"))
+        elif isinstance(t, T.Scalar):
+            setup.append(f"const {t.ctype} {tmp} = {code};")
+            items.append((t, tmp))
+        else:
+            raise tr.error(node, f"{name}() takes arrays and numbers, not {t}")
+    rt, rcode = _math_of(tr, node, spec, name, items)
+    store = tr.convert(rcode, rt, ot.element, node)
+    return T.void, (f"([&]() {{ {' '.join(setup)} const long long pg_n = pg_jit::size({o}); "
+                    f"for (long long {k} = 0; {k} < pg_n; {k}++) pg_jit::flat({o}, {k}) = "
+                    f"{store}; }})()")
+
+
+def _math_of(tr, node, spec, name, items):
+    c64, c32, n, gives = spec
     if any(t.kind == "c" for t, _ in items):
         raise tr.error(node, f"{name}() takes real numbers; for complex ones use cmath")
     if gives == "int" and items[0][0].kind in "iu":
@@ -590,7 +638,7 @@ def call(tr, obj, node):
         return found[1](tr, node)
     spec = _MATH_FUNCS.get(id(obj))
     if spec is not None:
-        return _math(tr, node, spec)
+        return _math(tr, node, spec, ufunc=isinstance(obj, np.ufunc))
     if isinstance(obj, type) and issubclass(obj, (np.bool_, np.integer, np.floating,
                                                   np.complexfloating)):
         try:

@@ -541,14 +541,34 @@ class Translator:
         if isinstance(target, ast.Subscript):
             base_t, _ = self.value(target.value)
             if isinstance(base_t, T.Array) and self._is_view(target.slice, base_t):
-                raise self.error(node, "assigning to a slice or a row of an array (an array "
-                                       "expression) is not supported in kernels: assign "
-                                       "element by element")
+                return self.assign_view(target, t, code, pad, node)
             at, ref = self.element_ref(target)
             return [f"{pad}{ref} = {self.convert(code, t, at, node)};"]
         if isinstance(target, ast.Attribute):
             raise self.error(node, "assigning to an attribute is not supported in kernels")
         raise self.error(node, "this assignment target is not supported in kernels")
+
+    def assign_view(self, target, t, code, pad, node):
+        """a[1:] = x, a[i] = row: every element of the view gets the number,
+        or the element of the array of the same shape (NumPy's assignment
+        without broadcasting but of a number)."""
+        vt, vcode = self.view(*self.value(target.value), target)
+        v, k, n, src = self.temp(), self.temp(), self.temp(), self.temp()
+        if isinstance(t, T.Array):
+            if t.ndim != vt.ndim:
+                raise self.error(node, f"assigning an array of {t.ndim} dimensions to a view "
+                                       f"of {vt.ndim}: broadcasting is not supported in "
+                                       "kernels")
+            item = self.convert(f"pg_jit::flat({src}, {k})", t.element, vt.element, node)
+        elif isinstance(t, T.Scalar):
+            item = self.convert(src, t, vt.element, node)
+        else:
+            raise self.error(node, f"cannot assign {t} to an array's elements")
+        c = "auto" if isinstance(t, T.Array) else f"const {t.ctype}"
+        return [f"{pad}{{ const {vt.ctype} {v} = {vcode}; {c} {src} = {code}; "
+                f"const long long {n} = pg_jit::size({v});",
+                f"{pad}  for (long long {k} = 0; {k} < {n}; {k}++) "
+                f"pg_jit::flat({v}, {k}) = {item}; }}"]
 
     def convert(self, code, have, want, node):
         if have == want:
