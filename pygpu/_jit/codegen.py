@@ -614,13 +614,12 @@ class Translator:
     def for_loop(self, node, pad, ind):
         if node.orelse:
             raise self.error(node, "for ... else is not supported in kernels")
-        if not isinstance(node.target, ast.Name):
-            raise self.error(node, "a for loop's target must be one name (for i in "
-                                   "range(...))")
         it = node.iter
         func = self.resolve_call(it) if isinstance(it, ast.Call) else None
         if func is not range:
             return self.for_each(node, pad, ind)
+        if not isinstance(node.target, ast.Name):
+            raise self.error(node, "a for loop over range() has one name as its target")
         if it.keywords or not 1 <= len(it.args) <= 3:
             raise self.error(node, "range() takes 1 to 3 positional arguments")
         parts = [self.expr(a) for a in it.args]
@@ -655,26 +654,57 @@ class Translator:
         return out + [f"{pad}}} }}"]
 
     def for_each(self, node, pad, ind):
-        """for x in array: its first axis, as Numba iterates (a 1-d array
-        gives its elements, a 2-d one its rows)."""
-        at, acode = self.value(node.iter)
-        if not isinstance(at, T.Array):
-            raise self.error(node, f"a for loop in a kernel goes over range(...) or an "
-                                   f"array, not {at}")
-        a, k, n = self.temp(), self.temp(), self.temp()
-        if at.ndim == 1:
-            et, item = at.element, f"pg_jit::at({a}, {k})"
-        else:
-            et = T.Array(at.dtype, at.ndim - 1, "A")
-            rest = ", ".join(["{1, 0LL, 0LL, 1LL, 0, 0}"] * (at.ndim - 1))
-            item = f"pg_jit::view<{at.ndim - 1}>({a}, {{{{0, {k}, 0LL, 1LL, 1, 0}}, {rest}}})"
-        vt = self.set_var(node.target.id, et, node)
-        out = [f"{pad}{{ const {at.ctype} {a} = {acode}; const long long {n} = "
-               f"{a}.shape[0];",
-               f"{pad}for (long long {k} = 0; {k} < {n}; {k}++) {{",
-               f"{pad}    v_{node.target.id} = {self.convert(item, et, vt, node)};"]
+        """for x in array (its first axis, as Numba iterates: a 1-d array
+        gives its elements, a 2-d one its rows), enumerate(...) and zip(...)
+        of them: one loop over an index, to the shortest length."""
+        setup, lengths = [], []
+        k = self.temp()
+        et, item = self.iterable(node.iter, k, setup, lengths)
+        n = self.temp()
+        shortest = lengths[0]
+        for other in lengths[1:]:
+            shortest = f"pg_jit::min2({shortest}, {other})"
+        out = [f"{pad}{{ {' '.join(setup)} const long long {n} = {shortest};",
+               f"{pad}for (long long {k} = 0; {k} < {n}; {k}++) {{"]
+        out += self.assign(node.target, et, item, pad + "    ", node)
         out += self.block(node.body, ind + 1)
         return out + [f"{pad}}} }}"]
+
+    def iterable(self, node, k, setup, lengths):
+        """(type, C++) of item k of what a for loop goes over; its setup
+        (each array evaluated once) and its length join setup and lengths."""
+        func = self.resolve_call(node) if isinstance(node, ast.Call) else None
+        if func is enumerate:
+            args = node.args + [kw.value for kw in node.keywords if kw.arg == "start"]
+            if not 1 <= len(args) <= 2 or len(node.keywords) > len(args) - len(node.args):
+                raise self.error(node, "enumerate() takes an iterable and start")
+            start = "0LL"
+            if len(args) == 2:
+                st, scode = self.scalar(args[1])
+                if not st.is_int:
+                    raise self.error(node, f"enumerate()'s start is an int, not {st}")
+                start = _cast(scode, st, T.int64)
+            it, icode = self.iterable(args[0], k, setup, lengths)
+            t = self.unit.tuple_type(T.Tuple((T.int64, it)))
+            return t, f"{t.ctype}{{({start}) + {k}, {icode}}}"
+        if func is zip:
+            if node.keywords or not node.args:
+                raise self.error(node, "zip() in kernels takes iterables only")
+            items = [self.iterable(a, k, setup, lengths) for a in node.args]
+            t = self.unit.tuple_type(T.Tuple(tuple(i[0] for i in items)))
+            return t, f"{t.ctype}{{{', '.join(i[1] for i in items)}}}"
+        at, acode = self.value(node)
+        if not isinstance(at, T.Array):
+            raise self.error(node, f"a for loop in a kernel goes over range(...), an array, "
+                                   f"enumerate() or zip() of arrays, not {at}")
+        a = self.temp()
+        setup.append(f"const {at.ctype} {a} = {acode};")
+        lengths.append(f"{a}.shape[0]")
+        if at.ndim == 1:
+            return at.element, f"pg_jit::at({a}, {k})"
+        rest = ", ".join(["{1, 0LL, 0LL, 1LL, 0, 0}"] * (at.ndim - 1))
+        return (T.Array(at.dtype, at.ndim - 1, "A"),
+                f"pg_jit::view<{at.ndim - 1}>({a}, {{{{0, {k}, 0LL, 1LL, 1, 0}}, {rest}}})")
 
     def return_(self, node, pad):
         if node.value is None or (isinstance(node.value, ast.Constant) and
