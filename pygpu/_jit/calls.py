@@ -612,6 +612,23 @@ def _device_call(tr, disp, node):
 
 
 _TABLE = None
+_NUMBA_CPU = {}  # id(a @numba.jit function) -> (it, its device function)
+
+
+def _numba_jit_function(obj):
+    """The device function of a @numba.jit (CPU) function, which Numba's
+    kernels may call (its py_func, compiled as @cuda.jit(device=True)), or
+    None for other objects."""
+    found = _NUMBA_CPU.get(id(obj))
+    if found is not None and found[0] is obj:
+        return found[1]
+    py = getattr(obj, "py_func", None)
+    if not (type(obj).__module__.startswith("numba.") and hasattr(py, "__code__")):
+        return None
+    from .dispatcher import Dispatcher
+    disp = Dispatcher(py, device=True)
+    _NUMBA_CPU[id(obj)] = (obj, disp)
+    return disp
 
 
 def call(tr, obj, node):
@@ -654,6 +671,9 @@ def call(tr, obj, node):
             raise tr.error(node, f"{obj.__name__} is a kernel: a kernel calls device "
                                  "functions, made with @cuda.jit(device=True)")
         return _device_call(tr, obj, node)
+    numba_cpu = _numba_jit_function(obj)
+    if numba_cpu is not None:
+        return _device_call(tr, numba_cpu, node)
     if obj is builtins.range:
         raise tr.error(node, "range() is supported as the iterable of a for loop only")
     if isinstance(obj, (device.Intrinsic,)):

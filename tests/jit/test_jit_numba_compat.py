@@ -1,0 +1,144 @@
+"""What Numba's kernels use beyond the first version of pygpu.cuda.jit:
+Numba's type names, `and`/`or` as values, recursion, assigning to slices,
+NumPy ufuncs into `out`, enumerate/zip, @numba.jit functions, against
+Python and NumPy; and the C++ through NVRTC."""
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pygpu import cuda
+from pygpu.cuda import float32, float64, int32, int64, void
+
+
+def test_numbas_type_names_are_dtypes_casts_and_signatures():
+    assert str(void(float32[:, ::1], int64)) == "void(float32[:, ::1], int64)"
+    assert str(float64[::1, :]) == "float64[::1, :]"
+    assert np.dtype(float32) == np.float32 and float32(1.25) == np.float32(1.25)
+    assert type(int32(7)) is np.int32
+    with pytest.raises(TypeError, match="float32"):
+        float32[1:2]
+
+    @cuda.jit(void(float32[::1], int32[:, ::1]))
+    def k(out, m):
+        s = cuda.shared.array(4, dtype=float32)
+        i = cuda.grid(1)
+        s[i] = float32(m[i, 0]) / 3
+        out[i] = s[i]
+
+    m = np.arange(8, dtype=np.int32).reshape(4, 2)
+    out = np.zeros(4, np.float32)
+    k[1, 4](out, m)
+    np.testing.assert_array_equal(out, np.float32(m[:, 0]) / np.float32(3))
+    with pytest.raises(TypeError, match="no signature matches"):
+        k[1, 4](out, m.astype(np.int64))
+
+
+@cuda.jit(device=True)
+def _fact(n):
+    if n <= 1:
+        return 1
+    return n * _fact(n - 1)
+
+
+@cuda.jit
+def _values(out, a, b, v, w):
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        out[i, 0] = a[i] or b[i]  # an int64 and a float64: a float64
+        out[i, 1] = a[i] and b[i]
+        out[i, 2] = _fact(i)
+        out[i, 3] = i > 3 or a[i] > 2
+        # b[i] is read only where a[i] is 0: here never out of bounds
+        out[i, 4] = a[i] or 10 or b[100]
+    if i == 0:
+        v[1:] = 7  # a slice gets a number
+        v[0] = 1
+        w[2] = w[0]  # a row gets a row
+        w[1, ::2] = -1.5
+        np.sin(b, out[:, 5])  # a ufunc of arrays into out
+        np.arctan2(b, 2.0, out=out[:, 6])
+
+
+def test_and_or_values_recursion_slice_assignment_and_ufuncs_into_out():
+    a = np.array([0, 1, 2, 0, 3, 0], np.int64)
+    b = np.array([5.0, 0.0, 1.5, 0.0, 2.0, 7.0])
+    out = np.zeros((6, 7))
+    v = np.zeros(5, np.int32)
+    w = np.arange(9.0).reshape(3, 3)
+    _values[1, 8](out, a, b, v, w)
+    ref = [[a[i] or b[i], a[i] and b[i], math.factorial(i), i > 3 or a[i] > 2,
+            a[i] or 10] for i in range(6)]
+    np.testing.assert_array_equal(out[:, :5], np.array(ref, float))
+    np.testing.assert_allclose(out[:, 5], np.sin(b), rtol=1e-15)
+    np.testing.assert_allclose(out[:, 6], np.arctan2(b, 2.0), rtol=1e-15)
+    np.testing.assert_array_equal(v, [1, 7, 7, 7, 7])
+    np.testing.assert_array_equal(w, [[0, 1, 2], [-1.5, 4, -1.5], [0, 1, 2]])
+
+
+def test_recursion_needs_a_known_return_type():
+    @cuda.jit(device=True)
+    def down(n):
+        return down(n - 1) if n > 0 else 0
+
+    @cuda.jit
+    def k(out):
+        out[0] = down(3)
+
+    with pytest.raises(cuda.TypingError, match="calls itself before any of its returns"):
+        k[1, 1](np.zeros(1))
+
+
+class _NumbaCPUDispatcher:
+    """Stands in for what @numba.jit makes (Numba is not a test dependency):
+    an object of a numba module with the Python function as py_func."""
+
+    __module__ = "numba.core.registry"
+
+    def __init__(self, f):
+        self.py_func = f
+
+
+def _logic(x, y):
+    return 4 * x - y / 2 * math.pi
+
+
+_numba_logic = _NumbaCPUDispatcher(_logic)
+
+
+@cuda.jit
+def _calls_numba_jit(res, x, y):
+    i = cuda.grid(1)
+    if i < len(x):
+        res[i] = _numba_logic(x[i], y[i])
+
+
+def test_a_numba_jit_function_is_called_as_a_device_function():
+    x, y = np.array([1, 10, 234]), np.array([2.0, 2.0, 4014.0])
+    res = np.zeros(3)
+    _calls_numba_jit.forall(3)(res, x, y)
+    np.testing.assert_allclose(res, [_logic(p, q) for p, q in zip(x, y, strict=True)],
+                               rtol=1e-15)
+
+
+_NVRTC_SCRIPT = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+import test_jit_numba_compat as C
+from pygpu.rawkernel import compile_cuda
+for kernel, sig in [
+    (C._values, "void(float64[:, ::1], int64[::1], float64[::1], int32[::1], float64[:, ::1])"),
+    (C._calls_numba_jit, "void(float64[::1], int64[::1], float64[::1])"),
+]:
+    image, log, _ = compile_cuda(kernel.inspect_cuda(sig), arch="sm_90")
+    assert image[:4] == b"\x7fELF", kernel
+    print(kernel.__name__, "ok")
+"""
+
+
+def test_these_kernels_compile_through_nvrtc():
+    from conftest import run_with_nvrtc  # here: the script imports this module
+    out = run_with_nvrtc(_NVRTC_SCRIPT, str(Path(__file__).parent))
+    assert out.count(" ok") == 2, out
