@@ -123,6 +123,13 @@ def _abs(tr, node):
     return t, f"(({t.ctype})({tmp} < 0 ? -{tmp} : {tmp}))"
 
 
+def _pow(tr, node):
+    a, b = _positional(tr, node, 2, 2, "pow() (with no modulus)")
+    at, acode = tr.scalar(a)
+    bt, bcode = tr.scalar(b)
+    return tr.binop("**", at, acode, bt, bcode, node)
+
+
 def _len(tr, node):
     (a,) = _positional(tr, node, 1, 1, "len()")
     t, code = tr.expr(a)
@@ -229,7 +236,7 @@ _BUILTINS = {
     builtins.max: lambda tr, node: _min_max(tr, node, "max"),
     builtins.abs: _abs, builtins.len: _len, builtins.int: _to(T.int64),
     builtins.float: _to(T.float64), builtins.bool: _to(T.boolean), builtins.round: _round,
-    builtins.print: _print, builtins.complex: _complex,
+    builtins.print: _print, builtins.complex: _complex, builtins.pow: _pow,
 }
 
 

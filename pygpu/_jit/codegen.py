@@ -45,8 +45,13 @@ class FunctionSource:
                               "a file or a notebook cell", self.filename,
                               code.co_firstlineno) from None
         self.offset = start - 1
-        tree = ast.parse(textwrap.dedent("".join(lines)))
+        try:
+            tree = ast.parse(textwrap.dedent("".join(lines)))
+        except SyntaxError:
+            tree = ast.Module(body=[], type_ignores=[])  # a lambda inside a longer statement
         fdef = tree.body[0] if tree.body else None
+        if self.name == "<lambda>":
+            fdef = _lambda_def(tree, code, start)
         if not isinstance(fdef, ast.FunctionDef):
             raise TypingError(f"cuda.jit compiles functions defined with def, not "
                               f"{self.name}", self.filename, code.co_firstlineno)
@@ -77,6 +82,25 @@ class FunctionSource:
         if hasattr(builtins, name):
             return True, getattr(builtins, name)
         return False, None
+
+
+def _lambda_def(tree, code, start):
+    """A lambda of the parsed lines, as `def` returning its body: the one
+    that starts on the code's first line and takes its arguments (None where
+    that is not one lambda)."""
+    names = list(code.co_varnames[:code.co_argcount])
+    found = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda) and
+             n.lineno == code.co_firstlineno - start + 1 and
+             [a.arg for a in n.args.args] == names]
+    if len(found) != 1:
+        return None
+    lam = found[0]
+    ret = ast.Return(value=lam.body)
+    fdef = ast.FunctionDef(name="<lambda>", args=lam.args, body=[ret], decorator_list=[],
+                           returns=None)
+    for node in (ret, fdef):
+        ast.copy_location(node, lam)
+    return fdef
 
 
 # ---- what one compiled module holds ---------------------------------------------
@@ -155,6 +179,31 @@ class Unit:
         parts += [c[3] for c in self.consts.values()]
         parts += self.functions
         return "\n".join(parts) + "\n"
+
+
+def _is_constant(value):
+    """Whether a local's value known at compile time may stand for it: a
+    number or a tuple of numbers."""
+    if isinstance(value, tuple):
+        return all(_is_constant(v) for v in value)
+    return isinstance(value, (int, float, bool, np.integer, np.floating))
+
+
+def _tuple_leaves(t, prefix):
+    """[(parameter name, scalar type)] of a tuple's numbers, depth first."""
+    out = []
+    for i, x in enumerate(t.items):
+        if isinstance(x, T.Tuple):
+            out += _tuple_leaves(x, f"{prefix}_{i}")
+        else:
+            out.append((f"{prefix}_{i}", x))
+    return out
+
+
+def _tuple_init(t, prefix):
+    parts = [_tuple_init(x, f"{prefix}_{i}") if isinstance(x, T.Tuple) else f"{prefix}_{i}"
+             for i, x in enumerate(t.items)]
+    return f"{t.ctype}{{{', '.join(parts)}}}"
 
 
 def _is_device_array(value):
@@ -321,6 +370,8 @@ class Translator:
         self.vars = {}
         self.ret = None
         self.fixed_ret = False  # the return type is a signature's
+        self._constant_locals = None
+        self.params = ()
         self.uses_dynamic_shared = False
 
     # -- messages ---------------------------------------------------------------
@@ -399,6 +450,12 @@ class Translator:
                     strides = ", ".join(f"p_{name}_t{k}" for k in range(n))
                     setup.append(f"    {t.ctype} v_{name} = {{{pointer}, {{{shape}}}, "
                                  f"{{{strides}}}}};")
+                elif isinstance(t, T.Tuple):
+                    # a tuple argument comes item by item (CUDA passes structs
+                    # by value, but the launch path packs numbers one by one)
+                    leaves = _tuple_leaves(t, f"p_{name}")
+                    params += [f"{lt.ctype} {ln}" for ln, lt in leaves]
+                    setup.append(f"    {t.ctype} v_{name} = {_tuple_init(t, f'p_{name}')};")
                 else:
                     params.append(f"{t.ctype} v_{name}")
             if self.uses_dynamic_shared:
@@ -694,9 +751,19 @@ class Translator:
             t = self.unit.tuple_type(T.Tuple(tuple(i[0] for i in items)))
             return t, f"{t.ctype}{{{', '.join(i[1] for i in items)}}}"
         at, acode = self.value(node)
+        if isinstance(at, T.Tuple) and at.items and all(
+                isinstance(t, T.Scalar) and t == at.items[0] for t in at.items):
+            # a tuple of one type: its items, through an array of them
+            tup, a = self.temp(), self.temp()
+            et = at.items[0]
+            setup.append(f"const {at.ctype} {tup} = {acode}; const {et.ctype} {a}[] = {{"
+                         + ", ".join(f"{tup}.f{i}" for i in range(len(at.items))) + "};")
+            lengths.append(f"{len(at.items)}LL")
+            return et, f"{a}[{k}]"
         if not isinstance(at, T.Array):
             raise self.error(node, f"a for loop in a kernel goes over range(...), an array, "
-                                   f"enumerate() or zip() of arrays, not {at}")
+                                   f"a tuple of one type, enumerate() or zip() of them, "
+                                   f"not {at}")
         a = self.temp()
         setup.append(f"const {at.ctype} {a} = {acode};")
         lengths.append(f"{a}.shape[0]")
@@ -902,6 +969,9 @@ class Translator:
                 return T.Global(bt.dtype.type), None
             raise self.error(node, f"the array attribute '{attr}' is not supported in "
                                    "kernels (shape, size, ndim and dtype are)")
+        if isinstance(bt, T.Tuple) and bt.names is not None and attr in bt.names:
+            k = bt.names.index(attr)
+            return bt.items[k], f"({bcode}).f{k}"
         if isinstance(bt, T.Scalar) and attr in ("real", "imag"):
             if bt.kind == "c":
                 return bt.real, f"({bcode}).{attr[:2]}"
@@ -1030,11 +1100,18 @@ class Translator:
             found, value = self.src.lookup(node.id)
             if found:
                 return value.item() if isinstance(value, np.generic) else value
+        if isinstance(node, ast.Name) and node.id in self.constant_locals():
+            try:
+                value = self.const_value(self.constant_locals()[node.id])
+            except TypingError:
+                value = None
+            if _is_constant(value):
+                return value
         if isinstance(node, ast.Attribute):
             base = self.const_value(node.value)
             try:
                 return getattr(base, node.attr)
-            except AttributeError:
+            except (AttributeError, RuntimeError):  # cuda.threadIdx.x has no value here
                 pass
         if isinstance(node, ast.Tuple):
             return tuple(self.const_value(e) for e in node.elts)
@@ -1049,6 +1126,25 @@ class Translator:
             return ops[_BINOPS[type(node.op)]](a, b)
         raise self.error(node, f"{ast.unparse(node)} must be known at compile time (a "
                                "literal or a module-level constant)")
+
+    def constant_locals(self):
+        """{name: value's ast} of the locals assigned once, by a plain `name =
+        value` outside loops, that are no parameter: `N = 100` then
+        `cuda.shared.array(N, int32)` (Numba propagates such constants)."""
+        if self._constant_locals is None:
+            stores, single, loops = {}, {}, set()
+            for node in ast.walk(self.src.tree):
+                if isinstance(node, (ast.For, ast.While)):
+                    loops.update(id(n) for n in ast.walk(node))
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                    stores[node.id] = stores.get(node.id, 0) + 1
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                        isinstance(node.targets[0], ast.Name):
+                    single[node.targets[0].id] = node
+            self._constant_locals = {
+                name: a.value for name, a in single.items()
+                if stores[name] == 1 and name not in self.params and id(a) not in loops}
+        return self._constant_locals
 
     def e_BinOp(self, node):
         op = _BINOPS.get(type(node.op))

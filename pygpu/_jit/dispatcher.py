@@ -53,6 +53,27 @@ def _scalar_type(a):
     return None
 
 
+def _converter(t):
+    """How an argument of type t is passed: None for an array (its address,
+    shape and strides), its NumPy type for a scalar, a function that gives
+    the items for a tuple (each item a parameter of its own)."""
+    if isinstance(t, T.Array):
+        return None
+    if isinstance(t, T.Scalar):
+        return t.dtype.type
+    items = [_converter(x) for x in t.items]
+
+    def flatten(value):
+        out = []
+        for v, conv in zip(value, items, strict=True):
+            if isinstance(conv, tuple):
+                out += conv[0](v)
+            else:
+                out.append(conv(v))
+        return out
+    return (flatten,)
+
+
 class _Compiled:
     """One kernel compiled for one tuple of argument types."""
 
@@ -65,8 +86,7 @@ class _Compiled:
         self.source = source
         # how each scalar argument is passed: as it is (int64 from a Python int,
         # float64 from a float, bool), or through its NumPy type
-        self.converters = tuple(
-            None if not isinstance(t, T.Scalar) else t.dtype.type for t in argtypes)
+        self.converters = tuple(_converter(t) for t in argtypes)
 
 
 class Dispatcher:
@@ -286,6 +306,10 @@ class Dispatcher:
             types.append(st)
             prepared.append(a)
             return
+        if isinstance(a, tuple):
+            types.append(self._tuple_type(a))
+            prepared.append(a)
+            return
         if isinstance(a, np.ndarray):
             if a.dtype.kind not in "biufc":
                 raise TypeError(f"{self.__name__}: argument {i} is an array of "
@@ -304,6 +328,19 @@ class Dispatcher:
         raise TypeError(f"{self.__name__}: argument {i} is a {type(a).__name__}; "
                         "kernels take arrays (DeviceArray, NumPy, or any CUDA array "
                         "interface or DLPack array), bool, int, float and NumPy scalars")
+
+    def _tuple_type(self, a):
+        """A tuple argument (a namedtuple too) of numbers and tuples: Numba's
+        tuple type, passed item by item."""
+        items = []
+        for v in a:
+            t = self._tuple_type(v) if isinstance(v, tuple) else _scalar_type(v)
+            if t is None:
+                raise TypeError(f"{self.__name__}: a tuple argument holds numbers and "
+                                f"tuples of them, not {type(v).__name__}")
+            items.append(t)
+        names = getattr(type(a), "_fields", None)
+        return T.Tuple(tuple(items), tuple(names) if names is not None else None)
 
     def _match_fixed(self, types):
         for sig in self._fixed:
@@ -361,6 +398,8 @@ class Dispatcher:
                 flat.append(a)
                 flat += a.shape
                 flat += a.strides
+            elif type(conv) is tuple:
+                flat += conv[0](a)
             elif conv is np.int64 and type(a) is int or conv is np.float64 and \
                     type(a) is float or conv is np.bool_ and type(a) is bool:
                 flat.append(a)

@@ -78,6 +78,14 @@ def test_a_numpy_ufunc_of_arrays_in_a_kernel():
     assert np.all(ns["r"] != 0) or np.any(ns["x"] == 0)
 
 
+def test_reduce_of_a_function_and_of_a_lambda():
+    ns = _ran("rst_reduce")
+    assert ns["got"] == ns["expect"] == 1234 * 1235 / 2
+    # the page's last line makes the reduction of a lambda
+    a = np.arange(1, 1001, dtype=np.float64)
+    assert ns["sum_reduce"](a) == a.sum() and ns["sum_reduce"](a, init=5) == a.sum() + 5
+
+
 def test_atomic_max_with_an_int_and_a_tuple_index():
     ns = _ran("rst_atomic_max")
     # the page's second example is the last: result[0, 1, 2] is the 3-d max

@@ -1,9 +1,11 @@
 """What Numba's kernels use beyond the first version of pygpu.cuda.jit:
 Numba's type names, `and`/`or` as values, recursion, assigning to slices,
-NumPy ufuncs into `out`, enumerate/zip, @numba.jit functions, against
-Python and NumPy; and the C++ through NVRTC."""
+NumPy ufuncs into `out`, constant locals, tuples (arguments, namedtuples,
+loops over them), pow(), @numba.jit functions, against Python and NumPy; and
+the C++ through NVRTC."""
 
 import math
+from collections import namedtuple
 from pathlib import Path
 
 import numpy as np
@@ -91,6 +93,38 @@ def test_recursion_needs_a_known_return_type():
         k[1, 1](np.zeros(1))
 
 
+_Point = namedtuple("_Point", "x y")
+
+
+@cuda.jit
+def _tuples(out, t, p):
+    N = 4  # a local constant: a shared array's size, as in Numba
+    sm = cuda.shared.array(N, int32)
+    i = cuda.grid(1)
+    sm[i] = i * i
+    cuda.syncthreads()
+    if i == 0:
+        for j in range(N):
+            out[0] += sm[j]
+        for j, v in enumerate(t):  # a tuple argument of one type
+            out[1] += j * v
+        for j, v in enumerate((7, 8, 9)):
+            out[2] += j * v
+        out[3] = p.x * 10 + p.y  # a namedtuple's fields
+        out[4] = pow(2, 10) + pow(2.0, 0.5)
+
+
+def test_constant_locals_tuple_arguments_namedtuples_and_pow():
+    out = np.zeros(5)
+    _tuples[1, 4](out, (1.5, 2.5, 3.0), _Point(3, 4.5))
+    np.testing.assert_array_equal(out, [0 + 1 + 4 + 9, 2.5 + 6.0, 8 + 18, 34.5,
+                                        1024 + 2**0.5])
+    with pytest.raises(TypeError, match="a tuple argument holds numbers"):
+        _tuples[1, 4](out, (1.5, np.zeros(2)), _Point(3, 4.5))
+    with pytest.raises(cuda.TypingError, match="a tuple of one type"):
+        _tuples[1, 4](out, (1.5, 2), _Point(3, 4.5))
+
+
 class _NumbaCPUDispatcher:
     """Stands in for what @numba.jit makes (Numba is not a test dependency):
     an object of a numba module with the Python function as py_func."""
@@ -135,10 +169,18 @@ for kernel, sig in [
     image, log, _ = compile_cuda(kernel.inspect_cuda(sig), arch="sm_90")
     assert image[:4] == b"\x7fELF", kernel
     print(kernel.__name__, "ok")
+import numpy as np
+from pygpu._jit import types as T
+# tuple arguments: a signature string cannot spell them
+src, _ = C._tuples._translate((T.Array(np.dtype("f8"), 1, "C"), T.Tuple((T.float64,) * 3),
+                               T.Tuple((T.int64, T.float64), ("x", "y"))))
+image, log, _ = compile_cuda(src, arch="sm_90")
+assert image[:4] == b"\x7fELF"
+print("_tuples ok")
 """
 
 
 def test_these_kernels_compile_through_nvrtc():
     from conftest import run_with_nvrtc  # here: the script imports this module
     out = run_with_nvrtc(_NVRTC_SCRIPT, str(Path(__file__).parent))
-    assert out.count(" ok") == 2, out
+    assert out.count(" ok") == 3, out
