@@ -207,28 +207,47 @@ def _print(tr, node):
     fmt, args = [], []
     for a in node.args:
         t, code = tr.expr(a)
+        if isinstance(t, T.Global) and t.obj in (device.threadIdx, device.blockIdx,
+                                                 device.blockDim, device.gridDim):
+            # a dim3 prints as the tuple (x, y, z), as Numba's does
+            name = t.obj.name
+            t = tr.unit.tuple_type(T.Tuple((T.int32,) * 3))
+            code = f"{t.ctype}{{" + ", ".join(f"(int){name}.{x}" for x in "xyz") + "}"
         if isinstance(t, T.StringLiteral):
             fmt.append(_c_string(t.value)[1:-1].replace("%", "%%"))
-        elif isinstance(t, T.Scalar) and t.kind == "b":
-            fmt.append("%s")
-            args.append(f'(({code}) ? "True" : "False")')
-        elif isinstance(t, T.Scalar) and t.kind == "i":
-            fmt.append("%lld")
-            args.append(f"((long long)({code}))")
-        elif isinstance(t, T.Scalar) and t.kind == "u":
-            fmt.append("%llu")
-            args.append(f"((unsigned long long)({code}))")
-        elif isinstance(t, T.Scalar) and t.kind == "c":
-            raise tr.error(node, "print() of a complex number is not supported in kernels: "
-                                 "print its .real and .imag")
-        elif isinstance(t, T.Scalar):
-            fmt.append("%f")
-            args.append(_cast(code, t, T.float64))
-        else:
-            raise tr.error(node, f"print() in kernels prints numbers and str constants, "
-                                 f"not {t}")
+            continue
+        _print_value(tr, node, t, code, fmt, args)
     text = _c_string(sep)[1:-1].replace("%", "%%").join(fmt) + end.replace("%", "%%")
     return T.void, f'printf("{text}"{"".join(", " + a for a in args)})'
+
+
+def _print_value(tr, node, t, code, fmt, args):
+    """Appends the printf format and arguments of one value: a number, or a
+    tuple as Python writes it, `(1, (2.000000, 3))`."""
+    if isinstance(t, T.Tuple):
+        parts = []
+        for i, item in enumerate(t.items):
+            _print_value(tr, node, item, f"({code}).f{i}", parts, args)
+        fmt.append("(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")")
+        return
+    if isinstance(t, T.Scalar) and t.kind == "b":
+        fmt.append("%s")
+        args.append(f'(({code}) ? "True" : "False")')
+    elif isinstance(t, T.Scalar) and t.kind == "i":
+        fmt.append("%lld")
+        args.append(f"((long long)({code}))")
+    elif isinstance(t, T.Scalar) and t.kind == "u":
+        fmt.append("%llu")
+        args.append(f"((unsigned long long)({code}))")
+    elif isinstance(t, T.Scalar) and t.kind == "c":
+        raise tr.error(node, "print() of a complex number is not supported in kernels: "
+                             "print its .real and .imag")
+    elif isinstance(t, T.Scalar):
+        fmt.append("%f")
+        args.append(_cast(code, t, T.float64))
+    else:
+        raise tr.error(node, f"print() in kernels prints numbers, tuples of them and "
+                             f"str constants, not {t}")
 
 
 _BUILTINS = {

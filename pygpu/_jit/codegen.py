@@ -286,6 +286,9 @@ _MATH = {
     "fabs": 1, "atan2": 2, "hypot": 2, "copysign": 2, "fmod": 2, "pow": 2,
 }
 _MATH_FUNCS = {}
+for _name in ("exp2", "cbrt"):  # Python 3.11's
+    if hasattr(math, _name):
+        _MATH[_name] = 1
 for _name, _n in _MATH.items():
     _MATH_FUNCS[id(getattr(math, _name))] = (_name, _name + "f", _n, "float")
 _MATH_FUNCS[id(math.gamma)] = ("tgamma", "tgammaf", 1, "float")
@@ -301,7 +304,7 @@ _NUMPY_FUNCS = {
     "arcsin": "asin", "arccos": "acos", "arctan": "atan", "sinh": "sinh", "cosh": "cosh",
     "tanh": "tanh", "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh",
     "fabs": "fabs", "arctan2": "atan2", "hypot": "hypot", "copysign": "copysign",
-    "floor": "floor", "ceil": "ceil", "trunc": "trunc",
+    "floor": "floor", "ceil": "ceil", "trunc": "trunc", "exp2": "exp2", "cbrt": "cbrt",
 }
 for _name, _c in _NUMPY_FUNCS.items():
     _MATH_FUNCS[id(getattr(np, _name))] = (_c, _c + "f", 2 if _c in (

@@ -125,6 +125,23 @@ def test_constant_locals_tuple_arguments_namedtuples_and_pow():
         _tuples[1, 4](out, (1.5, 2), _Point(3, 4.5))
 
 
+@cuda.jit
+def _prints(t, x, r):
+    print(t, (x,), "dim", cuda.threadIdx)
+    r[0] = math.exp2(x)
+    r[1] = math.cbrt(x)
+    r[2] = np.exp2(np.float32(x))
+
+
+def test_print_of_tuples_and_dim3_as_python_writes_them_and_exp2_cbrt(capfd):
+    r = np.zeros(3)
+    _prints[1, (1, 2)]((1, ((2, 4), 3.5), (4,), 5), 27, r)
+    out = capfd.readouterr().out.splitlines()
+    assert out[-2:] == ["(1, ((2, 4), 3.500000), (4,), 5) (27,) dim (0, 0, 0)",
+                        "(1, ((2, 4), 3.500000), (4,), 5) (27,) dim (0, 1, 0)"]
+    np.testing.assert_allclose(r, [2.0**27, 3.0, 2.0**27], rtol=1e-7)
+
+
 class _NumbaCPUDispatcher:
     """Stands in for what @numba.jit makes (Numba is not a test dependency):
     an object of a numba module with the Python function as py_func."""
@@ -177,10 +194,15 @@ src, _ = C._tuples._translate((T.Array(np.dtype("f8"), 1, "C"), T.Tuple((T.float
 image, log, _ = compile_cuda(src, arch="sm_90")
 assert image[:4] == b"\x7fELF"
 print("_tuples ok")
+nested = T.Tuple((T.int64, T.Tuple((T.Tuple((T.int64, T.int64)), T.float64))))
+src, _ = C._prints._translate((nested, T.int64, T.Array(np.dtype("f8"), 1, "C")))
+image, log, _ = compile_cuda(src, arch="sm_90")
+assert image[:4] == b"\x7fELF"
+print("_prints ok")
 """
 
 
 def test_these_kernels_compile_through_nvrtc():
     from conftest import run_with_nvrtc  # here: the script imports this module
     out = run_with_nvrtc(_NVRTC_SCRIPT, str(Path(__file__).parent))
-    assert out.count(" ok") == 3, out
+    assert out.count(" ok") == 4, out
