@@ -630,11 +630,43 @@ def _random_table():
 def _device_call(tr, disp, node):
     if node.keywords:
         raise tr.error(node, "device functions take positional arguments in kernels")
-    items = [tr.value(a) for a in node.args]
+    # a function or a dtype (a Python object known at compile time) may be an
+    # argument, as in Numba: the device function is compiled for it
+    items = [tr.expr(a) if _compile_time_object(tr, a) else tr.value(a) for a in node.args]
     argtypes = tuple(t for t, _ in items)
-    cname, ret = disp._device_translate(tr.unit, argtypes, tr, node)
-    codes = [c for _, c in items]
+    consts = tuple(_int_constant(tr, a) for a in node.args)
+    cname, ret = disp._device_translate(tr.unit, argtypes, tr, node,
+                                        consts if any(c is not None for c in consts) else None)
+    codes = [c for t, c in items if not isinstance(t, T.Global)]
     return ret, f"{cname}({', '.join(codes)})"
+
+
+def _int_constant(tr, node):
+    """An argument's value where it is an int, a bool or a tuple of them
+    known at compile time, else None."""
+    def ints(v):
+        return isinstance(v, int) or (isinstance(v, tuple) and all(ints(x) for x in v))
+    try:
+        value = tr.const_value(node)
+    except TypingError:
+        return None
+    return value if ints(value) else None
+
+
+def _compile_time_object(tr, node):
+    """Whether an argument is a Python object with no value on the device
+    that a device function may take: a function (a device function, a
+    cuda.atomic function, math.sqrt, ...) or a dtype."""
+    if not isinstance(node, (ast.Name, ast.Attribute)):
+        return False
+    try:
+        t, _ = tr.expr(node)
+    except TypingError:
+        return False
+    if not isinstance(t, T.Global):
+        return False
+    obj = t.obj
+    return callable(obj) or isinstance(obj, (np.dtype, ScalarName))
 
 
 _TABLE = None

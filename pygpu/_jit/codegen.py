@@ -375,6 +375,7 @@ class Translator:
         self.fixed_ret = False  # the return type is a signature's
         self._constant_locals = None
         self.params = ()
+        self.param_consts = ()  # per parameter, its value where the call's is constant
         self.uses_dynamic_shared = False
 
     # -- messages ---------------------------------------------------------------
@@ -469,8 +470,11 @@ class Translator:
         else:
             ret = self.ret or T.void
             self.unit.need(ret)
+            # an argument known at compile time (a function, a dtype) is no
+            # parameter: the function is compiled for it
             params = [f"{t.ctype} v_{n}" for n, t in zip(self.params, self.argtypes,
-                                                         strict=True)]
+                                                         strict=True)
+                      if not isinstance(t, T.Global)]
             lines.append(f"__device__ {ret.ctype} {self.cname}({', '.join(params)})\n{{")
         lines += decls
         lines += self.prologue
@@ -523,6 +527,9 @@ class Translator:
         if isinstance(node, ast.AugAssign):
             return head + self.augassign(node, pad)
         if isinstance(node, ast.If):
+            known = self.known_test(node.test)
+            if known is not None:  # Numba prunes a branch a constant rules out
+                return self.block(node.body if known else node.orelse, ind)
             cond = self.test(node.test)
             out = head + [f"{pad}if ({cond}) {{"] + self.block(node.body, ind + 1)
             if node.orelse:
@@ -553,6 +560,22 @@ class Translator:
             return head + [f"{pad}if (!({cond})) {{ PG_JIT_ASSERT({_c_string(text)}, "
                            f"{_c_string(self.src.name)}); }}"]
         raise self.error(node, f"the statement {kind.__name__} is not supported in kernels")
+
+    def known_test(self, test):
+        """The truth of an if's test where it is a name or `not name` whose
+        value is known at compile time (a constant, a constant argument of
+        a device function), else None."""
+        neg = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+        node = test.operand if neg else test
+        if not isinstance(node, (ast.Name, ast.Constant)):
+            return None
+        try:
+            value = self.const_value(node)
+        except TypingError:
+            return None
+        if not isinstance(value, (bool, int, float)):
+            return None
+        return (not value) if neg else bool(value)
 
     def temp(self):
         self.counter += 1
@@ -865,7 +888,8 @@ class Translator:
     def e_Name(self, node):
         name = node.id
         if name in self.vars:
-            return self.vars[name], f"v_{name}"
+            t = self.vars[name]
+            return t, None if isinstance(t, T.Global) else f"v_{name}"
         if self._assigned(name):
             raise _Untyped(node, name)
         found, value = self.src.lookup(name)
@@ -1103,6 +1127,11 @@ class Translator:
             found, value = self.src.lookup(node.id)
             if found:
                 return value.item() if isinstance(value, np.generic) else value
+        if isinstance(node, ast.Name) and node.id in self.params and self.param_consts:
+            k = self.params.index(node.id)
+            value = self.param_consts[k]
+            if value is not None and node.id not in self._stored_names():
+                return value
         if isinstance(node, ast.Name) and node.id in self.constant_locals():
             try:
                 value = self.const_value(self.constant_locals()[node.id])
@@ -1129,6 +1158,10 @@ class Translator:
             return ops[_BINOPS[type(node.op)]](a, b)
         raise self.error(node, f"{ast.unparse(node)} must be known at compile time (a "
                                "literal or a module-level constant)")
+
+    def _stored_names(self):
+        return {n.id for n in ast.walk(self.src.tree)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
     def constant_locals(self):
         """{name: value's ast} of the locals assigned once, by a plain `name =
@@ -1262,7 +1295,8 @@ class Translator:
         """The Python object a call's function names, or None."""
         f = node.func
         if isinstance(f, ast.Name) and f.id in self.vars:
-            return None
+            t = self.vars[f.id]  # a function passed to a device function
+            return t.obj if isinstance(t, T.Global) else None
         if isinstance(f, (ast.Name, ast.Attribute)):
             t, _ = self.expr(f)
             return t.obj if isinstance(t, T.Global) else None

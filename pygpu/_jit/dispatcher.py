@@ -141,11 +141,16 @@ class Dispatcher:
 
     # -- compiling ----------------------------------------------------------------
 
-    def _device_translate(self, unit, argtypes, caller, node):
+    def _device_translate(self, unit, argtypes, caller, node, consts=None):
         """(C++ name, return type) of this device function for argtypes,
         translated into unit (once per unit and types)."""
         argtypes, ret = self._device_signature(argtypes, caller, node)
-        key = (id(self), argtypes)
+        # the arguments known at compile time (ints and tuples of them) are
+        # constants in the function too (a shared array's shape), as Numba's
+        # literal arguments are: one version per such value
+        if consts is not None and any(k[:2] == (id(self), argtypes) for k in unit.busy):
+            consts = None  # a call to itself: one version for all values
+        key = (id(self), argtypes, consts)
         if key in unit.device:
             return unit.device[key]
         if key in unit.busy:
@@ -159,6 +164,7 @@ class Dispatcher:
             return inner.cname, ret or inner.ret
         cname = f"{self._cname}_d{len(unit.device)}_{len(unit.busy) + 1}"
         tr = Translator(self.source, argtypes, unit, kernel=False, cname=cname)
+        tr.param_consts = consts or ()
         if ret is not None:
             tr.ret, tr.fixed_ret = ret, True
         unit.busy[key] = tr

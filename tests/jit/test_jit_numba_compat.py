@@ -1,8 +1,9 @@
 """What Numba's kernels use beyond the first version of pygpu.cuda.jit:
 Numba's type names, `and`/`or` as values, recursion, assigning to slices,
 NumPy ufuncs into `out`, constant locals, tuples (arguments, namedtuples,
-loops over them), pow(), @numba.jit functions, against Python and NumPy; and
-the C++ through NVRTC."""
+loops over them), pow(), functions, dtypes and constants as arguments of
+device functions, @numba.jit functions, against Python and NumPy; and the
+C++ through NVRTC."""
 
 import math
 from collections import namedtuple
@@ -12,7 +13,7 @@ import numpy as np
 import pytest
 
 from pygpu import cuda
-from pygpu.cuda import float32, float64, int32, int64, void
+from pygpu.cuda import float32, float64, int32, int64, uint32, void
 
 
 def test_numbas_type_names_are_dtypes_casts_and_signatures():
@@ -142,6 +143,38 @@ def test_print_of_tuples_and_dim3_as_python_writes_them_and_exp2_cbrt(capfd):
     np.testing.assert_allclose(r, [2.0**27, 3.0, 2.0**27], rtol=1e-7)
 
 
+@cuda.jit(device=True)
+def _apply(op, dtype, shape, ary, i, val, negate):
+    s = cuda.shared.array(shape, dtype)  # a constant argument: the shape
+    s[i] = ary[i]
+    if negate:  # a constant argument: the branch it rules out is not compiled
+        op(s, (i, i), val)  # (a TypingError where compiled: two indices of a 1-d array)
+    else:
+        op(s, i, val)  # a function passed as an argument
+    ary[i] = s[i]
+
+
+@cuda.jit(device=True)
+def _twice(f, x):
+    return f(f(x))
+
+
+@cuda.jit
+def _passes_functions(a, r):
+    i = cuda.grid(1)
+    _apply(cuda.atomic.add, uint32, 4, a, i, 5, False)
+    _apply(cuda.atomic.max, uint32, (4,), a, i, 7, False)
+    r[i] = _twice(math.sqrt, 16.0 * (i + 1))
+
+
+def test_functions_dtypes_and_constants_as_device_function_arguments():
+    a = np.arange(4, dtype=np.uint32)
+    r = np.zeros(4)
+    _passes_functions[1, 4](a, r)
+    np.testing.assert_array_equal(a, [7, 7, 7, 8])
+    np.testing.assert_allclose(r, np.sqrt(np.sqrt(16.0 * np.arange(1, 5))), rtol=1e-15)
+
+
 class _NumbaCPUDispatcher:
     """Stands in for what @numba.jit makes (Numba is not a test dependency):
     an object of a numba module with the Python function as py_func."""
@@ -182,6 +215,7 @@ from pygpu.rawkernel import compile_cuda
 for kernel, sig in [
     (C._values, "void(float64[:, ::1], int64[::1], float64[::1], int32[::1], float64[:, ::1])"),
     (C._calls_numba_jit, "void(float64[::1], int64[::1], float64[::1])"),
+    (C._passes_functions, "void(uint32[::1], float64[::1])"),
 ]:
     image, log, _ = compile_cuda(kernel.inspect_cuda(sig), arch="sm_90")
     assert image[:4] == b"\x7fELF", kernel
@@ -205,4 +239,4 @@ print("_prints ok")
 def test_these_kernels_compile_through_nvrtc():
     from conftest import run_with_nvrtc  # here: the script imports this module
     out = run_with_nvrtc(_NVRTC_SCRIPT, str(Path(__file__).parent))
-    assert out.count(" ok") == 4, out
+    assert out.count(" ok") == 5, out
