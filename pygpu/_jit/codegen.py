@@ -140,14 +140,21 @@ class Unit:
             if arr.nbytes > 60000:
                 raise where.error(f"a constant array holds at most 60000 bytes (CUDA's "
                                   f"constant memory is 64 KiB); this one holds {arr.nbytes}")
-            if t.element.kind == "c" or t.element.dtype.char == "e":
-                raise where.error(f"a constant array of {t.element} is not supported yet")
             flat = np.ascontiguousarray(arr).ravel()
-            if flat.dtype.kind == "f" and not np.isfinite(flat).all():
+            # complex numbers are stored as their parts, float16 ones as their
+            # bits (pg::complex and pg::half have those layouts); the array
+            # reads them through its element type
+            store = flat
+            if t.element.kind == "c":
+                store = flat.view(flat.real.dtype)
+            elif t.element.dtype.char == "e":
+                store = flat.view(np.uint16)
+            if store.dtype.kind == "f" and not np.isfinite(store).all():
                 raise where.error("a constant array with inf or nan is not supported yet")
+            st = T.scalar(store.dtype)
             name = f"pg_const_{len(self.consts)}"
-            values = ", ".join(_literal(v, t.element) for v in flat.tolist()) or "0"
-            definition = (f"__constant__ {t.element.ctype} {name}[{max(flat.size, 1)}] = "
+            values = ", ".join(_literal(v, st) for v in store.tolist()) or "0"
+            definition = (f"__constant__ {st.ctype} {name}[{max(store.size, 1)}] = "
                           f"{{{values}}};")
             self.consts[key] = (arr, name, t, definition)
         _, name, t, _ = self.consts[key]

@@ -2,8 +2,8 @@
 Numba's type names, `and`/`or` as values, recursion, assigning to slices,
 NumPy ufuncs into `out`, constant locals, tuples (arguments, namedtuples,
 loops over them), pow(), functions, dtypes and constants as arguments of
-device functions, @numba.jit functions, against Python and NumPy; and the
-C++ through NVRTC."""
+device functions, constant arrays of complex and float16 numbers, @numba.jit
+functions, against Python and NumPy; and the C++ through NVRTC."""
 
 import math
 from collections import namedtuple
@@ -175,6 +175,27 @@ def test_functions_dtypes_and_constants_as_device_function_arguments():
     np.testing.assert_allclose(r, np.sqrt(np.sqrt(16.0 * np.arange(1, 5))), rtol=1e-15)
 
 
+_C64 = np.array([1 + 2j, -3.5j, 4], np.complex64)
+_F16 = np.array([0.5, -1.25, 65504], np.float16)
+_C128 = np.array([[1 - 1j], [2 + 0.5j]])
+
+
+@cuda.jit
+def _consts(out, h):
+    c = cuda.const.array_like(_C64)
+    for i in range(3):
+        out[i] = c[i] * 2
+        h[i] = _F16[i] + 1
+    out[3] = _C128[1, 0]
+
+
+def test_constant_arrays_of_complex_and_float16_numbers():
+    out, h = np.zeros(4, np.complex128), np.zeros(3, np.float32)
+    _consts[1, 1](out, h)
+    np.testing.assert_array_equal(out, list(_C64 * 2) + [2 + 0.5j])
+    np.testing.assert_array_equal(h, _F16.astype(np.float32) + 1)
+
+
 class _NumbaCPUDispatcher:
     """Stands in for what @numba.jit makes (Numba is not a test dependency):
     an object of a numba module with the Python function as py_func."""
@@ -216,6 +237,7 @@ for kernel, sig in [
     (C._values, "void(float64[:, ::1], int64[::1], float64[::1], int32[::1], float64[:, ::1])"),
     (C._calls_numba_jit, "void(float64[::1], int64[::1], float64[::1])"),
     (C._passes_functions, "void(uint32[::1], float64[::1])"),
+    (C._consts, "void(complex128[::1], float32[::1])"),
 ]:
     image, log, _ = compile_cuda(kernel.inspect_cuda(sig), arch="sm_90")
     assert image[:4] == b"\x7fELF", kernel
@@ -239,4 +261,4 @@ print("_prints ok")
 def test_these_kernels_compile_through_nvrtc():
     from conftest import run_with_nvrtc  # here: the script imports this module
     out = run_with_nvrtc(_NVRTC_SCRIPT, str(Path(__file__).parent))
-    assert out.count(" ok") == 5, out
+    assert out.count(" ok") == 6, out
