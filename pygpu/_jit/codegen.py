@@ -197,19 +197,34 @@ def _is_constant(value):
 
 
 def _tuple_leaves(t, prefix):
-    """[(parameter name, scalar type)] of a tuple's numbers, depth first."""
+    """The kernel parameters a tuple argument comes as, depth first: a number
+    as itself, an array as its address, extents and byte strides."""
     out = []
     for i, x in enumerate(t.items):
+        name = f"{prefix}_{i}"
         if isinstance(x, T.Tuple):
-            out += _tuple_leaves(x, f"{prefix}_{i}")
+            out += _tuple_leaves(x, name)
+        elif isinstance(x, T.Array):
+            out.append(f"{x.element.ctype} *{name}")
+            out += [f"long long {name}_s{k}" for k in range(x.ndim)]
+            out += [f"long long {name}_t{k}" for k in range(x.ndim)]
         else:
-            out.append((f"{prefix}_{i}", x))
+            out.append(f"{x.ctype} {name}")
     return out
 
 
 def _tuple_init(t, prefix):
-    parts = [_tuple_init(x, f"{prefix}_{i}") if isinstance(x, T.Tuple) else f"{prefix}_{i}"
-             for i, x in enumerate(t.items)]
+    parts = []
+    for i, x in enumerate(t.items):
+        name = f"{prefix}_{i}"
+        if isinstance(x, T.Tuple):
+            parts.append(_tuple_init(x, name))
+        elif isinstance(x, T.Array):
+            shape = ", ".join(f"{name}_s{k}" for k in range(x.ndim))
+            strides = ", ".join(f"{name}_t{k}" for k in range(x.ndim))
+            parts.append(f"{x.ctype}{{{name}, {{{shape}}}, {{{strides}}}}}")
+        else:
+            parts.append(name)
     return f"{t.ctype}{{{', '.join(parts)}}}"
 
 
@@ -464,8 +479,7 @@ class Translator:
                 elif isinstance(t, T.Tuple):
                     # a tuple argument comes item by item (CUDA passes structs
                     # by value, but the launch path packs numbers one by one)
-                    leaves = _tuple_leaves(t, f"p_{name}")
-                    params += [f"{lt.ctype} {ln}" for ln, lt in leaves]
+                    params += _tuple_leaves(t, f"p_{name}")
                     setup.append(f"    {t.ctype} v_{name} = {_tuple_init(t, f'p_{name}')};")
                 else:
                     params.append(f"{t.ctype} v_{name}")

@@ -66,7 +66,11 @@ def _converter(t):
     def flatten(value):
         out = []
         for v, conv in zip(value, items, strict=True):
-            if isinstance(conv, tuple):
+            if conv is None:  # an array
+                out.append(v)
+                out += v.shape
+                out += v.strides
+            elif isinstance(conv, tuple):
                 out += conv[0](v)
             else:
                 out.append(conv(v))
@@ -313,8 +317,9 @@ class Dispatcher:
             prepared.append(a)
             return
         if isinstance(a, tuple):
-            types.append(self._tuple_type(a))
-            prepared.append(a)
+            t, value = self._tuple_arg(a, copies)
+            types.append(t)
+            prepared.append(value)
             return
         if isinstance(a, np.ndarray):
             if a.dtype.kind not in "biufc":
@@ -335,18 +340,31 @@ class Dispatcher:
                         "kernels take arrays (DeviceArray, NumPy, or any CUDA array "
                         "interface or DLPack array), bool, int, float and NumPy scalars")
 
-    def _tuple_type(self, a):
-        """A tuple argument (a namedtuple too) of numbers and tuples: Numba's
-        tuple type, passed item by item."""
-        items = []
+    def _tuple_arg(self, a, copies):
+        """(type, value to pass) of a tuple argument (a namedtuple too) of
+        numbers, arrays and tuples of them: Numba's tuple type, passed item by
+        item (a NumPy array in it is copied there and back, as one passed
+        alone)."""
+        items, values = [], []
         for v in a:
-            t = self._tuple_type(v) if isinstance(v, tuple) else _scalar_type(v)
-            if t is None:
-                raise TypeError(f"{self.__name__}: a tuple argument holds numbers and "
-                                f"tuples of them, not {type(v).__name__}")
+            if isinstance(v, tuple):
+                t, v = self._tuple_arg(v, copies)
+            elif _scalar_type(v) is not None:
+                t = _scalar_type(v)
+            else:
+                one_types, one = [], []
+                try:
+                    self._type_one(0, v, one_types, one, copies)
+                except TypeError:
+                    raise TypeError(f"{self.__name__}: a tuple argument holds numbers, "
+                                    f"arrays and tuples of them, not {type(v).__name__}") \
+                        from None
+                t, v = one_types[0], one[0]
             items.append(t)
+            values.append(v)
         names = getattr(type(a), "_fields", None)
-        return T.Tuple(tuple(items), tuple(names) if names is not None else None)
+        return (T.Tuple(tuple(items), tuple(names) if names is not None else None),
+                tuple(values))
 
     def _match_fixed(self, types):
         for sig in self._fixed:

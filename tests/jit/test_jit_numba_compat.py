@@ -120,8 +120,8 @@ def test_constant_locals_tuple_arguments_namedtuples_and_pow():
     _tuples[1, 4](out, (1.5, 2.5, 3.0), _Point(3, 4.5))
     np.testing.assert_array_equal(out, [0 + 1 + 4 + 9, 2.5 + 6.0, 8 + 18, 34.5,
                                         1024 + 2**0.5])
-    with pytest.raises(TypeError, match="a tuple argument holds numbers"):
-        _tuples[1, 4](out, (1.5, np.zeros(2)), _Point(3, 4.5))
+    with pytest.raises(TypeError, match="a tuple argument holds numbers, arrays"):
+        _tuples[1, 4](out, (1.5, "x"), _Point(3, 4.5))
     with pytest.raises(cuda.TypingError, match="a tuple of one type"):
         _tuples[1, 4](out, (1.5, 2), _Point(3, 4.5))
 
@@ -196,6 +196,20 @@ def test_constant_arrays_of_complex_and_float16_numbers():
     np.testing.assert_array_equal(h, _F16.astype(np.float32) + 1)
 
 
+@cuda.jit
+def _tuple_of_arrays(x):
+    i = cuda.grid(1)
+    if i < len(x[0]):
+        x[0][i] = x[1][i] + x[2][1][i] * x[2][0]
+
+
+def test_a_tuple_of_arrays_numbers_and_tuples_as_an_argument():
+    x0, x1 = np.zeros(10), np.arange(10.0)
+    d = cuda.to_device(np.full(10, 3.0))
+    _tuple_of_arrays[1, 16]((x0, x1, (2, d)))  # NumPy arrays in it come back
+    np.testing.assert_array_equal(x0, x1 + 6)
+
+
 class _NumbaCPUDispatcher:
     """Stands in for what @numba.jit makes (Numba is not a test dependency):
     an object of a numba module with the Python function as py_func."""
@@ -255,10 +269,15 @@ src, _ = C._prints._translate((nested, T.int64, T.Array(np.dtype("f8"), 1, "C"))
 image, log, _ = compile_cuda(src, arch="sm_90")
 assert image[:4] == b"\x7fELF"
 print("_prints ok")
+f8 = T.Array(np.dtype("f8"), 1, "C")
+src, _ = C._tuple_of_arrays._translate((T.Tuple((f8, f8, T.Tuple((T.int64, f8)))),))
+image, log, _ = compile_cuda(src, arch="sm_90")
+assert image[:4] == b"\x7fELF"
+print("_tuple_of_arrays ok")
 """
 
 
 def test_these_kernels_compile_through_nvrtc():
     from conftest import run_with_nvrtc  # here: the script imports this module
     out = run_with_nvrtc(_NVRTC_SCRIPT, str(Path(__file__).parent))
-    assert out.count(" ok") == 6, out
+    assert out.count(" ok") == 7, out
