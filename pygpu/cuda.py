@@ -14,6 +14,7 @@ import os as _os
 import random as _random
 import sys as _sys
 from collections.abc import Sequence as _Sequence
+from types import ModuleType as _types_module
 
 import numpy as _np
 
@@ -35,6 +36,7 @@ from ._core import (
 )
 from ._jit import TypingError, jit
 from ._jit import random as random  # cuda.random: Numba's xoroshiro128+ API
+from ._jit import typenames as _typenames
 from ._jit.device import (
     activemask,
     all_sync,
@@ -361,6 +363,17 @@ _schedule_from_environment()
 # `from numba.cuda.random import ...`
 _sys.modules.setdefault(__name__ + ".random", random)
 
+# Numba's type names: `from pygpu.cuda import float32` and `from
+# pygpu.cuda.types import int32`, as `from numba.cuda import float32` and
+# `from numba.cuda.types import int32` (dtypes, casts in kernels, and
+# signatures such as void(float32[:, ::1], int64))
+types = _types_module(__name__ + ".types", "Numba's type names (pygpu/_jit/typenames.py).")
+for _name in _typenames.NAMES:
+    setattr(types, _name, getattr(_typenames, _name))
+    globals().setdefault(_name, getattr(_typenames, _name))
+_sys.modules.setdefault(__name__ + ".types", types)
+del _name
+
 __all__ = [
     "Device", "Event", "Graph", "NoDeviceError", "Reduce", "Stream", "TypingError",
     "activemask",
@@ -374,5 +387,5 @@ __all__ = [
     "shfl_down_sync", "shfl_sync", "shfl_up_sync", "shfl_xor_sync", "simulator_schedule",
     "stream", "synchronize", "syncthreads", "syncthreads_and", "syncthreads_count",
     "syncthreads_or", "syncwarp", "threadIdx", "threadfence", "threadfence_block",
-    "threadfence_system", "to_device", "warpsize",
-]
+    "threadfence_system", "to_device", "types", "warpsize",
+] + list(_typenames.NAMES)

@@ -12,6 +12,7 @@ from . import device
 from . import types as T
 from .codegen import _MATH_FUNCS, _c_string, _cast, _literal
 from .errors import TypingError
+from .typenames import ScalarName
 
 
 def _bind(tr, node, names, required=None, what=""):
@@ -122,6 +123,13 @@ def _abs(tr, node):
     return t, f"(({t.ctype})({tmp} < 0 ? -{tmp} : {tmp}))"
 
 
+def _pow(tr, node):
+    a, b = _positional(tr, node, 2, 2, "pow() (with no modulus)")
+    at, acode = tr.scalar(a)
+    bt, bcode = tr.scalar(b)
+    return tr.binop("**", at, acode, bt, bcode, node)
+
+
 def _len(tr, node):
     (a,) = _positional(tr, node, 1, 1, "len()")
     t, code = tr.expr(a)
@@ -199,28 +207,47 @@ def _print(tr, node):
     fmt, args = [], []
     for a in node.args:
         t, code = tr.expr(a)
+        if isinstance(t, T.Global) and t.obj in (device.threadIdx, device.blockIdx,
+                                                 device.blockDim, device.gridDim):
+            # a dim3 prints as the tuple (x, y, z), as Numba's does
+            name = t.obj.name
+            t = tr.unit.tuple_type(T.Tuple((T.int32,) * 3))
+            code = f"{t.ctype}{{" + ", ".join(f"(int){name}.{x}" for x in "xyz") + "}"
         if isinstance(t, T.StringLiteral):
             fmt.append(_c_string(t.value)[1:-1].replace("%", "%%"))
-        elif isinstance(t, T.Scalar) and t.kind == "b":
-            fmt.append("%s")
-            args.append(f'(({code}) ? "True" : "False")')
-        elif isinstance(t, T.Scalar) and t.kind == "i":
-            fmt.append("%lld")
-            args.append(f"((long long)({code}))")
-        elif isinstance(t, T.Scalar) and t.kind == "u":
-            fmt.append("%llu")
-            args.append(f"((unsigned long long)({code}))")
-        elif isinstance(t, T.Scalar) and t.kind == "c":
-            raise tr.error(node, "print() of a complex number is not supported in kernels: "
-                                 "print its .real and .imag")
-        elif isinstance(t, T.Scalar):
-            fmt.append("%f")
-            args.append(_cast(code, t, T.float64))
-        else:
-            raise tr.error(node, f"print() in kernels prints numbers and str constants, "
-                                 f"not {t}")
+            continue
+        _print_value(tr, node, t, code, fmt, args)
     text = _c_string(sep)[1:-1].replace("%", "%%").join(fmt) + end.replace("%", "%%")
     return T.void, f'printf("{text}"{"".join(", " + a for a in args)})'
+
+
+def _print_value(tr, node, t, code, fmt, args):
+    """Appends the printf format and arguments of one value: a number, or a
+    tuple as Python writes it, `(1, (2.000000, 3))`."""
+    if isinstance(t, T.Tuple):
+        parts = []
+        for i, item in enumerate(t.items):
+            _print_value(tr, node, item, f"({code}).f{i}", parts, args)
+        fmt.append("(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")")
+        return
+    if isinstance(t, T.Scalar) and t.kind == "b":
+        fmt.append("%s")
+        args.append(f'(({code}) ? "True" : "False")')
+    elif isinstance(t, T.Scalar) and t.kind == "i":
+        fmt.append("%lld")
+        args.append(f"((long long)({code}))")
+    elif isinstance(t, T.Scalar) and t.kind == "u":
+        fmt.append("%llu")
+        args.append(f"((unsigned long long)({code}))")
+    elif isinstance(t, T.Scalar) and t.kind == "c":
+        raise tr.error(node, "print() of a complex number is not supported in kernels: "
+                             "print its .real and .imag")
+    elif isinstance(t, T.Scalar):
+        fmt.append("%f")
+        args.append(_cast(code, t, T.float64))
+    else:
+        raise tr.error(node, f"print() in kernels prints numbers, tuples of them and "
+                             f"str constants, not {t}")
 
 
 _BUILTINS = {
@@ -228,18 +255,66 @@ _BUILTINS = {
     builtins.max: lambda tr, node: _min_max(tr, node, "max"),
     builtins.abs: _abs, builtins.len: _len, builtins.int: _to(T.int64),
     builtins.float: _to(T.float64), builtins.bool: _to(T.boolean), builtins.round: _round,
-    builtins.print: _print, builtins.complex: _complex,
+    builtins.print: _print, builtins.complex: _complex, builtins.pow: _pow,
 }
 
 
 # ---- math ---------------------------------------------------------------------------
 
 
-def _math(tr, node, spec):
+def _math(tr, node, spec, ufunc=False):
     c64, c32, n, gives = spec
     name = ast.unparse(node.func)
+    if ufunc and (len(node.args) == n + 1 or node.keywords or any(
+            isinstance(tr.expr(a)[0], T.Array) for a in node.args)):
+        return _ufunc_of_arrays(tr, node, spec, name)
     args = _positional(tr, node, n, n, f"{name}()")
     items = [tr.scalar(a) for a in args]
+    return _math_of(tr, node, spec, name, items)
+
+
+def _ufunc_of_arrays(tr, node, spec, name):
+    """np.sin(x, out), np.arctan2(y, x, out=r): the NumPy ufunc applied to
+    each element of arrays of out's shape (or to numbers), written into out,
+    as Numba's ufuncs in kernels (which make no new arrays there)."""
+    n = spec[2]
+    args = list(node.args)
+    for kw in node.keywords:
+        if kw.arg != "out":
+            raise tr.error(node, f"{name}() in a kernel takes out= only, not {kw.arg}=")
+        args.append(kw.value)
+    if len(args) != n + 1:
+        raise tr.error(node, f"{name}() of arrays in a kernel writes into an out array: "
+                             f"give {n} input{'s' if n > 1 else ''} and out (kernels make "
+                             "no new arrays)")
+    ot, ocode = tr.value(args[-1])
+    if not isinstance(ot, T.Array):
+        raise tr.error(node, f"{name}(): out must be an array, not {ot}")
+    k, o = "pg_k", "pg_o"
+    items, setup = [], [f"const {ot.ctype} {o} = {ocode};"]
+    for i, a in enumerate(args[:-1]):
+        t, code = tr.value(a)
+        tmp = f"pg_u{i}"
+        if isinstance(t, T.Array):
+            if t.ndim != ot.ndim:
+                raise tr.error(node, f"{name}(): an input of {t.ndim} dimensions and out of "
+                                     f"{ot.ndim}: broadcasting is not supported in kernels")
+            setup.append(f"const {t.ctype} {tmp} = {code};")
+            items.append((t.element, f"pg_jit::flat({tmp}, {k})"))
+        elif isinstance(t, T.Scalar):
+            setup.append(f"const {t.ctype} {tmp} = {code};")
+            items.append((t, tmp))
+        else:
+            raise tr.error(node, f"{name}() takes arrays and numbers, not {t}")
+    rt, rcode = _math_of(tr, node, spec, name, items)
+    store = tr.convert(rcode, rt, ot.element, node)
+    return T.void, (f"([&]() {{ {' '.join(setup)} const long long pg_n = pg_jit::size({o}); "
+                    f"for (long long {k} = 0; {k} < pg_n; {k}++) pg_jit::flat({o}, {k}) = "
+                    f"{store}; }})()")
+
+
+def _math_of(tr, node, spec, name, items):
+    c64, c32, n, gives = spec
     if any(t.kind == "c" for t, _ in items):
         raise tr.error(node, f"{name}() takes real numbers; for complex ones use cmath")
     if gives == "int" and items[0][0].kind in "iu":
@@ -555,14 +630,63 @@ def _random_table():
 def _device_call(tr, disp, node):
     if node.keywords:
         raise tr.error(node, "device functions take positional arguments in kernels")
-    items = [tr.value(a) for a in node.args]
+    # a function or a dtype (a Python object known at compile time) may be an
+    # argument, as in Numba: the device function is compiled for it
+    items = [tr.expr(a) if _compile_time_object(tr, a) else tr.value(a) for a in node.args]
     argtypes = tuple(t for t, _ in items)
-    cname, ret = disp._device_translate(tr.unit, argtypes, tr, node)
-    codes = [c for _, c in items]
+    consts = tuple(_int_constant(tr, a) for a in node.args)
+    cname, ret = disp._device_translate(tr.unit, argtypes, tr, node,
+                                        consts if any(c is not None for c in consts) else None)
+    codes = [c for t, c in items if not isinstance(t, T.Global)]
     return ret, f"{cname}({', '.join(codes)})"
 
 
+def _int_constant(tr, node):
+    """An argument's value where it is an int, a bool or a tuple of them
+    known at compile time, else None."""
+    def ints(v):
+        return isinstance(v, int) or (isinstance(v, tuple) and all(ints(x) for x in v))
+    try:
+        value = tr.const_value(node)
+    except TypingError:
+        return None
+    return value if ints(value) else None
+
+
+def _compile_time_object(tr, node):
+    """Whether an argument is a Python object with no value on the device
+    that a device function may take: a function (a device function, a
+    cuda.atomic function, math.sqrt, ...) or a dtype."""
+    if not isinstance(node, (ast.Name, ast.Attribute)):
+        return False
+    try:
+        t, _ = tr.expr(node)
+    except TypingError:
+        return False
+    if not isinstance(t, T.Global):
+        return False
+    obj = t.obj
+    return callable(obj) or isinstance(obj, (np.dtype, ScalarName))
+
+
 _TABLE = None
+_NUMBA_CPU = {}  # id(a @numba.jit function) -> (it, its device function)
+
+
+def _numba_jit_function(obj):
+    """The device function of a @numba.jit (CPU) function, which Numba's
+    kernels may call (its py_func, compiled as @cuda.jit(device=True)), or
+    None for other objects."""
+    found = _NUMBA_CPU.get(id(obj))
+    if found is not None and found[0] is obj:
+        return found[1]
+    py = getattr(obj, "py_func", None)
+    if not (type(obj).__module__.startswith("numba.") and hasattr(py, "__code__")):
+        return None
+    from .dispatcher import Dispatcher
+    disp = Dispatcher(py, device=True)
+    _NUMBA_CPU[id(obj)] = (obj, disp)
+    return disp
 
 
 def call(tr, obj, node):
@@ -589,7 +713,7 @@ def call(tr, obj, node):
         return found[1](tr, node)
     spec = _MATH_FUNCS.get(id(obj))
     if spec is not None:
-        return _math(tr, node, spec)
+        return _math(tr, node, spec, ufunc=isinstance(obj, np.ufunc))
     if isinstance(obj, type) and issubclass(obj, (np.bool_, np.integer, np.floating,
                                                   np.complexfloating)):
         try:
@@ -597,12 +721,17 @@ def call(tr, obj, node):
         except TypingError as exc:
             raise tr.error(node, str(exc)) from None
         return _to(target)(tr, node)
+    if isinstance(obj, ScalarName):  # Numba's float32(x), from pygpu.cuda
+        return _to(T.scalar(obj.dtype))(tr, node)
     from .dispatcher import Dispatcher
     if isinstance(obj, Dispatcher):
         if not obj.device:
             raise tr.error(node, f"{obj.__name__} is a kernel: a kernel calls device "
                                  "functions, made with @cuda.jit(device=True)")
         return _device_call(tr, obj, node)
+    numba_cpu = _numba_jit_function(obj)
+    if numba_cpu is not None:
+        return _device_call(tr, numba_cpu, node)
     if obj is builtins.range:
         raise tr.error(node, "range() is supported as the iterable of a for loop only")
     if isinstance(obj, (device.Intrinsic,)):

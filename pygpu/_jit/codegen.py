@@ -45,8 +45,13 @@ class FunctionSource:
                               "a file or a notebook cell", self.filename,
                               code.co_firstlineno) from None
         self.offset = start - 1
-        tree = ast.parse(textwrap.dedent("".join(lines)))
+        try:
+            tree = ast.parse(textwrap.dedent("".join(lines)))
+        except SyntaxError:
+            tree = ast.Module(body=[], type_ignores=[])  # a lambda inside a longer statement
         fdef = tree.body[0] if tree.body else None
+        if self.name == "<lambda>":
+            fdef = _lambda_def(tree, code, start)
         if not isinstance(fdef, ast.FunctionDef):
             raise TypingError(f"cuda.jit compiles functions defined with def, not "
                               f"{self.name}", self.filename, code.co_firstlineno)
@@ -79,6 +84,25 @@ class FunctionSource:
         return False, None
 
 
+def _lambda_def(tree, code, start):
+    """A lambda of the parsed lines, as `def` returning its body: the one
+    that starts on the code's first line and takes its arguments (None where
+    that is not one lambda)."""
+    names = list(code.co_varnames[:code.co_argcount])
+    found = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda) and
+             n.lineno == code.co_firstlineno - start + 1 and
+             [a.arg for a in n.args.args] == names]
+    if len(found) != 1:
+        return None
+    lam = found[0]
+    ret = ast.Return(value=lam.body)
+    fdef = ast.FunctionDef(name="<lambda>", args=lam.args, body=[ret], decorator_list=[],
+                           returns=None)
+    for node in (ret, fdef):
+        ast.copy_location(node, lam)
+    return fdef
+
+
 # ---- what one compiled module holds ---------------------------------------------
 
 
@@ -91,7 +115,8 @@ class Unit:
         self.consts = {}  # id(array) -> (array, name, definition)
         self.functions = []  # definitions, callees first
         self.device = {}  # (id(dispatcher), argtypes) -> (cname, return type)
-        self.busy = set()
+        self.busy = {}  # the device functions being translated: key -> Translator
+        self.keep = []  # device arrays the code holds the address of
 
     def tuple_type(self, t):
         if t.ctype not in self.structs:
@@ -115,20 +140,43 @@ class Unit:
             if arr.nbytes > 60000:
                 raise where.error(f"a constant array holds at most 60000 bytes (CUDA's "
                                   f"constant memory is 64 KiB); this one holds {arr.nbytes}")
-            if t.element.kind == "c" or t.element.dtype.char == "e":
-                raise where.error(f"a constant array of {t.element} is not supported yet")
             flat = np.ascontiguousarray(arr).ravel()
-            if flat.dtype.kind == "f" and not np.isfinite(flat).all():
+            # complex numbers are stored as their parts, float16 ones as their
+            # bits (pg::complex and pg::half have those layouts); the array
+            # reads them through its element type
+            store = flat
+            if t.element.kind == "c":
+                store = flat.view(flat.real.dtype)
+            elif t.element.dtype.char == "e":
+                store = flat.view(np.uint16)
+            if store.dtype.kind == "f" and not np.isfinite(store).all():
                 raise where.error("a constant array with inf or nan is not supported yet")
+            st = T.scalar(store.dtype)
             name = f"pg_const_{len(self.consts)}"
-            values = ", ".join(_literal(v, t.element) for v in flat.tolist()) or "0"
-            definition = (f"__constant__ {t.element.ctype} {name}[{max(flat.size, 1)}] = "
+            values = ", ".join(_literal(v, st) for v in store.tolist()) or "0"
+            definition = (f"__constant__ {st.ctype} {name}[{max(store.size, 1)}] = "
                           f"{{{values}}};")
             self.consts[key] = (arr, name, t, definition)
         _, name, t, _ = self.consts[key]
         strides = ", ".join(str(s) for s in _c_strides(arr.shape, arr.itemsize)) or "0"
         shape = ", ".join(str(s) for s in arr.shape) or "0"
         return t, f"{t.ctype}{{({t.element.ctype} *){name}, {{{shape}}}, {{{strides}}}}}"
+
+    def global_array(self, arr, where):
+        """A device array the kernel names as a global: captured by its
+        address, as Numba captures one (the kernel sees later writes to it;
+        the compiled kernel keeps the array alive)."""
+        from .. import asarray
+        d = asarray(arr)
+        try:
+            t = T.Array(T.scalar(d.dtype).dtype, d.ndim, "A")
+        except TypingError as exc:
+            raise where.error(f"the global device array's {exc}") from None
+        self.keep.append(d)
+        shape = ", ".join(f"{n}LL" for n in d.shape) or "0LL"
+        strides = ", ".join(f"{n}LL" for n in d.strides) or "0LL"
+        return t, (f"{t.ctype}{{({t.element.ctype} *){d.ptr}ULL, {{{shape}}}, "
+                   f"{{{strides}}}}}")
 
     def source(self):
         parts = ["#include <pygpu/jit.h>"]
@@ -138,6 +186,52 @@ class Unit:
         parts += [c[3] for c in self.consts.values()]
         parts += self.functions
         return "\n".join(parts) + "\n"
+
+
+def _is_constant(value):
+    """Whether a local's value known at compile time may stand for it: a
+    number or a tuple of numbers."""
+    if isinstance(value, tuple):
+        return all(_is_constant(v) for v in value)
+    return isinstance(value, (int, float, bool, np.integer, np.floating))
+
+
+def _tuple_leaves(t, prefix):
+    """The kernel parameters a tuple argument comes as, depth first: a number
+    as itself, an array as its address, extents and byte strides."""
+    out = []
+    for i, x in enumerate(t.items):
+        name = f"{prefix}_{i}"
+        if isinstance(x, T.Tuple):
+            out += _tuple_leaves(x, name)
+        elif isinstance(x, T.Array):
+            out.append(f"{x.element.ctype} *{name}")
+            out += [f"long long {name}_s{k}" for k in range(x.ndim)]
+            out += [f"long long {name}_t{k}" for k in range(x.ndim)]
+        else:
+            out.append(f"{x.ctype} {name}")
+    return out
+
+
+def _tuple_init(t, prefix):
+    parts = []
+    for i, x in enumerate(t.items):
+        name = f"{prefix}_{i}"
+        if isinstance(x, T.Tuple):
+            parts.append(_tuple_init(x, name))
+        elif isinstance(x, T.Array):
+            shape = ", ".join(f"{name}_s{k}" for k in range(x.ndim))
+            strides = ", ".join(f"{name}_t{k}" for k in range(x.ndim))
+            parts.append(f"{x.ctype}{{{name}, {{{shape}}}, {{{strides}}}}}")
+        else:
+            parts.append(name)
+    return f"{t.ctype}{{{', '.join(parts)}}}"
+
+
+def _is_device_array(value):
+    from .. import _core
+    return isinstance(value, _core.DeviceArray) or (
+        hasattr(value, "__cuda_array_interface__") and not isinstance(value, type))
 
 
 def _c_strides(shape, itemsize):
@@ -214,6 +308,9 @@ _MATH = {
     "fabs": 1, "atan2": 2, "hypot": 2, "copysign": 2, "fmod": 2, "pow": 2,
 }
 _MATH_FUNCS = {}
+for _name in ("exp2", "cbrt"):  # Python 3.11's
+    if hasattr(math, _name):
+        _MATH[_name] = 1
 for _name, _n in _MATH.items():
     _MATH_FUNCS[id(getattr(math, _name))] = (_name, _name + "f", _n, "float")
 _MATH_FUNCS[id(math.gamma)] = ("tgamma", "tgammaf", 1, "float")
@@ -229,7 +326,7 @@ _NUMPY_FUNCS = {
     "arcsin": "asin", "arccos": "acos", "arctan": "atan", "sinh": "sinh", "cosh": "cosh",
     "tanh": "tanh", "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh",
     "fabs": "fabs", "arctan2": "atan2", "hypot": "hypot", "copysign": "copysign",
-    "floor": "floor", "ceil": "ceil", "trunc": "trunc",
+    "floor": "floor", "ceil": "ceil", "trunc": "trunc", "exp2": "exp2", "cbrt": "cbrt",
 }
 for _name, _c in _NUMPY_FUNCS.items():
     _MATH_FUNCS[id(getattr(np, _name))] = (_c, _c + "f", 2 if _c in (
@@ -297,6 +394,10 @@ class Translator:
         self.cname = cname
         self.vars = {}
         self.ret = None
+        self.fixed_ret = False  # the return type is a signature's
+        self._constant_locals = None
+        self.params = ()
+        self.param_consts = ()  # per parameter, its value where the call's is constant
         self.uses_dynamic_shared = False
 
     # -- messages ---------------------------------------------------------------
@@ -375,6 +476,11 @@ class Translator:
                     strides = ", ".join(f"p_{name}_t{k}" for k in range(n))
                     setup.append(f"    {t.ctype} v_{name} = {{{pointer}, {{{shape}}}, "
                                  f"{{{strides}}}}};")
+                elif isinstance(t, T.Tuple):
+                    # a tuple argument comes item by item (CUDA passes structs
+                    # by value, but the launch path packs numbers one by one)
+                    params += _tuple_leaves(t, f"p_{name}")
+                    setup.append(f"    {t.ctype} v_{name} = {_tuple_init(t, f'p_{name}')};")
                 else:
                     params.append(f"{t.ctype} v_{name}")
             if self.uses_dynamic_shared:
@@ -385,8 +491,11 @@ class Translator:
         else:
             ret = self.ret or T.void
             self.unit.need(ret)
+            # an argument known at compile time (a function, a dtype) is no
+            # parameter: the function is compiled for it
             params = [f"{t.ctype} v_{n}" for n, t in zip(self.params, self.argtypes,
-                                                         strict=True)]
+                                                         strict=True)
+                      if not isinstance(t, T.Global)]
             lines.append(f"__device__ {ret.ctype} {self.cname}({', '.join(params)})\n{{")
         lines += decls
         lines += self.prologue
@@ -439,6 +548,9 @@ class Translator:
         if isinstance(node, ast.AugAssign):
             return head + self.augassign(node, pad)
         if isinstance(node, ast.If):
+            known = self.known_test(node.test)
+            if known is not None:  # Numba prunes a branch a constant rules out
+                return self.block(node.body if known else node.orelse, ind)
             cond = self.test(node.test)
             out = head + [f"{pad}if ({cond}) {{"] + self.block(node.body, ind + 1)
             if node.orelse:
@@ -469,6 +581,22 @@ class Translator:
             return head + [f"{pad}if (!({cond})) {{ PG_JIT_ASSERT({_c_string(text)}, "
                            f"{_c_string(self.src.name)}); }}"]
         raise self.error(node, f"the statement {kind.__name__} is not supported in kernels")
+
+    def known_test(self, test):
+        """The truth of an if's test where it is a name or `not name` whose
+        value is known at compile time (a constant, a constant argument of
+        a device function), else None."""
+        neg = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+        node = test.operand if neg else test
+        if not isinstance(node, (ast.Name, ast.Constant)):
+            return None
+        try:
+            value = self.const_value(node)
+        except TypingError:
+            return None
+        if not isinstance(value, (bool, int, float)):
+            return None
+        return (not value) if neg else bool(value)
 
     def temp(self):
         self.counter += 1
@@ -517,14 +645,34 @@ class Translator:
         if isinstance(target, ast.Subscript):
             base_t, _ = self.value(target.value)
             if isinstance(base_t, T.Array) and self._is_view(target.slice, base_t):
-                raise self.error(node, "assigning to a slice or a row of an array (an array "
-                                       "expression) is not supported in kernels: assign "
-                                       "element by element")
+                return self.assign_view(target, t, code, pad, node)
             at, ref = self.element_ref(target)
             return [f"{pad}{ref} = {self.convert(code, t, at, node)};"]
         if isinstance(target, ast.Attribute):
             raise self.error(node, "assigning to an attribute is not supported in kernels")
         raise self.error(node, "this assignment target is not supported in kernels")
+
+    def assign_view(self, target, t, code, pad, node):
+        """a[1:] = x, a[i] = row: every element of the view gets the number,
+        or the element of the array of the same shape (NumPy's assignment
+        without broadcasting but of a number)."""
+        vt, vcode = self.view(*self.value(target.value), target)
+        v, k, n, src = self.temp(), self.temp(), self.temp(), self.temp()
+        if isinstance(t, T.Array):
+            if t.ndim != vt.ndim:
+                raise self.error(node, f"assigning an array of {t.ndim} dimensions to a view "
+                                       f"of {vt.ndim}: broadcasting is not supported in "
+                                       "kernels")
+            item = self.convert(f"pg_jit::flat({src}, {k})", t.element, vt.element, node)
+        elif isinstance(t, T.Scalar):
+            item = self.convert(src, t, vt.element, node)
+        else:
+            raise self.error(node, f"cannot assign {t} to an array's elements")
+        c = "auto" if isinstance(t, T.Array) else f"const {t.ctype}"
+        return [f"{pad}{{ const {vt.ctype} {v} = {vcode}; {c} {src} = {code}; "
+                f"const long long {n} = pg_jit::size({v});",
+                f"{pad}  for (long long {k} = 0; {k} < {n}; {k}++) "
+                f"pg_jit::flat({v}, {k}) = {item}; }}"]
 
     def convert(self, code, have, want, node):
         if have == want:
@@ -570,13 +718,12 @@ class Translator:
     def for_loop(self, node, pad, ind):
         if node.orelse:
             raise self.error(node, "for ... else is not supported in kernels")
-        if not isinstance(node.target, ast.Name):
-            raise self.error(node, "a for loop's target must be one name (for i in "
-                                   "range(...))")
         it = node.iter
         func = self.resolve_call(it) if isinstance(it, ast.Call) else None
         if func is not range:
             return self.for_each(node, pad, ind)
+        if not isinstance(node.target, ast.Name):
+            raise self.error(node, "a for loop over range() has one name as its target")
         if it.keywords or not 1 <= len(it.args) <= 3:
             raise self.error(node, "range() takes 1 to 3 positional arguments")
         parts = [self.expr(a) for a in it.args]
@@ -611,26 +758,67 @@ class Translator:
         return out + [f"{pad}}} }}"]
 
     def for_each(self, node, pad, ind):
-        """for x in array: its first axis, as Numba iterates (a 1-d array
-        gives its elements, a 2-d one its rows)."""
-        at, acode = self.value(node.iter)
-        if not isinstance(at, T.Array):
-            raise self.error(node, f"a for loop in a kernel goes over range(...) or an "
-                                   f"array, not {at}")
-        a, k, n = self.temp(), self.temp(), self.temp()
-        if at.ndim == 1:
-            et, item = at.element, f"pg_jit::at({a}, {k})"
-        else:
-            et = T.Array(at.dtype, at.ndim - 1, "A")
-            rest = ", ".join(["{1, 0LL, 0LL, 1LL, 0, 0}"] * (at.ndim - 1))
-            item = f"pg_jit::view<{at.ndim - 1}>({a}, {{{{0, {k}, 0LL, 1LL, 1, 0}}, {rest}}})"
-        vt = self.set_var(node.target.id, et, node)
-        out = [f"{pad}{{ const {at.ctype} {a} = {acode}; const long long {n} = "
-               f"{a}.shape[0];",
-               f"{pad}for (long long {k} = 0; {k} < {n}; {k}++) {{",
-               f"{pad}    v_{node.target.id} = {self.convert(item, et, vt, node)};"]
+        """for x in array (its first axis, as Numba iterates: a 1-d array
+        gives its elements, a 2-d one its rows), enumerate(...) and zip(...)
+        of them: one loop over an index, to the shortest length."""
+        setup, lengths = [], []
+        k = self.temp()
+        et, item = self.iterable(node.iter, k, setup, lengths)
+        n = self.temp()
+        shortest = lengths[0]
+        for other in lengths[1:]:
+            shortest = f"pg_jit::min2({shortest}, {other})"
+        out = [f"{pad}{{ {' '.join(setup)} const long long {n} = {shortest};",
+               f"{pad}for (long long {k} = 0; {k} < {n}; {k}++) {{"]
+        out += self.assign(node.target, et, item, pad + "    ", node)
         out += self.block(node.body, ind + 1)
         return out + [f"{pad}}} }}"]
+
+    def iterable(self, node, k, setup, lengths):
+        """(type, C++) of item k of what a for loop goes over; its setup
+        (each array evaluated once) and its length join setup and lengths."""
+        func = self.resolve_call(node) if isinstance(node, ast.Call) else None
+        if func is enumerate:
+            args = node.args + [kw.value for kw in node.keywords if kw.arg == "start"]
+            if not 1 <= len(args) <= 2 or len(node.keywords) > len(args) - len(node.args):
+                raise self.error(node, "enumerate() takes an iterable and start")
+            start = "0LL"
+            if len(args) == 2:
+                st, scode = self.scalar(args[1])
+                if not st.is_int:
+                    raise self.error(node, f"enumerate()'s start is an int, not {st}")
+                start = _cast(scode, st, T.int64)
+            it, icode = self.iterable(args[0], k, setup, lengths)
+            t = self.unit.tuple_type(T.Tuple((T.int64, it)))
+            return t, f"{t.ctype}{{({start}) + {k}, {icode}}}"
+        if func is zip:
+            if node.keywords or not node.args:
+                raise self.error(node, "zip() in kernels takes iterables only")
+            items = [self.iterable(a, k, setup, lengths) for a in node.args]
+            t = self.unit.tuple_type(T.Tuple(tuple(i[0] for i in items)))
+            return t, f"{t.ctype}{{{', '.join(i[1] for i in items)}}}"
+        at, acode = self.value(node)
+        if isinstance(at, T.Tuple) and at.items and all(
+                isinstance(t, T.Scalar) and t == at.items[0] for t in at.items):
+            # a tuple of one type: its items, through an array of them
+            tup, a = self.temp(), self.temp()
+            et = at.items[0]
+            setup.append(f"const {at.ctype} {tup} = {acode}; const {et.ctype} {a}[] = {{"
+                         + ", ".join(f"{tup}.f{i}" for i in range(len(at.items))) + "};")
+            lengths.append(f"{len(at.items)}LL")
+            return et, f"{a}[{k}]"
+        if not isinstance(at, T.Array):
+            raise self.error(node, f"a for loop in a kernel goes over range(...), an array, "
+                                   f"a tuple of one type, enumerate() or zip() of them, "
+                                   f"not {at}")
+        a = self.temp()
+        setup.append(f"const {at.ctype} {a} = {acode};")
+        lengths.append(f"{a}.shape[0]")
+        if at.ndim == 1:
+            return at.element, f"pg_jit::at({a}, {k})"
+        rest = ", ".join(["{1, 0LL, 0LL, 1LL, 0, 0}"] * (at.ndim - 1))
+        return (T.Array(at.dtype, at.ndim - 1, "A"),
+                f"pg_jit::view<{at.ndim - 1}>({a}, {{{{0, {k}, 0LL, 1LL, 1, 0}}, {rest}}})")
 
     def return_(self, node, pad):
         if node.value is None or (isinstance(node.value, ast.Constant) and
@@ -643,7 +831,10 @@ class Translator:
                                        "device function, @cuda.jit(device=True))")
             if isinstance(t, (T.Global, T.StringLiteral)):
                 raise self.error(node, f"a device function cannot return {t}")
-        if self.ret is None:
+        if self.fixed_ret:
+            if (t == T.void) != (self.ret == T.void):
+                raise self.error(node, f"the signature returns {self.ret}; this returns {t}")
+        elif self.ret is None:
             self.ret = t
             self.changed = True
         elif self.ret != t:
@@ -718,7 +909,8 @@ class Translator:
     def e_Name(self, node):
         name = node.id
         if name in self.vars:
-            return self.vars[name], f"v_{name}"
+            t = self.vars[name]
+            return t, None if isinstance(t, T.Global) else f"v_{name}"
         if self._assigned(name):
             raise _Untyped(node, name)
         found, value = self.src.lookup(name)
@@ -778,6 +970,8 @@ class Translator:
             return t, f"(({t.ctype}){_literal(value.item(), t)})"
         if isinstance(value, np.ndarray):
             return self.unit.const_array(value, _Where(self, node))
+        if _is_device_array(value):
+            return self.unit.global_array(value, _Where(self, node))
         if isinstance(value, tuple) and all(isinstance(v, (int, float, bool, np.integer,
                                                            np.floating)) for v in value):
             items = [self.global_value(v, node) for v in value]
@@ -823,6 +1017,9 @@ class Translator:
                 return T.Global(bt.dtype.type), None
             raise self.error(node, f"the array attribute '{attr}' is not supported in "
                                    "kernels (shape, size, ndim and dtype are)")
+        if isinstance(bt, T.Tuple) and bt.names is not None and attr in bt.names:
+            k = bt.names.index(attr)
+            return bt.items[k], f"({bcode}).f{k}"
         if isinstance(bt, T.Scalar) and attr in ("real", "imag"):
             if bt.kind == "c":
                 return bt.real, f"({bcode}).{attr[:2]}"
@@ -951,11 +1148,23 @@ class Translator:
             found, value = self.src.lookup(node.id)
             if found:
                 return value.item() if isinstance(value, np.generic) else value
+        if isinstance(node, ast.Name) and node.id in self.params and self.param_consts:
+            k = self.params.index(node.id)
+            value = self.param_consts[k]
+            if value is not None and node.id not in self._stored_names():
+                return value
+        if isinstance(node, ast.Name) and node.id in self.constant_locals():
+            try:
+                value = self.const_value(self.constant_locals()[node.id])
+            except TypingError:
+                value = None
+            if _is_constant(value):
+                return value
         if isinstance(node, ast.Attribute):
             base = self.const_value(node.value)
             try:
                 return getattr(base, node.attr)
-            except AttributeError:
+            except (AttributeError, RuntimeError):  # cuda.threadIdx.x has no value here
                 pass
         if isinstance(node, ast.Tuple):
             return tuple(self.const_value(e) for e in node.elts)
@@ -970,6 +1179,29 @@ class Translator:
             return ops[_BINOPS[type(node.op)]](a, b)
         raise self.error(node, f"{ast.unparse(node)} must be known at compile time (a "
                                "literal or a module-level constant)")
+
+    def _stored_names(self):
+        return {n.id for n in ast.walk(self.src.tree)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+    def constant_locals(self):
+        """{name: value's ast} of the locals assigned once, by a plain `name =
+        value` outside loops, that are no parameter: `N = 100` then
+        `cuda.shared.array(N, int32)` (Numba propagates such constants)."""
+        if self._constant_locals is None:
+            stores, single, loops = {}, {}, set()
+            for node in ast.walk(self.src.tree):
+                if isinstance(node, (ast.For, ast.While)):
+                    loops.update(id(n) for n in ast.walk(node))
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                    stores[node.id] = stores.get(node.id, 0) + 1
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                        isinstance(node.targets[0], ast.Name):
+                    single[node.targets[0].id] = node
+            self._constant_locals = {
+                name: a.value for name, a in single.items()
+                if stores[name] == 1 and name not in self.params and id(a) not in loops}
+        return self._constant_locals
 
     def e_BinOp(self, node):
         op = _BINOPS.get(type(node.op))
@@ -1043,10 +1275,31 @@ class Translator:
     def e_BoolOp(self, node, test=False):
         items = [self.scalar(v) for v in node.values]
         if not test and not all(t.kind == "b" for t, _ in items):
-            raise self.error(node, "and/or of values that are not bool is supported only "
-                                   "as a condition (if, while, assert) in kernels")
+            return self.boolop_value(node, items)
         sym = " && " if isinstance(node.op, ast.And) else " || "
         return T.boolean, "(" + sym.join(self.truth(t, c, node) for t, c in items) + ")"
+
+    def boolop_value(self, node, items):
+        """`a or b` / `a and b` as Python's value: the first operand that
+        decides, converted to the operands' unified type (Numba's), each
+        evaluated only where Python would (a lambda called in place)."""
+        r = items[0][0]
+        for t, _ in items[1:]:
+            r = T.unify(r, t)
+            if r is None:
+                raise self.error(node, f"the operands of {type(node.op).__name__.lower()} "
+                                       "have no common type")
+        stop = "" if isinstance(node.op, ast.Or) else "!"
+        body = []
+        for i, (t, code) in enumerate(items):
+            tmp = f"pg_b{i}"
+            body.append(f"const {t.ctype} {tmp} = {code};")
+            value = self.convert(tmp, t, r, node)
+            if i == len(items) - 1:
+                body.append(f"return {value};")
+            else:
+                body.append(f"if ({stop}{self.truth(t, tmp, node)}) return {value};")
+        return r, f"([&]() -> {r.ctype} {{ {' '.join(body)} }})()"
 
     def e_IfExp(self, node):
         cond = self.test(node.test)
@@ -1063,7 +1316,8 @@ class Translator:
         """The Python object a call's function names, or None."""
         f = node.func
         if isinstance(f, ast.Name) and f.id in self.vars:
-            return None
+            t = self.vars[f.id]  # a function passed to a device function
+            return t.obj if isinstance(t, T.Global) else None
         if isinstance(f, (ast.Name, ast.Attribute)):
             t, _ = self.expr(f)
             return t.obj if isinstance(t, T.Global) else None

@@ -53,6 +53,31 @@ def _scalar_type(a):
     return None
 
 
+def _converter(t):
+    """How an argument of type t is passed: None for an array (its address,
+    shape and strides), its NumPy type for a scalar, a function that gives
+    the items for a tuple (each item a parameter of its own)."""
+    if isinstance(t, T.Array):
+        return None
+    if isinstance(t, T.Scalar):
+        return t.dtype.type
+    items = [_converter(x) for x in t.items]
+
+    def flatten(value):
+        out = []
+        for v, conv in zip(value, items, strict=True):
+            if conv is None:  # an array
+                out.append(v)
+                out += v.shape
+                out += v.strides
+            elif isinstance(conv, tuple):
+                out += conv[0](v)
+            else:
+                out.append(conv(v))
+        return out
+    return (flatten,)
+
+
 class _Compiled:
     """One kernel compiled for one tuple of argument types."""
 
@@ -65,8 +90,7 @@ class _Compiled:
         self.source = source
         # how each scalar argument is passed: as it is (int64 from a Python int,
         # float64 from a float, bool), or through its NumPy type
-        self.converters = tuple(
-            None if not isinstance(t, T.Scalar) else t.dtype.type for t in argtypes)
+        self.converters = tuple(_converter(t) for t in argtypes)
 
 
 class Dispatcher:
@@ -89,18 +113,20 @@ class Dispatcher:
         self._fast = {}  # _fast_key(args) -> the kernel compiled for them
         self._launches = {}  # configuration -> its _Launch
         self._fixed = None
+        self._captured = []  # device arrays the kernel reads as globals, kept alive
         self._cname = "pg_" + re.sub(r"\W", "_", pyfunc.__name__, flags=re.ASCII)
         if signatures is not None:
             if isinstance(signatures, (str,)) or not isinstance(signatures, (list,)):
                 signatures = [signatures]
-            fixed = []
+            fixed, returns = [], []
             for sig in signatures:
                 args, ret = T.parse_signature(sig)
                 if ret is not None and not self.device:
                     raise TypingError(f"a kernel returns nothing; signature {sig!r} gives "
                                       f"{ret}")
                 fixed.append(args)
-            self._fixed = fixed
+                returns.append(ret)
+            self._fixed, self._returns = fixed, returns
 
     def __reduce__(self):
         # pickled by reference, as the module-level name it is (a Dask worker
@@ -119,26 +145,57 @@ class Dispatcher:
 
     # -- compiling ----------------------------------------------------------------
 
-    def _device_translate(self, unit, argtypes, caller, node):
+    def _device_translate(self, unit, argtypes, caller, node, consts=None):
         """(C++ name, return type) of this device function for argtypes,
         translated into unit (once per unit and types)."""
-        key = (id(self), argtypes)
+        argtypes, ret = self._device_signature(argtypes, caller, node)
+        # the arguments known at compile time (ints and tuples of them) are
+        # constants in the function too (a shared array's shape), as Numba's
+        # literal arguments are: one version per such value
+        if consts is not None and any(k[:2] == (id(self), argtypes) for k in unit.busy):
+            consts = None  # a call to itself: one version for all values
+        key = (id(self), argtypes, consts)
         if key in unit.device:
             return unit.device[key]
         if key in unit.busy:
-            raise caller.error(node, f"{self.__name__}() calls itself: recursion is not "
-                                     "supported in kernels")
-        unit.busy.add(key)
+            # a call to itself: its return type is the signature's, or what
+            # its returns so far give (a `return` before the recursive call)
+            inner = unit.busy[key]
+            if ret is None and inner.ret is None:
+                raise caller.error(node, f"{self.__name__}() calls itself before any of "
+                                         "its returns gives its type: give it a signature, "
+                                         "@cuda.jit('int64(int64)', device=True)")
+            return inner.cname, ret or inner.ret
+        cname = f"{self._cname}_d{len(unit.device)}_{len(unit.busy) + 1}"
+        tr = Translator(self.source, argtypes, unit, kernel=False, cname=cname)
+        tr.param_consts = consts or ()
+        if ret is not None:
+            tr.ret, tr.fixed_ret = ret, True
+        unit.busy[key] = tr
         try:
-            cname = f"{self._cname}_d{len(unit.device)}_{len(unit.busy)}"
-            tr = Translator(self.source, argtypes, unit, kernel=False, cname=cname)
             code = tr.translate()
         finally:
-            unit.busy.discard(key)
+            del unit.busy[key]
         result = (cname, tr.ret or T.void)
         unit.functions.append(code)
         unit.device[key] = result
         return result
+
+    def _device_signature(self, argtypes, caller, node):
+        """(argument types, return type or None) of a call of this device
+        function: the call's own types, or those of the signature it was
+        given that takes as many arguments."""
+        if self._fixed is None:
+            return argtypes, None
+        for sig, ret in zip(self._fixed, self._returns, strict=True):
+            if len(sig) == len(argtypes) and all(
+                    isinstance(w, T.Scalar) == isinstance(h, T.Scalar)
+                    for w, h in zip(sig, argtypes, strict=True)):
+                return sig, ret
+        known = "; ".join("(" + ", ".join(str(t) for t in s) + ")" for s in self._fixed)
+        raise caller.error(node, f"{self.__name__}() is called with ("
+                                 f"{', '.join(str(t) for t in argtypes)}); its signatures: "
+                                 f"{known}")
 
     def _translate(self, argtypes):
         """(CUDA C++, whether it takes the dynamic shared memory's size) of
@@ -148,6 +205,7 @@ class Dispatcher:
         unit = Unit()
         tr = Translator(self.source, argtypes, unit, kernel=True, cname=self._cname)
         unit.functions.append(tr.translate())
+        self._captured += unit.keep
         return unit.source(), tr.uses_dynamic_shared
 
     def _compile(self, argtypes):
@@ -258,6 +316,11 @@ class Dispatcher:
             types.append(st)
             prepared.append(a)
             return
+        if isinstance(a, tuple):
+            t, value = self._tuple_arg(a, copies)
+            types.append(t)
+            prepared.append(value)
+            return
         if isinstance(a, np.ndarray):
             if a.dtype.kind not in "biufc":
                 raise TypeError(f"{self.__name__}: argument {i} is an array of "
@@ -276,6 +339,32 @@ class Dispatcher:
         raise TypeError(f"{self.__name__}: argument {i} is a {type(a).__name__}; "
                         "kernels take arrays (DeviceArray, NumPy, or any CUDA array "
                         "interface or DLPack array), bool, int, float and NumPy scalars")
+
+    def _tuple_arg(self, a, copies):
+        """(type, value to pass) of a tuple argument (a namedtuple too) of
+        numbers, arrays and tuples of them: Numba's tuple type, passed item by
+        item (a NumPy array in it is copied there and back, as one passed
+        alone)."""
+        items, values = [], []
+        for v in a:
+            if isinstance(v, tuple):
+                t, v = self._tuple_arg(v, copies)
+            elif _scalar_type(v) is not None:
+                t = _scalar_type(v)
+            else:
+                one_types, one = [], []
+                try:
+                    self._type_one(0, v, one_types, one, copies)
+                except TypeError:
+                    raise TypeError(f"{self.__name__}: a tuple argument holds numbers, "
+                                    f"arrays and tuples of them, not {type(v).__name__}") \
+                        from None
+                t, v = one_types[0], one[0]
+            items.append(t)
+            values.append(v)
+        names = getattr(type(a), "_fields", None)
+        return (T.Tuple(tuple(items), tuple(names) if names is not None else None),
+                tuple(values))
 
     def _match_fixed(self, types):
         for sig in self._fixed:
@@ -333,6 +422,8 @@ class Dispatcher:
                 flat.append(a)
                 flat += a.shape
                 flat += a.strides
+            elif type(conv) is tuple:
+                flat += conv[0](a)
             elif conv is np.int64 and type(a) is int or conv is np.float64 and \
                     type(a) is float or conv is np.bool_ and type(a) is bool:
                 flat.append(a)

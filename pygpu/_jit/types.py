@@ -87,6 +87,7 @@ class Array(Type):
 @dataclass(frozen=True)
 class Tuple(Type):
     items: tuple
+    names: tuple = None  # a namedtuple's fields, read as attributes
 
     @property
     def ctype(self):

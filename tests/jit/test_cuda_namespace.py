@@ -12,8 +12,10 @@ from pygpu import cuda
 def test_cuda_exports_its_own_names_and_numbas_random_module():
     leaked = [name for name, value in vars(cuda).items()
               if not name.startswith("_") and isinstance(value, types.ModuleType)
-              and name != "random"]
+              and name not in ("random", "types")]
     assert leaked == []
+    from pygpu.cuda.types import int32  # as numba.cuda.types
+    assert int32 is cuda.int32 and cuda.types.float32 is cuda.float32
     assert not hasattr(cuda, "np") and not hasattr(cuda, "os")
     assert cuda.random.__name__ == "pygpu._jit.random"
     assert callable(cuda.random.create_xoroshiro128p_states)

@@ -105,6 +105,32 @@ view(const array<T, N> &a, const axis_sel (&sel)[N])
     return r;
 }
 
+/* The number of elements, and element k in C order: what an assignment to a
+ * slice (a[1:] = 0, a[i] = row) and a NumPy ufunc of arrays in a kernel
+ * (np.sin(x, out)) walk. */
+template <class T, int N>
+PG_JIT_FN i64
+size(const array<T, N> &a)
+{
+    i64 n = 1;
+    for (int k = 0; k < N; k++) {
+        n *= a.shape[k];
+    }
+    return n;
+}
+template <class T, int N>
+PG_JIT_FN T &
+flat(const array<T, N> &a, i64 k)
+{
+    char *p = (char *)a.data;
+    for (int d = N - 1; d >= 0; d--) {
+        const i64 n = a.shape[d] > 0 ? a.shape[d] : 1;
+        p += (k % n) * a.strides[d];
+        k /= n;
+    }
+    return *(T *)p;
+}
+
 /* inf and nan, for Python's math.inf and math.nan */
 PG_JIT_FN double
 inf64()
