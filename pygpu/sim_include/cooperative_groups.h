@@ -334,12 +334,14 @@ class coalesced_group : public pg_warp_group {
     }
 };
 
-/* the lanes of the warp running this call together (__activemask()) */
+/* the lanes of the warp running this call together (__activemask(), with
+ * the caller's place in the source: a macro, so that each call site is one) */
 inline coalesced_group
-coalesced_threads()
+pg_coalesced_threads_at(const void *site)
 {
-    return coalesced_group(__activemask());
+    return coalesced_group(pg_sim_activemask_at(site));
 }
+#define coalesced_threads() pg_coalesced_threads_at(PG_SIM_SITE)
 
 template <unsigned int Size, class ParentT = void> class thread_block_tile;
 
