@@ -665,7 +665,8 @@ meet_warps(block_state *b, bool *released, bool *waiting)
                 const void *site = b->warp[first + l].site;
                 unsigned int group = 0;
                 for (unsigned int m = l; m < n; m++) {
-                    if (b->state[first + m] == AT_MASK && b->warp[first + m].site == site) {
+                    if (b->state[first + m] == AT_MASK &&
+                        b->warp[first + m].site == site) {
                         group |= 1u << m;
                     }
                 }

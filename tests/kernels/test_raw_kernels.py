@@ -2,6 +2,7 @@
 compile errors and argument checks; the same source on a GPU and on the
 simulator (compiled there by the host C++ compiler)."""
 
+import gc
 import re
 import shutil
 
@@ -486,7 +487,6 @@ def test_module_variables_are_set_and_read_as_cuda_memcpy_to_symbol(rng):
         m.memcpy_from_symbol(None)
 
 
-@pytest.mark.gpu
 def test_get_global_is_a_view_of_a_module_variable(rng):
     m = pygpu.RawModule(SYMBOL_SOURCE)
     view = m.get_global("table", np.float32)
@@ -497,13 +497,43 @@ def test_get_global_is_a_view_of_a_module_variable(rng):
     m.get_function("k")[1, 8](out)
     np.testing.assert_array_equal(out.copy_to_host(), table * 2 - 2.5)
     assert m.get_global("counter", np.int32).copy_to_host().tolist() == [13]
+    np.testing.assert_array_equal(m.get_global("pair", np.float64, (2,)).copy_to_host(),
+                                  [1.5, -2.5])
+    with pytest.raises(AttributeError, match="no __device__ or __constant__ variable.*'nope'"):
+        m.get_global("nope")
+
+
+def test_a_module_variables_view_is_a_kernel_argument(rng):
+    src = SYMBOL_SOURCE + r'''
+    extern "C" __global__ void twice(float *t, int n) {
+        if (threadIdx.x < n) t[threadIdx.x] *= 2;
+    }'''
+    m = pygpu.RawModule(src, check=cuda.is_simulator() and shutil.which("clang++") is not None)
+    table = random_array(rng, 8, np.float32)
+    m.memcpy_to_symbol("table", table)
+    view = m.get_global("table", np.float32)
+    m.get_function("twice")[1, 8](view, np.int32(8))
+    np.testing.assert_array_equal(m.memcpy_from_symbol("table", np.float32), table * 2)
+    np.testing.assert_array_equal(view[2:5].copy_to_host(), table[2:5] * 2)
+
+
+class _Interface:
+    def __init__(self, address, n):
+        self.__cuda_array_interface__ = {"shape": (n,), "typestr": "<f4", "version": 3,
+                                         "data": (address, False)}
 
 
 @pytest.mark.simulator
-def test_get_global_on_the_simulator_says_what_to_use_instead():
+def test_a_module_variable_is_device_memory_while_its_module_lives():
     m = pygpu.RawModule(SYMBOL_SOURCE)
-    with pytest.raises(NotImplementedError, match="memcpy_to_symbol and memcpy_from_symbol"):
-        m.get_global("table")
+    address = m.get_global("table", np.float32).__cuda_array_interface__["data"][0]
+    assert pygpu.asarray(_Interface(address, 8)).shape == (8,)
+    with pytest.raises(ValueError, match="past the end of the device allocation"):
+        pygpu.asarray(_Interface(address, 9))
+    del m
+    gc.collect()
+    with pytest.raises(ValueError, match="not device memory"):
+        pygpu.asarray(_Interface(address, 8))
 
 
 @pytest.mark.parametrize("declaration", [
