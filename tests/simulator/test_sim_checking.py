@@ -356,7 +356,8 @@ def test_null_pointer(checked):
 def test_shared_memory_out_of_bounds_static_and_dynamic(checked, rng, ordered):
     x = cuda.to_device(random_array(rng, 64, np.float32))
     with pytest.raises(pygpu.KernelError, match=r"thread \(63, 0, 0\)(, <kernel source>:\d+)?: "
-                       r"shared-memory 4-byte read at byte offset 256 of __shared__ 's', which holds 256 bytes"):
+                       r"shared-memory 4-byte read at byte offset 256 of __shared__ 's', "
+                       r"which holds 256 bytes"):
         checked.get_function("shift_past_shared")[1, 64](x)
     out = pygpu.zeros(1, np.float32)
     with pytest.raises(pygpu.KernelError, match=r"byte offset 1\d\d of the dynamic shared "
