@@ -9,13 +9,16 @@
  * stack of its own: the runner resumes the block's threads one after another
  * (a pass), each until it finishes or waits: at a barrier (__syncthreads and
  * its _count, _and, _or forms) or at a warp intrinsic (__shfl*_sync,
- * __ballot_sync, __syncwarp...). After a pass, the lanes waiting at a warp
- * intrinsic meet once every lane their mask names is there (a rendezvous of
- * the lanes, not a block barrier); once no thread can go on, the barrier
- * opens if every thread of the block waits at it. Anything else would hang a
- * GPU or give it undefined results, and fails the launch with a message that
- * says which threads wait where: a barrier that part of the block reached
- * while the rest exited, a mask naming a lane that exited or waits elsewhere.
+ * __ballot_sync, __syncwarp...) or at __activemask(). After a pass, the
+ * lanes waiting at a warp intrinsic meet once every lane their mask names is
+ * there (a rendezvous of the lanes, not a block barrier; lanes of the mask
+ * still on their way are waited for), and __activemask() answers in a warp
+ * whose live lanes all wait (see activemask); once no thread can go on, the
+ * barrier opens if every thread of the block waits at it. Anything else
+ * would hang a GPU or give it undefined results, and fails the launch with a
+ * message that says which threads wait where: a barrier that part of the
+ * block reached while the rest exited, a mask naming a lane that exited, a
+ * mask whose lanes wait elsewhere for good (a deadlock).
  * A launch without barriers runs each thread as a plain call.
  *
  * The schedule: threads of a pass, and blocks, run in order, or shuffled by a
@@ -505,6 +508,7 @@ waits_where(block_state *b, unsigned int t, char *buf, size_t n)
     switch (b->state[t]) {
     case DONE: return "has exited";
     case AT_BARRIER: return "waits at __syncthreads()";
+    case AT_MASK: return "waits at __activemask()";
     case AT_WARP:
         snprintf(buf, n, "waits at %s(mask 0x%08x)", warp_op_names[b->warp[t].op],
                  b->warp[t].mask);
