@@ -29,6 +29,7 @@ def _cache(tmp_path_factory, monkeypatch):
 SOURCE = r'''
 #include <cooperative_groups.h>
 namespace cg = cooperative_groups;
+using cooperative_groups::coalesced_threads;
 extern "C" __global__ void odd_two_even_four(int *out)
 {
     int lane = threadIdx.x % 32, v = lane;
@@ -69,8 +70,8 @@ extern "C" __global__ void two_sites(const int *x, int *out)
     if (x[i] > 0) {
         out[i] = first_lane_of(cg::coalesced_threads());
     }
-    else {
-        out[i] = -first_lane_of(cg::coalesced_threads());
+    else { /* found by the using-declaration */
+        out[i] = -first_lane_of(coalesced_threads());
     }
 }
 '''
