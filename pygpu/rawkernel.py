@@ -921,7 +921,7 @@ class RawModule:
     `module.memcpy_to_symbol(name, array)` and `memcpy_from_symbol(name,
     dtype)` set and read a __constant__ or __device__ variable of the source
     (cudaMemcpyToSymbol); `get_global(name, dtype)` is a DeviceArray view of
-    one (on a GPU).
+    one.
 
     `module.get_function(name)` gives a kernel to launch as
     `f[grid, block](args)`, `f[grid, block, stream]` or
@@ -983,15 +983,9 @@ class RawModule:
         """A DeviceArray over the module's __device__ or __constant__ variable
         `name`, a view (what is written there, the module's kernels read): its
         bytes, or `dtype` elements in `shape` (default: as many as it holds).
-        As CuPy's RawModule.get_global. On the simulator, which cannot make a
-        view of it yet, use memcpy_to_symbol and memcpy_from_symbol."""
+        As CuPy's RawModule.get_global; on the simulator too."""
         address, size = self._global(name)
         dtype, shape = _symbol_layout(name, size, dtype, shape)
-        if self._path is not None:
-            raise NotImplementedError(
-                f"pygpu's simulator cannot make a DeviceArray view of the module variable "
-                f"{name!r} yet; copy to and from it with memcpy_to_symbol and "
-                "memcpy_from_symbol")
         from . import asarray
         return asarray(_Global(self, address, shape, dtype.str))
 

@@ -250,6 +250,7 @@ pool_alloc(const pg_backend *rt, device_pool *p, void **ptr, size_t size,
         b->next = spare_blocks;
         spare_blocks = b;
         pthread_mutex_unlock(&lock);
+        rt->mark_unwritten(*ptr); /* its bytes are undefined again */
         return PG_SUCCESS;
     }
     int over_limit = p->limit != 0 && p->used + p->cached + rounded > p->limit;

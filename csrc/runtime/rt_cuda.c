@@ -331,6 +331,13 @@ cuda_is_pinned(const void *ptr)
     return attr.type == cudaMemoryTypeHost;
 }
 
+/* nothing on a GPU tracks which bytes were written */
+static void
+cuda_mark_unwritten(void *ptr)
+{
+    (void)ptr;
+}
+
 static int
 cuda_pointer_device(const void *ptr)
 {
@@ -600,6 +607,7 @@ static const pg_backend cuda_backend = {
     .is_pinned = cuda_is_pinned,
     .pointer_device = cuda_pointer_device,
     .pointer_range = cuda_pointer_range,
+    .mark_unwritten = cuda_mark_unwritten,
     .config_error = NULL,     /* no settings of its own */
     .access_fault = NULL,     /* a kernel that reaches too far faults */
     .kernel_fault = NULL,     /* a GPU's faults say no more than their code */

@@ -355,6 +355,10 @@ typedef struct {
      * -1 if ptr lies in no allocation; 1 if the backend cannot tell the
      * extent (the caller then trusts it). */
     int (*pointer_range)(const void *ptr, void **base, size_t *size);
+    /* The pool hands out the cached block at ptr again: its bytes are
+     * undefined once more, as a new allocation's (the simulator's checking
+     * mode then reports a read before a write). A no-op on a GPU. */
+    void (*mark_unwritten)(void *ptr);
     /* Why the last call on this thread failed with PG_ERR_CONFIGURATION: the
      * variable, its value and what is accepted. NULL where the backend has no
      * settings of its own. */

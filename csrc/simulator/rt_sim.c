@@ -287,7 +287,8 @@ typedef struct {
     uintptr_t base;
     size_t size;
     int device;
-    int written; /* by a copy, a memset or a kernel: not uninitialized memory */
+    int written;  /* by a copy, a memset or a kernel: not uninitialized memory */
+    void *module; /* a module's variable (get_global): its module; else NULL */
 } sim_range;
 
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -330,7 +331,7 @@ live_add(void *ptr, size_t size, int device)
     at = live_find(p);
     at = at == n_live ? 0 : at + 1;
     memmove(&live[at + 1], &live[at], (n_live - at) * sizeof(*live));
-    live[at] = (sim_range){p, size, device, 0};
+    live[at] = (sim_range){p, size, device, 0, NULL};
     n_live++;
     pthread_mutex_unlock(&live_lock);
     return 0;
@@ -383,6 +384,21 @@ pg_sim_mark_written(const void *ptr)
     at = live_find(p);
     if (at < n_live && p - live[at].base < live[at].size) {
         live[at].written = 1;
+    }
+    pthread_mutex_unlock(&live_lock);
+}
+
+/* A cached block that the pool hands out again: unwritten, as a new
+ * allocation is (pool.c). */
+static void
+sim_mark_unwritten(void *ptr)
+{
+    uintptr_t p = (uintptr_t)ptr;
+    size_t at;
+    pthread_mutex_lock(&live_lock);
+    at = live_find(p);
+    if (at < n_live && p - live[at].base < live[at].size && live[at].module == NULL) {
+        live[at].written = 0;
     }
     pthread_mutex_unlock(&live_lock);
 }
@@ -1129,10 +1145,63 @@ sim_module_load(void **module, const void *image)
     return PG_SUCCESS;
 }
 
+/* The ranges of a module's variables (get_global) leave the live
+ * allocations with the module. */
+static void
+live_remove_module(void *module)
+{
+    size_t kept = 0;
+    pthread_mutex_lock(&live_lock);
+    for (size_t i = 0; i < n_live; i++) {
+        if (live[i].module != module) {
+            live[kept++] = live[i];
+        }
+    }
+    n_live = kept;
+    pthread_mutex_unlock(&live_lock);
+}
+
 static pg_err
 sim_module_unload(void *module)
 {
+    live_remove_module(module);
     return dlclose(module) == 0 ? PG_SUCCESS : PG_ERR_INVALID_RESOURCE_HANDLE;
+}
+
+/* A module's __device__ or __constant__ variable: its address and bytes,
+ * from the module's own pg_sim_module_global (rawkernel.py writes one per
+ * module). Its range joins the live allocations, of the current device, as
+ * written memory (its initializer, or zeros), so that a DeviceArray can view
+ * it (pointer_device, pointer_range) and kernels may take it. */
+static pg_err
+sim_module_global(void **ptr, size_t *size, void *module, const char *name)
+{
+    void *(*find)(const char *, size_t *);
+    void *p;
+    size_t bytes = 0, at;
+    *(void **)&find = dlsym(module, "pg_sim_module_global");
+    *ptr = NULL;
+    *size = 0;
+    if (find == NULL || (p = find(name, &bytes)) == NULL) {
+        return PG_ERR_NOT_FOUND;
+    }
+    pthread_mutex_lock(&live_lock);
+    at = live_find((uintptr_t)p);
+    int known = at < n_live && (uintptr_t)p - live[at].base < live[at].size;
+    pthread_mutex_unlock(&live_lock);
+    if (!known) {
+        if (live_add(p, bytes, sim_current) < 0) {
+            return PG_ERR_MEMORY_ALLOCATION;
+        }
+        pthread_mutex_lock(&live_lock);
+        at = live_find((uintptr_t)p);
+        live[at].written = 1;
+        live[at].module = module;
+        pthread_mutex_unlock(&live_lock);
+    }
+    *ptr = p;
+    *size = bytes;
+    return PG_SUCCESS;
 }
 
 static pg_err
@@ -1372,6 +1441,7 @@ const pg_backend pg_sim_backend = {
     .is_pinned = sim_is_pinned,
     .pointer_device = sim_pointer_device,
     .pointer_range = sim_pointer_range,
+    .mark_unwritten = sim_mark_unwritten,
     .config_error = sim_config_error,
     .access_fault = sim_access_fault,
     .kernel_fault = sim_kernel_fault,
@@ -1379,6 +1449,7 @@ const pg_backend pg_sim_backend = {
     .module_load = sim_module_load,
     .module_unload = sim_module_unload,
     .module_function = sim_module_function,
+    .module_global = sim_module_global,
     .function_param = sim_function_param,
     .launch_function = sim_launch_function,
     /* streams run their work at once: none waits for another */

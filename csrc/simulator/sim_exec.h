@@ -9,13 +9,16 @@
  * stack of its own: the runner resumes the block's threads one after another
  * (a pass), each until it finishes or waits: at a barrier (__syncthreads and
  * its _count, _and, _or forms) or at a warp intrinsic (__shfl*_sync,
- * __ballot_sync, __syncwarp...). After a pass, the lanes waiting at a warp
- * intrinsic meet once every lane their mask names is there (a rendezvous of
- * the lanes, not a block barrier); once no thread can go on, the barrier
- * opens if every thread of the block waits at it. Anything else would hang a
- * GPU or give it undefined results, and fails the launch with a message that
- * says which threads wait where: a barrier that part of the block reached
- * while the rest exited, a mask naming a lane that exited or waits elsewhere.
+ * __ballot_sync, __syncwarp...) or at __activemask(). After a pass, the
+ * lanes waiting at a warp intrinsic meet once every lane their mask names is
+ * there (a rendezvous of the lanes, not a block barrier; lanes of the mask
+ * still on their way are waited for), and __activemask() answers in a warp
+ * whose live lanes all wait (see activemask); once no thread can go on, the
+ * barrier opens if every thread of the block waits at it. Anything else
+ * would hang a GPU or give it undefined results, and fails the launch with a
+ * message that says which threads wait where: a barrier that part of the
+ * block reached while the rest exited, a mask naming a lane that exited, a
+ * mask whose lanes wait elsewhere for good (a deadlock).
  * A launch without barriers runs each thread as a plain call.
  *
  * The schedule: threads of a pass, and blocks, run in order, or shuffled by a
@@ -79,7 +82,16 @@
 
 namespace pg_sim {
 
-enum : unsigned char { READY = 0, AT_BARRIER = 1, AT_WARP = 2, DONE = 3, FAILED = 4 };
+/* AT_MASK: at __activemask(), which answers once every live lane of the
+ * warp waits somewhere (see activemask) */
+enum : unsigned char {
+    READY = 0,
+    AT_BARRIER = 1,
+    AT_WARP = 2,
+    DONE = 3,
+    FAILED = 4,
+    AT_MASK = 5
+};
 
 /* Switching between fibers. On x86-64 a few instructions that save the
  * callee-saved registers and swap stacks; elsewhere ucontext (slower: it also
@@ -112,11 +124,13 @@ struct fiber {
 };
 #endif
 
-/* What a lane waiting at a warp intrinsic brought, and what it gets back. */
+/* What a lane waiting at a warp intrinsic brought, and what it gets back
+ * (site: where a lane waits at __activemask()). */
 struct warp_slot {
     uint64_t value, result;
     unsigned int mask;
     int op, arg, width;
+    const void *site;
 };
 
 struct block_state {
@@ -302,21 +316,26 @@ warp(int op, unsigned int mask, uint64_t value, int arg, int width)
     return s.result;
 }
 
-/* The lanes of the caller's warp that have not exited. */
+/* __activemask(): the lanes of the warp that run this call together. A GPU
+ * runs the lanes that took one path as one, so they reach a call at once;
+ * here the lane waits until every live lane of its warp waits somewhere (a
+ * barrier, an intrinsic, this call), and gets the lanes waiting at an
+ * __activemask() of the same call site (site, one per place in the source),
+ * as converged lanes would be: the lanes of a branch, not those of the
+ * other one. Lanes of different iterations of a loop may meet so, which
+ * independent thread scheduling allows too (a GPU may answer any set of lanes
+ * that run the call together, so code must work with each). */
 inline unsigned int
-activemask()
+activemask(const void *site)
 {
     block_state *b = current_block;
     if (b == nullptr) {
         return 1u << (idx.thread.x % 32);
     }
-    unsigned int first = b->current / 32 * 32, mask = 0;
-    for (unsigned int l = 0; l < 32 && first + l < b->nthreads; l++) {
-        if (b->state[first + l] != DONE && b->state[first + l] != FAILED) {
-            mask |= 1u << l;
-        }
-    }
-    return mask | 1u << (b->current % 32);
+    warp_slot &s = b->warp[b->current];
+    s.site = site;
+    wait_in(b, AT_MASK);
+    return (unsigned int)s.result;
 }
 
 /* ---- printf ------------------------------------------------------------- */
@@ -489,6 +508,7 @@ waits_where(block_state *b, unsigned int t, char *buf, size_t n)
     switch (b->state[t]) {
     case DONE: return "has exited";
     case AT_BARRIER: return "waits at __syncthreads()";
+    case AT_MASK: return "waits at __activemask()";
     case AT_WARP:
         snprintf(buf, n, "waits at %s(mask 0x%08x)", warp_op_names[b->warp[t].op],
                  b->warp[t].mask);
@@ -513,20 +533,54 @@ shuffle_source(const warp_slot &s, unsigned int l)
     }
 }
 
-/* Completes the warp intrinsics whose lanes have all arrived: *released
- * when some did. A mask naming a lane that exited or waits elsewhere can
- * never complete: the launch fails, saying which. */
+/* Whether lane u (of a warp whose lanes present has) stands at the intrinsic
+ * op with mask, as lane t does. */
+inline bool
+same_intrinsic(const block_state *b, unsigned int u, const warp_slot &s,
+               unsigned int mask, unsigned int present)
+{
+    return b->state[u] == AT_WARP && b->warp[u].op == s.op &&
+           (b->warp[u].mask & present) == mask;
+}
+
+/* Lane t's intrinsic cannot complete: the launch fails naming the lane of
+ * its mask (first + m) that is not there and where that lane is. */
 inline pg_err
-meet_warps(block_state *b, bool *released)
+fail_meeting(block_state *b, unsigned int t, unsigned int u)
 {
     char name[64], state[96];
-    *released = false;
+    const warp_slot &s = b->warp[t];
+    return fail_block(
+        PG_ERR_LAUNCH_FAILURE,
+        "%s waits at %s(mask 0x%08x), which names lane %u of its warp, but that lane "
+        "(%s) %s. On a GPU this hangs or gives undefined values: every lane the mask "
+        "names must reach the same intrinsic",
+        thread_name(name, sizeof(name), t), warp_op_names[s.op], s.mask, u % 32,
+        thread_name(state, sizeof(state), u), waits_where(b, u, state + 48, 48));
+}
+
+/* Completes the warp intrinsics whose lanes have all arrived, and answers
+ * __activemask() in the warps where no lane was let go: *released when some
+ * lane was. A lane whose mask names a lane still on its way waits, as on a
+ * GPU (independent thread scheduling: the lanes of a mask meet at *a* call
+ * of the same intrinsic with the same mask, not necessarily the same line).
+ * The launch fails when a mask names a lane that exited, and when no lane
+ * can go on while some wait at an intrinsic: a lane of the mask waits at a
+ * barrier or at another intrinsic for good, which hangs a GPU. *waiting:
+ * whether lanes still wait at an intrinsic. */
+inline pg_err
+meet_warps(block_state *b, bool *released, bool *waiting)
+{
+    char name[64];
+    *released = *waiting = false;
     for (unsigned int first = 0; first < b->nthreads; first += 32) {
         unsigned int n = b->nthreads - first < 32 ? b->nthreads - first : 32;
-        unsigned int present = n == 32 ? 0xffffffffu : (1u << n) - 1, met = 0;
+        unsigned int present = n == 32 ? 0xffffffffu : (1u << n) - 1;
+        bool moved = false, masks = false;
         for (unsigned int l = 0; l < n; l++) {
             unsigned int t = first + l;
-            if (b->state[t] != AT_WARP || (met >> l & 1)) {
+            masks |= b->state[t] == AT_MASK;
+            if (b->state[t] != AT_WARP) {
                 continue;
             }
             const warp_slot &s = b->warp[t];
@@ -544,21 +598,20 @@ meet_warps(block_state *b, bool *released)
                                   "%s: %s width %d is not a power of 2 from 1 to 32",
                                   thread_name(name, sizeof(name), t), op, s.width);
             }
-            for (unsigned int m = 0; m < n; m++) {
+            bool all = true;
+            for (unsigned int m = 0; m < n && all; m++) {
                 unsigned int u = first + m;
-                if (!(mask >> m & 1) ||
-                    (b->state[u] == AT_WARP && b->warp[u].op == s.op &&
-                     (b->warp[u].mask & present) == mask)) {
+                if (!(mask >> m & 1) || same_intrinsic(b, u, s, mask, present)) {
                     continue;
                 }
-                return fail_block(
-                    PG_ERR_LAUNCH_FAILURE,
-                    "%s waits at %s(mask 0x%08x), which names lane %u of its warp, "
-                    "but that lane (%s) %s. On a GPU this hangs or gives undefined "
-                    "values: every lane the mask names must reach the same intrinsic",
-                    thread_name(name, sizeof(name), t), op, s.mask, m,
-                    thread_name(state, sizeof(state), u),
-                    waits_where(b, u, state + 48, 48));
+                if (b->state[u] == DONE) {
+                    return fail_meeting(b, t, u);
+                }
+                all = false; /* on its way, or waiting elsewhere: wait */
+            }
+            if (!all) {
+                *waiting = true;
+                continue;
             }
             uint32_t ballot = 0;
             for (unsigned int m = 0; m < n; m++) {
@@ -566,12 +619,13 @@ meet_warps(block_state *b, bool *released)
                     ballot |= 1u << m;
                 }
             }
+            int kind = s.op;
             for (unsigned int m = 0; m < n; m++) {
                 if (!(mask >> m & 1)) {
                     continue;
                 }
                 warp_slot &r = b->warp[first + m];
-                switch (s.op) {
+                switch (kind) {
                 case PG_WARP_SYNC: r.result = 0; break;
                 case PG_WARP_BALLOT: r.result = ballot; break;
                 case PG_WARP_ANY: r.result = ballot != 0; break;
@@ -584,7 +638,7 @@ meet_warps(block_state *b, bool *released)
                             same |= 1u << k;
                         }
                     }
-                    r.result = s.op == PG_WARP_MATCH_ANY ? same
+                    r.result = kind == PG_WARP_MATCH_ANY ? same
                                : same == mask            ? mask
                                                          : 0;
                     break;
@@ -596,13 +650,56 @@ meet_warps(block_state *b, bool *released)
                                                             : r.value;
                 }
                 }
-                b->state[first + m] = READY;
             }
-            if (s.op == PG_WARP_SYNC) {
+            for (unsigned int m = 0; m < n; m++) {
+                if (mask >> m & 1) {
+                    b->state[first + m] = READY;
+                }
+            }
+            if (kind == PG_WARP_SYNC) {
                 b->warp_syncs[first / 32]++;
             }
-            met |= mask;
-            *released = true;
+            moved = true;
+        }
+        if (masks && !moved) { /* every live lane waits: __activemask() answers */
+            for (unsigned int l = 0; l < n; l++) {
+                if (b->state[first + l] != AT_MASK) {
+                    continue;
+                }
+                const void *site = b->warp[first + l].site;
+                unsigned int group = 0;
+                for (unsigned int m = l; m < n; m++) {
+                    if (b->state[first + m] == AT_MASK &&
+                        b->warp[first + m].site == site) {
+                        group |= 1u << m;
+                    }
+                }
+                for (unsigned int m = l; m < n; m++) {
+                    if (group >> m & 1) {
+                        b->warp[first + m].result = group;
+                        b->state[first + m] = READY;
+                    }
+                }
+            }
+            moved = true;
+        }
+        *released |= moved;
+    }
+    if (!*released && *waiting) { /* no lane can go on: name one that waits */
+        for (unsigned int t = 0; t < b->nthreads; t++) {
+            if (b->state[t] != AT_WARP) {
+                continue;
+            }
+            unsigned int first = t / 32 * 32;
+            unsigned int n = b->nthreads - first < 32 ? b->nthreads - first : 32;
+            unsigned int present = n == 32 ? 0xffffffffu : (1u << n) - 1;
+            unsigned int mask = b->warp[t].mask & present;
+            for (unsigned int m = 0; m < n; m++) {
+                if ((mask >> m & 1) &&
+                    !same_intrinsic(b, first + m, b->warp[t], mask, present)) {
+                    return fail_meeting(b, t, first + m);
+                }
+            }
         }
     }
     return PG_SUCCESS;
@@ -873,6 +970,7 @@ run_block_fibers(block_state *b, char *stacks)
     live.epoch++;
     live.block++;
     live.deferred_err = PG_SUCCESS;
+    bool warp_waiting = false; /* lanes wait at a warp intrinsic */
     for (;;) {
         if (shuffle) {
             shuffle_order(b);
@@ -896,11 +994,11 @@ run_block_fibers(block_state *b, char *stacks)
             if (b->state[t] == FAILED) {
                 return b->fail_err;
             }
-            at_warp += b->state[t] == AT_WARP;
+            at_warp += b->state[t] == AT_WARP || b->state[t] == AT_MASK;
         }
-        if (at_warp > 0) {
+        if (at_warp > 0 || warp_waiting) {
             bool released;
-            pg_err err = meet_warps(b, &released);
+            pg_err err = meet_warps(b, &released, &warp_waiting);
             if (err != PG_SUCCESS) {
                 return err;
             }

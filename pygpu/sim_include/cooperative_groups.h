@@ -334,11 +334,18 @@ class coalesced_group : public pg_warp_group {
     }
 };
 
-/* the lanes of the warp running this call together (__activemask()) */
+/* the lanes of the warp running this call together (__activemask(), with
+ * the caller's place in the source: a call is the macro below, so that each
+ * call site is one; the function stays for using-declarations) */
+inline coalesced_group
+pg_coalesced_threads_at(const void *site)
+{
+    return coalesced_group(pg_sim_activemask_at(site));
+}
 inline coalesced_group
 coalesced_threads()
 {
-    return coalesced_group(__activemask());
+    return pg_coalesced_threads_at(PG_SIM_SITE);
 }
 
 template <unsigned int Size, class ParentT = void> class thread_block_tile;
@@ -521,5 +528,9 @@ group_size(const Group &g) -> decltype(g.num_threads())
 }
 
 } /* namespace cooperative_groups */
+
+/* cg::coalesced_threads() and coalesced_threads() (after a using) alike */
+using cooperative_groups::pg_coalesced_threads_at;
+#define coalesced_threads() pg_coalesced_threads_at(PG_SIM_SITE)
 
 #endif /* PYGPU_SIM_COOPERATIVE_GROUPS_H */

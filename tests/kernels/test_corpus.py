@@ -567,7 +567,6 @@ WARP_AGGREGATED = ((SAMPLES + "3_CUDA_Features/warpAggregatedAtomicsCG/"
                     "warpAggregatedAtomicsCG.cu", "1-32,35-104,149-183"),)
 
 
-@pytest.mark.gpu
 def test_warp_aggregated_atomics_cg_sample_filters_and_buckets(rng):
     n, buckets = 4096, 7
     x = rng.integers(-5, 5, n).astype(np.int32)
@@ -583,19 +582,6 @@ def test_warp_aggregated_atomics_cg_sample_filters_and_buckets(rng):
         cuda.to_device(b), cuda.to_device(values), maxes, i32(n), i32(buckets))
     np.testing.assert_array_equal(maxes.copy_to_host(),
                                   [values[b == j].max() for j in range(buckets)])
-
-
-@pytest.mark.simulator
-def test_warp_aggregated_atomics_cg_sample_stops_with_the_reason_on_the_simulator(rng):
-    # coalesced_threads() inside a branch needs __activemask() to follow
-    # divergence, which the simulator's runner does not track yet: the launch
-    # stops naming the lanes that did not meet, never a wrong answer
-    n = 4096
-    x = rng.integers(-5, 5, n).astype(np.int32)
-    dst, nres = cuda.device_array(n, i32), cuda.to_device(np.zeros(1, i32))
-    with pytest.raises(pygpu.KernelError, match="__shfl_sync.*names lane"):
-        kernel(WARP_AGGREGATED, "filter_arr")[4, 128](dst, nres, cuda.to_device(x), i32(n))
-        cuda.synchronize()
 
 
 # the constants come from the sample's main file, which then includes the kernels

@@ -2,6 +2,7 @@
 compile errors and argument checks; the same source on a GPU and on the
 simulator (compiled there by the host C++ compiler)."""
 
+import gc
 import re
 import shutil
 
@@ -358,6 +359,72 @@ def test_cooperative_groups_tiles_reductions_votes_and_partitions(rng):
     np.testing.assert_array_equal(got[:, 11], n + (np.arange(n) % 32) * 1000)
 
 
+DIVERGENT_SOURCE = r"""
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+#include <cooperative_groups/scan.h>
+namespace cg = cooperative_groups;
+extern "C" __global__ void half_then_whole(const int *x, int *out)
+{
+    int lane = threadIdx.x % 32, v = x[threadIdx.x];
+    if (lane < 16) { /* the low half meets alone, then the whole warp */
+        v += __shfl_sync(0x0000ffffu, v, 15);
+    }
+    out[threadIdx.x] = __shfl_sync(0xffffffffu, v, 0) + v;
+}
+extern "C" __global__ void branches(const int *x, unsigned int *mask, int *sum,
+                                    int *scan)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x, v = x[i];
+    if (v > 0) {
+        cg::coalesced_group g = cg::coalesced_threads();
+        mask[i] = __activemask();
+        sum[i] = cg::reduce(g, v, cg::plus<int>());
+        scan[i] = cg::exclusive_scan(g, v);
+    }
+    else {
+        cg::coalesced_group g = cg::coalesced_threads();
+        mask[i] = __activemask();
+        cg::coalesced_group part = cg::labeled_partition(g, v & 3);
+        sum[i] = -cg::reduce(part, v, cg::plus<int>()); /* groups of 1 to 32 lanes */
+        scan[i] = cg::inclusive_scan(part, 1);
+    }
+    __syncwarp();
+}
+"""
+
+
+def test_lanes_meet_at_a_full_mask_after_a_half_warp_met_alone(rng):
+    x = rng.integers(-100, 100, 64).astype(np.int32)
+    out = pygpu.zeros(64, np.int32)
+    pygpu.RawKernel(DIVERGENT_SOURCE, "half_then_whole")[1, 64](cuda.to_device(x), out)
+    w = x.reshape(2, 32).astype(np.int64)
+    v = w + np.where(np.arange(32) < 16, w[:, 15:16], 0)
+    np.testing.assert_array_equal(out.copy_to_host(), (v + v[:, :1]).ravel())
+
+
+def test_activemask_and_coalesced_groups_follow_a_branch(rng):
+    n = 128
+    x = rng.integers(-9, 9, n).astype(np.int32)
+    mask, sums, scans = (pygpu.zeros(n, t) for t in (np.uint32, np.int32, np.int32))
+    pygpu.RawKernel(DIVERGENT_SOURCE, "branches")[2, 64](cuda.to_device(x), mask, sums,
+                                                          scans)
+    mask, sums, scans = mask.copy_to_host(), sums.copy_to_host(), scans.copy_to_host()
+    for i in range(n):
+        first, lane = i // 32 * 32, i % 32
+        lanes = [first + k for k in range(32) if mask[i] >> k & 1]
+        assert i in lanes and all((x[j] > 0) == (x[i] > 0) for j in lanes)
+        if cuda.is_simulator():  # the lanes that took the branch, as a converged warp
+            assert lanes == [j for j in range(first, first + 32) if (x[j] > 0) == (x[i] > 0)]
+        if x[i] > 0:
+            assert sums[i] == x[lanes].sum()
+            assert scans[i] == x[[j for j in lanes if j < i]].sum()
+        else:
+            part = [j for j in lanes if x[j] & 3 == x[i] & 3]
+            assert sums[i] == -x[part].sum()
+            assert scans[i] == sum(j <= i for j in part), lane
+
+
 def test_half_and_bfloat16_round_to_nearest_even(rng):
     src = r'''
     #include <cuda_fp16.h>
@@ -420,7 +487,6 @@ def test_module_variables_are_set_and_read_as_cuda_memcpy_to_symbol(rng):
         m.memcpy_from_symbol(None)
 
 
-@pytest.mark.gpu
 def test_get_global_is_a_view_of_a_module_variable(rng):
     m = pygpu.RawModule(SYMBOL_SOURCE)
     view = m.get_global("table", np.float32)
@@ -431,13 +497,43 @@ def test_get_global_is_a_view_of_a_module_variable(rng):
     m.get_function("k")[1, 8](out)
     np.testing.assert_array_equal(out.copy_to_host(), table * 2 - 2.5)
     assert m.get_global("counter", np.int32).copy_to_host().tolist() == [13]
+    np.testing.assert_array_equal(m.get_global("pair", np.float64, (2,)).copy_to_host(),
+                                  [1.5, -2.5])
+    with pytest.raises(AttributeError, match="no __device__ or __constant__ variable.*'nope'"):
+        m.get_global("nope")
+
+
+def test_a_module_variables_view_is_a_kernel_argument(rng):
+    src = SYMBOL_SOURCE + r'''
+    extern "C" __global__ void twice(float *t, int n) {
+        if (threadIdx.x < n) t[threadIdx.x] *= 2;
+    }'''
+    m = pygpu.RawModule(src, check=cuda.is_simulator() and shutil.which("clang++") is not None)
+    table = random_array(rng, 8, np.float32)
+    m.memcpy_to_symbol("table", table)
+    view = m.get_global("table", np.float32)
+    m.get_function("twice")[1, 8](view, np.int32(8))
+    np.testing.assert_array_equal(m.memcpy_from_symbol("table", np.float32), table * 2)
+    np.testing.assert_array_equal(view[2:5].copy_to_host(), table[2:5] * 2)
+
+
+class _Interface:
+    def __init__(self, address, n):
+        self.__cuda_array_interface__ = {"shape": (n,), "typestr": "<f4", "version": 3,
+                                         "data": (address, False)}
 
 
 @pytest.mark.simulator
-def test_get_global_on_the_simulator_says_what_to_use_instead():
+def test_a_module_variable_is_device_memory_while_its_module_lives():
     m = pygpu.RawModule(SYMBOL_SOURCE)
-    with pytest.raises(NotImplementedError, match="memcpy_to_symbol and memcpy_from_symbol"):
-        m.get_global("table")
+    address = m.get_global("table", np.float32).__cuda_array_interface__["data"][0]
+    assert pygpu.asarray(_Interface(address, 8)).shape == (8,)
+    with pytest.raises(ValueError, match="past the end of the device allocation"):
+        pygpu.asarray(_Interface(address, 9))
+    del m
+    gc.collect()
+    with pytest.raises(ValueError, match="not device memory"):
+        pygpu.asarray(_Interface(address, 8))
 
 
 @pytest.mark.parametrize("declaration", [

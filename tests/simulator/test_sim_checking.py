@@ -333,8 +333,8 @@ def test_out_of_bounds_write_names_the_argument_and_offset(checked):
 @needs_clang
 def test_read_before_the_start_of_an_array(checked, rng):
     x = cuda.to_device(random_array(rng, 64, np.float32))
-    with pytest.raises(pygpu.KernelError, match=r"thread \(0, 0, 0\): 4-byte read at byte "
-                       r"offset -4 from argument 'x' \(parameter 0\)"):
+    with pytest.raises(pygpu.KernelError, match=r"thread \(0, 0, 0\)(, <kernel source>:\d+)?: "
+                       r"4-byte read at byte offset -4 from argument 'x' \(parameter 0\)"):
         checked.get_function("before_start")[1, 64](x, pygpu.zeros(64, np.float32),
                                                     np.int32(64))
 
@@ -355,8 +355,9 @@ def test_null_pointer(checked):
 @needs_clang
 def test_shared_memory_out_of_bounds_static_and_dynamic(checked, rng, ordered):
     x = cuda.to_device(random_array(rng, 64, np.float32))
-    with pytest.raises(pygpu.KernelError, match=r"thread \(63, 0, 0\): shared-memory 4-byte "
-                       r"read at byte offset 256 of __shared__ 's', which holds 256 bytes"):
+    with pytest.raises(pygpu.KernelError, match=r"thread \(63, 0, 0\)(, <kernel source>:\d+)?: "
+                       r"shared-memory 4-byte read at byte offset 256 of __shared__ 's', "
+                       r"which holds 256 bytes"):
         checked.get_function("shift_past_shared")[1, 64](x)
     out = pygpu.zeros(1, np.float32)
     with pytest.raises(pygpu.KernelError, match=r"byte offset 1\d\d of the dynamic shared "

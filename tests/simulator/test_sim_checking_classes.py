@@ -174,6 +174,18 @@ def test_each_class_of_bug_is_caught_and_named(bugs, name, threads, args, code, 
     assert re.search(says, message), message
 
 
+def test_an_empty_array_from_a_reused_block_is_uninitialized_again(bugs):
+    written = pygpu.zeros(64, np.float32)  # written, then cached by the pool
+    address = written.__cuda_array_interface__["data"][0]
+    del written
+    scratch = pygpu.empty(64, np.float32)
+    assert scratch.__cuda_array_interface__["data"][0] == address  # the same block
+    with pytest.raises(pygpu.KernelError, match="read of uninitialized global memory"):
+        bugs.get_function("uninit_global")[1, 64](ones(), scratch)
+    scratch.copy_to_device(np.ones(64, np.float32))  # written: the read is fine
+    bugs.get_function("uninit_global")[1, 64](ones(), scratch)
+
+
 def test_a_race_between_blocks_names_the_other_block(bugs):
     with pytest.raises(pygpu.KernelError, match="of another block wrote in this launch"):
         bugs.get_function("global_race")[4, 1](ones(1), ones(4))

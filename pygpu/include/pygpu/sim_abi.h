@@ -81,7 +81,7 @@ typedef struct pg_dim3 {
  * header) gets from pygpu at load time: the one block runner and the
  * operations that need the whole block (barriers, warp intrinsics), failures,
  * printf, and what the checking mode looks at. PG_SIM_ABI is its version. */
-#define PG_SIM_ABI 3
+#define PG_SIM_ABI 4
 
 /* A launch's index variables: the module's own (threadIdx, ... are plain
  * globals of the module), which the runner sets thread by thread. */
@@ -138,7 +138,9 @@ typedef struct {
     pg_err (*run)(const pg_sim_launch *launch);
     int (*barrier)(int op, int predicate);
     uint64_t (*warp)(int op, unsigned int mask, uint64_t value, int arg, int width);
-    unsigned int (*activemask)(void);
+    /* __activemask(): site is one address per place in the source that calls
+     * it (lanes at one site count as converged) */
+    unsigned int (*activemask)(const void *site);
     /* stops the launch: the calling thread never returns; err (PG_ERR_ASSERT,
      * PG_ERR_ILLEGAL_ADDRESS, ...) is the launch's, message its detail */
     void (*fail)(pg_err err, const char *message);

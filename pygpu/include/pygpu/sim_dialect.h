@@ -702,11 +702,20 @@ __threadfence_system()
 {
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
+/* PG_SIM_SITE: an address of its own for each place in the source that
+ * names it (a static of a statement expression), which the runner's
+ * __activemask() tells converged lanes by */
+#define PG_SIM_SITE                                                                    \
+    (__extension__({                                                                   \
+        static char pg_sim_site_;                                                      \
+        (const void *)&pg_sim_site_;                                                   \
+    }))
 inline unsigned int
-__activemask()
+pg_sim_activemask_at(const void *site)
 {
-    return pg_sim::host->activemask();
+    return pg_sim::host->activemask(site);
 }
+#define __activemask() pg_sim_activemask_at(PG_SIM_SITE)
 
 namespace pg_sim {
 template <class T>

@@ -73,17 +73,12 @@ template <class T, class Op>
 inline T
 reduce(const coalesced_group &g, T value, Op op)
 {
-    /* 32 rounds whatever the group's size, so that the groups of one
-     * partition (labeled_partition, binary_partition) finish together: the
-     * simulator's runner fails a lane that reaches a warp intrinsic naming a
-     * lane still running (csrc/simulator/sim_exec.h, meet_warps) */
+    /* each rank's value in turn (the groups of one partition take as many
+     * rounds as they have lanes) */
     unsigned int n = g.num_threads();
-    T acc = value;
-    for (unsigned int r = 0; r < 32; r++) {
-        T v = g.shfl(value, r % n);
-        if (r < n) {
-            acc = r == 0 ? v : op(acc, v);
-        }
+    T acc = g.shfl(value, 0);
+    for (unsigned int r = 1; r < n; r++) {
+        acc = op(acc, g.shfl(value, r));
     }
     return acc;
 }

@@ -12,8 +12,8 @@ inclusive_scan(const Group &g, T value, Op op = Op())
 {
     unsigned int rank = g.thread_rank(), n = g.num_threads();
     T acc = value;
-    for (unsigned int r = 0; r < 32; r++) { /* 32 rounds: as reduce.h says */
-        T v = g.shfl(value, r % n);
+    for (unsigned int r = 0; r < n; r++) { /* each rank's value in turn */
+        T v = g.shfl(value, r);
         if (r <= rank) {
             acc = r == 0 ? v : op(acc, v);
         }
@@ -27,8 +27,8 @@ exclusive_scan(const Group &g, T value, Op op = Op())
 {
     unsigned int rank = g.thread_rank(), n = g.num_threads();
     T acc = T();
-    for (unsigned int r = 0; r < 32; r++) { /* 32 rounds: as reduce.h says */
-        T v = g.shfl(value, r % n);
+    for (unsigned int r = 0; r < n; r++) { /* each rank's value in turn */
+        T v = g.shfl(value, r);
         if (r < rank) {
             acc = r == 0 ? v : op(acc, v);
         }
