@@ -34,7 +34,6 @@ from ._core import (
     synchronize,
     to_device,
 )
-from ._jit import TypingError, jit
 from ._jit import random as random  # cuda.random: Numba's xoroshiro128+ API
 from ._jit import typenames as _typenames
 from ._jit.device import (
@@ -76,7 +75,24 @@ from ._jit.device import (
     threadIdx,
     warpsize,
 )
-from ._jit.reduce import Reduce, reduce
+
+# cuda.jit, cuda.reduce and cuda.TypingError: the translator is imported at
+# their first use, so that `import pygpu` does not pay for it (PEP 562)
+_JIT = {"jit": "dispatcher", "TypingError": "errors", "Reduce": "reduce", "reduce": "reduce"}
+
+
+def __getattr__(name):
+    where = _JIT.get(name)
+    if where is None:
+        raise AttributeError(f"module 'pygpu.cuda' has no attribute {name!r}")
+    import importlib
+
+    value = globals()[name] = getattr(importlib.import_module(f"pygpu._jit.{where}"), name)
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_JIT))
 
 
 def stream():
@@ -375,17 +391,16 @@ _sys.modules.setdefault(__name__ + ".types", types)
 del _name
 
 __all__ = [
-    "Device", "Event", "Graph", "NoDeviceError", "Reduce", "Stream", "TypingError",
-    "activemask",
-    "all_sync", "any_sync", "atomic", "ballot_sync", "blockDim", "blockIdx", "brev", "cbrt",
+    "Device", "Event", "Graph", "NoDeviceError", "Stream", "activemask", "all_sync",
+    "any_sync", "atomic", "ballot_sync", "blockDim", "blockIdx", "brev", "cbrt",
     "clz", "const", "current_stream", "default_stream", "detect", "device_array",
-    "device_array_like", "eq_sync", "event", "ffs", "fma", "get_current_device", "gpus",
-    "graph", "grid", "gridDim", "gridsize", "is_available", "is_pinned", "is_simulator",
-    "jit", "laneid", "lanemask_lt", "launch_config", "local", "memory_allocated",
-    "pinned_array", "pinned_array_like", "popc", "random", "reduce", "select_device", "selp",
-    "shared",
-    "shfl_down_sync", "shfl_sync", "shfl_up_sync", "shfl_xor_sync", "simulator_schedule",
-    "stream", "synchronize", "syncthreads", "syncthreads_and", "syncthreads_count",
-    "syncthreads_or", "syncwarp", "threadIdx", "threadfence", "threadfence_block",
+    "device_array_like", "eq_sync", "event", "ffs", "fma", "get_current_device",
+    "gpus", "graph", "grid", "gridDim", "gridsize", "is_available", "is_pinned",
+    "is_simulator", "laneid", "lanemask_lt", "launch_config", "local",
+    "memory_allocated", "pinned_array", "pinned_array_like", "popc", "random",
+    "select_device", "selp", "shared", "shfl_down_sync", "shfl_sync",
+    "shfl_up_sync", "shfl_xor_sync", "simulator_schedule", "stream", "synchronize",
+    "syncthreads", "syncthreads_and", "syncthreads_count", "syncthreads_or",
+    "syncwarp", "threadIdx", "threadfence", "threadfence_block",
     "threadfence_system", "to_device", "types", "warpsize",
-] + list(_typenames.NAMES)
+] + list(_JIT) + list(_typenames.NAMES)

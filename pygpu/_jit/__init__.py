@@ -12,7 +12,18 @@ Numba's xoroshiro128+ generator, and pygpu/include/pygpu/jit.h the device
 helpers the generated code includes.
 """
 
-from .dispatcher import Dispatcher, jit
-from .errors import TypingError
-
 __all__ = ["Dispatcher", "TypingError", "jit"]
+
+
+def __getattr__(name):
+    # the translator (ast, inspect) is imported at the first kernel, not by
+    # `import pygpu`: pygpu.cuda and pygpu.cuda.random import this package
+    if name in ("Dispatcher", "jit"):
+        from . import dispatcher
+
+        return getattr(dispatcher, name)
+    if name == "TypingError":
+        from .errors import TypingError
+
+        return TypingError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
