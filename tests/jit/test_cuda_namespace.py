@@ -30,8 +30,8 @@ def test_cuda_exports_its_own_names_and_numbas_random_module():
 def test_memory_allocated_of_a_device_that_does_not_exist_is_a_value_error():
     count = len(cuda.gpus)
     assert cuda.memory_allocated(count - 1) >= 0
-    # "the device is 0" (one device), "the devices are 0 and 1" (two)
-    with pytest.raises(ValueError, match=f"there is no device 99: the device.* {count - 1}"):
+    # "the device is 0" (one device), "devices are 0 to 1" (more)
+    with pytest.raises(ValueError, match=f"there is no device 99: .*device.* {count - 1}"):
         cuda.memory_allocated(99)
     with pytest.raises(ValueError, match="there is no device -1"):
         cuda.memory_allocated(-1)
