@@ -337,6 +337,20 @@ def test_a_0d_integer_array_is_an_index_for_python_sequences():
         range(pygpu.asarray(np.array([3])))
 
 
+def test_a_0d_integer_array_never_repeats_a_sequence():
+    # with __index__, str * d would be str repetition; NumPy multiplies
+    # elementwise or refuses, and so does pygpu (host data: copy it first)
+    import array
+
+    d = pygpu.asarray(np.array(3, np.int32))
+    for seq in ("ab", b"ab", bytearray(b"ab"), array.array("b", [1, 2])):
+        for fn in (lambda s: s * d, lambda s: d * s, operator.imul):
+            with pytest.raises(TypeError, match="multiply takes pygpu.DeviceArrays"):
+                fn(seq, d) if fn is operator.imul else fn(seq)
+    with pytest.raises(TypeError):
+        np.array(3, np.int32) * "ab"   # NumPy's answer for str
+
+
 def test_complex_of_a_0d_complex_array():
     h = np.array(1.5 - 2j, dtype=np.complex64)
     assert complex(pygpu.asarray(h)) == complex(h) == 1.5 - 2j
