@@ -816,6 +816,169 @@ pg_launch_matmul_strided(int type, const void *a, const void *b, void *c, int64_
     }
 }
 
+/* Integer and bool products, as NumPy's matmul gives them: an integer sum
+ * wraps (NumPy adds in the type itself; here in an unsigned accumulator of
+ * 32 or 64 bits, whose low bits are the same, without C's undefined signed
+ * overflow), and bool is the logical or of ands. Any layout and batch:
+ * strides in elements, as matmul_strided's. A block of 16 x 16 threads
+ * computes a 32 x 32 tile of C, each thread 2 x 2 elements (as
+ * matmul_shared), with slices of A (32 x 16) and B (16 x 32) through shared
+ * memory, converted to the accumulator on the way in. Blocks walk the tiles
+ * (x: columns, y: rows) and the matrices of the batch (z) with grid strides;
+ * the loop bounds are the block's, so every thread meets every barrier. */
+namespace int_mm {
+constexpr int TILE = 16, W = 2 * TILE;
+constexpr int64_t MAX_GRID = 65535;
+} // namespace int_mm
+
+template <int N> struct int_acc_of {
+    typedef uint32_t type;
+};
+template <> struct int_acc_of<8> {
+    typedef uint64_t type;
+};
+
+/* S: the element type in memory; sum of products, modulo 2^bits */
+template <class S> struct matmul_int_op {
+    typedef S elem;
+    typedef typename int_acc_of<sizeof(S)>::type acc;
+    __device__ static acc load(S v)
+    {
+        return (acc)v;
+    }
+    __device__ static acc fma(acc s, acc a, acc b)
+    {
+        return s + a * b;
+    }
+    __device__ static S out(acc s)
+    {
+        return (S)s;
+    }
+};
+
+/* bool (one byte): any of (a and b) */
+struct matmul_bool_op {
+    typedef uint8_t elem;
+    typedef uint32_t acc;
+    __device__ static acc load(uint8_t v)
+    {
+        return v != 0;
+    }
+    __device__ static acc fma(acc s, acc a, acc b)
+    {
+        return s | (a & b);
+    }
+    __device__ static uint8_t out(acc s)
+    {
+        return (uint8_t)(s != 0);
+    }
+};
+
+template <class S, class Op>
+__global__ void
+matmul_int_kernel(const S *a, const S *b, S *c, int64_t m, int64_t n, int64_t k,
+                  int64_t batch, matmul_strides s)
+{
+    using namespace int_mm;
+    typedef typename Op::acc A;
+    __shared__ A as[W][TILE];
+    __shared__ A bs[TILE][W];
+    const int tx = (int)threadIdx.x, ty = (int)threadIdx.y;
+    const int64_t tiles_m = (m + W - 1) / W, tiles_n = (n + W - 1) / W;
+    for (int64_t bi = blockIdx.z; bi < batch; bi += gridDim.z) {
+        const S *pa = a + bi * s.a[2], *pb = b + bi * s.b[2];
+        S *pc = c + bi * s.c[2];
+        for (int64_t tr = blockIdx.y; tr < tiles_m; tr += gridDim.y) {
+            for (int64_t tc = blockIdx.x; tc < tiles_n; tc += gridDim.x) {
+                const int64_t r0 = tr * W + ty, r1 = r0 + TILE;
+                const int64_t c0 = tc * W + tx, c1 = c0 + TILE;
+                A acc00 = 0, acc01 = 0, acc10 = 0, acc11 = 0;
+                for (int64_t t0 = 0; t0 < k; t0 += TILE) {
+                    const int64_t ka = t0 + tx, kb = t0 + ty;
+                    as[ty][tx] =
+                        r0 < m && ka < k ? Op::load(pa[r0 * s.a[0] + ka * s.a[1]]) : 0;
+                    as[ty + TILE][tx] =
+                        r1 < m && ka < k ? Op::load(pa[r1 * s.a[0] + ka * s.a[1]]) : 0;
+                    bs[ty][tx] =
+                        kb < k && c0 < n ? Op::load(pb[kb * s.b[0] + c0 * s.b[1]]) : 0;
+                    bs[ty][tx + TILE] =
+                        kb < k && c1 < n ? Op::load(pb[kb * s.b[0] + c1 * s.b[1]]) : 0;
+                    __syncthreads();
+#pragma unroll 8
+                    for (int i = 0; i < TILE; i++) {
+                        const A a0 = as[ty][i], a1 = as[ty + TILE][i];
+                        const A b0 = bs[i][tx], b1 = bs[i][tx + TILE];
+                        acc00 = Op::fma(acc00, a0, b0);
+                        acc01 = Op::fma(acc01, a0, b1);
+                        acc10 = Op::fma(acc10, a1, b0);
+                        acc11 = Op::fma(acc11, a1, b1);
+                    }
+                    __syncthreads();
+                }
+                if (r0 < m && c0 < n) {
+                    pc[r0 * s.c[0] + c0 * s.c[1]] = Op::out(acc00);
+                }
+                if (r0 < m && c1 < n) {
+                    pc[r0 * s.c[0] + c1 * s.c[1]] = Op::out(acc01);
+                }
+                if (r1 < m && c0 < n) {
+                    pc[r1 * s.c[0] + c0 * s.c[1]] = Op::out(acc10);
+                }
+                if (r1 < m && c1 < n) {
+                    pc[r1 * s.c[0] + c1 * s.c[1]] = Op::out(acc11);
+                }
+            }
+        }
+    }
+}
+
+template <class Op>
+pg_err
+launch_matmul_int(const void *a, const void *b, void *c, int64_t m, int64_t n,
+                  int64_t k, int64_t batch, const matmul_strides &s, pg_stream stream)
+{
+    using namespace int_mm;
+    const int64_t gx = (n + W - 1) / W, gy = (m + W - 1) / W;
+    const dim3 grid((unsigned int)(gx < MAX_GRID ? gx : MAX_GRID),
+                    (unsigned int)(gy < MAX_GRID ? gy : MAX_GRID),
+                    (unsigned int)(batch < MAX_GRID ? batch : MAX_GRID));
+    const dim3 block(TILE, TILE);
+    typedef typename Op::elem S;
+    PG_LAUNCH(true, (matmul_int_kernel<S, Op>), grid, block, stream, (const S *)a,
+              (const S *)b, (S *)c, m, n, k, batch, s);
+}
+
+pg_err
+pg_launch_matmul_int(int type, const void *a, const void *b, void *c, int64_t m,
+                     int64_t n, int64_t k, int64_t batch, const int64_t *strides,
+                     pg_stream stream)
+{
+    matmul_strides s;
+    for (int i = 0; i < 3; i++) {
+        s.a[i] = strides[i];
+        s.b[i] = strides[3 + i];
+        s.c[i] = strides[6 + i];
+    }
+    if (m * n * batch == 0) {
+        return PG_SUCCESS;
+    }
+    pg_err (*launch)(const void *, const void *, void *, int64_t, int64_t, int64_t,
+                     int64_t, const matmul_strides &, pg_stream);
+    switch (type) {
+    case PG_T_BOOL: launch = launch_matmul_int<matmul_bool_op>; break;
+    case PG_T_I8: launch = launch_matmul_int<matmul_int_op<int8_t>>; break;
+    case PG_T_I16: launch = launch_matmul_int<matmul_int_op<int16_t>>; break;
+    case PG_T_I32: launch = launch_matmul_int<matmul_int_op<int32_t>>; break;
+    case PG_T_I64: launch = launch_matmul_int<matmul_int_op<int64_t>>; break;
+    case PG_T_U8: launch = launch_matmul_int<matmul_int_op<uint8_t>>; break;
+    case PG_T_U16: launch = launch_matmul_int<matmul_int_op<uint16_t>>; break;
+    case PG_T_U32: launch = launch_matmul_int<matmul_int_op<uint32_t>>; break;
+    case PG_T_U64: launch = launch_matmul_int<matmul_int_op<uint64_t>>; break;
+    default: return PG_ERR_INVALID_VALUE;
+    }
+    return launch(a, b, c, m, n, k, batch, s, stream);
+}
+
 /* Shared-memory tiles: a block of TILE x TILE threads computes a 2 TILE x
  * 2 TILE tile of C, each thread the 2 x 2 elements (ty, tx), (ty, tx + TILE),
  * (ty + TILE, tx), (ty + TILE, tx + TILE), so that each value read from shared

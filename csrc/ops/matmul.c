@@ -7,7 +7,9 @@
  * the runtime table's blas_gemm) where there is one, for method="auto";
  * pygpu/blas.py finds and loads it at the first product. Elsewhere (the
  * simulator, a GPU without cuBLAS, method="naive", "shared", "tiled") it
- * runs in pygpu's kernels. Either way no operand is copied whose layout the
+ * runs in pygpu's kernels. bool and the integers always run in pygpu's
+ * matmul_int (kernels.def), with NumPy's answers bit for bit: sums wrap,
+ * bool is the or of ands. Either way no operand is copied whose layout the
  * product can read as it is: batches are walked by strides (a broadcast one
  * has stride 0), and a transposed view is read transposed. */
 #include <stdatomic.h>
@@ -304,6 +306,14 @@ batch_strides_ok(const operand *o, int nb, int itemsize, int positive)
            (!positive || (o->rs > 0 && o->cs > 0));
 }
 
+/* bool and the integers: matmul_int (NumPy's wrapping sums, or of ands),
+ * never the BLAS library or the float kernels */
+static int
+is_integer_type(int type)
+{
+    return type >= PG_T_BOOL && type <= PG_T_U64;
+}
+
 /* ---- running it ------------------------------------------------------------ */
 
 typedef enum { RUN_BLAS, RUN_STRIDED, RUN_KERNEL } run_kind;
@@ -381,12 +391,16 @@ run_batch(pg_state *st, const runner *r, const plan *p, npy_intp count, npy_intp
         const int64_t strides[9] = {p->a.rs / is, p->a.cs / is, sa / is,
                                     p->b.rs / is, p->b.cs / is, sb / is,
                                     p->c.rs / is, p->c.cs / is, sc / is};
-        err = rt->kernels->matmul_strided(p->type, p->a.data + oa, p->b.data + ob,
-                                          p->c.data + oc, p->m, p->n, p->k, count,
-                                          strides, r->s->handle);
-        return err == PG_SUCCESS
-                   ? 0
-                   : (pg_raise(st, err, pg_kernel_names.matmul_strided), -1);
+        const int ints = is_integer_type(p->type);
+        pg_matmul_strided_fn *launch =
+            ints ? rt->kernels->matmul_int : rt->kernels->matmul_strided;
+        err = launch(p->type, p->a.data + oa, p->b.data + ob, p->c.data + oc, p->m,
+                     p->n, p->k, count, strides, r->s->handle);
+        return err == PG_SUCCESS ? 0
+                                 : (pg_raise(st, err,
+                                             ints ? pg_kernel_names.matmul_int
+                                                  : pg_kernel_names.matmul_strided),
+                                    -1);
     }
     /* the teaching kernels, one matrix at a time */
     {
@@ -450,18 +464,13 @@ run_plan(pg_state *st, const runner *r, const plan *p)
 
 /* ---- matmul ------------------------------------------------------------------ */
 
-/* The element type of a dtype matmul computes in; -1 for the others. */
+/* The element type (PG_T_*) of a dtype matmul computes in: every dtype
+ * pygpu stores; -1 for the others. */
 static int
 product_type(PyArray_Descr *d)
 {
-    switch (d->type_num) {
-    case NPY_HALF: return PG_T_F16;
-    case NPY_FLOAT: return PG_T_F32;
-    case NPY_DOUBLE: return PG_T_F64;
-    case NPY_CFLOAT: return PG_T_C64;
-    case NPY_CDOUBLE: return PG_T_C128;
-    default: return -1;
-    }
+    const pg_dtype_info *info = pg_dtype_info_of(d->type_num);
+    return info == NULL ? -1 : info->element;
 }
 
 static int
@@ -506,7 +515,7 @@ make_dense(pg_state *st, pg_array **X, const pg_stream_ref *s)
 }
 
 static const char dtypes_taken[] =
-    "float16, float32, float64, complex64 and complex128";
+    "bool, the integer dtypes, float16, float32, float64, complex64 and complex128";
 
 /* pg_matmul; with `record` (a list), the BLAS path is taken as if a library
  * were loaded, its calls are appended to `record` instead of made, and the
@@ -672,7 +681,7 @@ matmul_impl(pg_state *st, PyObject *a, PyObject *b, const char *method,
         Py_SETREF(*X, cast);
     }
     /* who computes it, and which operands it must have dense */
-    if (want == PG_K_COUNT) {
+    if (want == PG_K_COUNT && !is_integer_type(p.type)) {
         int ready = record != NULL ? 1 : blas_ready(rt);
         if (ready < 0) {
             goto done;
@@ -688,7 +697,7 @@ matmul_impl(pg_state *st, PyObject *a, PyObject *b, const char *method,
             run.kernel = PG_K_matmul_tiled;
         }
     }
-    else {
+    else if (want != PG_K_COUNT) {
         run.kind = RUN_KERNEL;
         run.kernel = (pg_kernel_id)want;
     }
@@ -899,10 +908,11 @@ PyMethodDef pg_matmul_functions[] = {
     {"matmul", FASTKW(mod_matmul),
      "matmul(a, b, method='auto', out=None, stream=None)\n--\n\n"
      "a @ b as numpy.matmul: 1-D operands, batches broadcast over the leading "
-     "axes, NumPy's type promotion; float16, float32, float64, complex64 and "
-     "complex128. method='auto' uses cuBLAS where it can be loaded, else pygpu's "
-     "kernels; 'naive', 'shared' and 'tiled' run those kernels (float32 and "
-     "float64). Into out if given. Returns the result."},
+     "axes, NumPy's type promotion; every dtype: bool (or of ands), the integers "
+     "(wrapping as NumPy's), float16, float32, float64, complex64 and complex128. "
+     "method='auto' uses cuBLAS where it can be loaded for floats and complex, "
+     "else pygpu's kernels; 'naive', 'shared' and 'tiled' run those kernels "
+     "(float32 and float64). Into out if given. Returns the result."},
     {"_blas_available", mod_blas_available, METH_NOARGS,
      "_blas_available()\n--\n\nWhether the backend can use a BLAS library."},
     {"_blas_load", mod_blas_load, METH_O,

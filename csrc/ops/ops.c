@@ -766,6 +766,14 @@ binary_slot(int op, PyObject *a, PyObject *b, PyObject *out)
             if (other == b && (op == PG_OP_EQUAL || op == PG_OP_NOT_EQUAL)) {
                 return compare_other(st, op, (pg_array *)a, b);
             }
+            /* a sequence that repeats (str, bytes, array.array) would take a
+             * 0-d integer array as its count, by __index__; NumPy multiplies
+             * such an operand elementwise or refuses it, never repeats it */
+            if (op == PG_OP_MULTIPLY && Py_TYPE(other)->tp_as_sequence != NULL &&
+                Py_TYPE(other)->tp_as_sequence->sq_repeat != NULL) {
+                return not_an_operand("multiply", other,
+                                      !PyUnicode_Check(other) && !PyBytes_Check(other));
+            }
             Py_RETURN_NOTIMPLEMENTED;
         }
         /* host data: pg_binary says to copy it */

@@ -592,6 +592,26 @@ Array_int(PyObject *self)
     return r;
 }
 
+/* operator.index(): as NumPy's, only a 0-d array of an integer dtype (not
+ * bool) is an index; its element is read from the device. */
+static PyObject *
+Array_index(PyObject *self)
+{
+    PyObject *item, *r;
+    if (ARR(self)->nd != 0 || !PyTypeNum_ISINTEGER(ARR(self)->descr->type_num)) {
+        PyErr_SetString(
+            PyExc_TypeError,
+            "only integer scalar arrays can be converted to a scalar index");
+        return NULL;
+    }
+    if ((item = Array_item(self, NULL)) == NULL) {
+        return NULL;
+    }
+    r = PyNumber_Index(item);
+    Py_DECREF(item);
+    return r;
+}
+
 static PyObject *
 Array_float(PyObject *self)
 {
@@ -1004,6 +1024,7 @@ static PyType_Slot Array_slots[] = {
     {Py_nb_bool, Array_bool},
     {Py_nb_int, Array_int},
     {Py_nb_float, Array_float},
+    {Py_nb_index, Array_index},
     {Py_nb_add, pg_array_add},
     {Py_nb_subtract, pg_array_subtract},
     {Py_nb_multiply, pg_array_multiply},
@@ -1473,9 +1494,8 @@ mod_memory_allocated(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
     if (pg_parse(MODULE_STATE(m), &sig, args, nargs, kwnames, &dev) < 0) {
         return NULL;
     }
-    if (dev != NULL) {
-        device = (int)PyLong_AsLong(dev);
-        if (device == -1 && PyErr_Occurred()) {
+    if (dev != NULL) { /* an id that exists, as every device argument */
+        if (pg_conv_device(MODULE_STATE(m), dev, &device) < 0) {
             return NULL;
         }
     }

@@ -62,8 +62,7 @@ Device_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     static char *kwlist[] = {"id", NULL};
     pg_state *st = pg_state_of_type(type);
     PyObject *idobj = NULL;
-    int overflow = 0;
-    long id;
+    int id = 0, rc;
     if (st == NULL) {
         return NULL;
     }
@@ -82,19 +81,13 @@ Device_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         return PyErr_Format(PyExc_TypeError, "a device id must be an int, not %.100s",
                             Py_TYPE(idobj)->tp_name);
     }
-    idobj = PyNumber_Index(idobj);
-    if (idobj == NULL) {
+    /* any int-like (a NumPy integer too), then the one check of a device id */
+    if ((idobj = PyNumber_Index(idobj)) == NULL) {
         return NULL;
     }
-    id = PyLong_AsLongAndOverflow(idobj, &overflow);
+    rc = pg_conv_device(st, idobj, &id);
     Py_DECREF(idobj);
-    if (id == -1 && PyErr_Occurred()) {
-        return NULL;
-    }
-    if (overflow || id < 0 || id > PG_MAX_DEVICES) {
-        id = overflow || id < 0 ? -1 : PG_MAX_DEVICES;
-    }
-    return pg_device_new(st, (int)id);
+    return rc < 0 ? NULL : pg_device_new(st, id);
 }
 
 static void

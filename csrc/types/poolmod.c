@@ -2,16 +2,13 @@
  * call them); the pool itself is pool.c. */
 #include "pygpu.h"
 
+/* The device of a pool function: args[0] (an id that exists, as every
+ * device argument is checked), or the current device for None or nothing. */
 static int
-pool_device(PyObject *const *args, Py_ssize_t nargs, int *device)
+pool_device(pg_state *st, PyObject *const *args, Py_ssize_t nargs, int *device)
 {
     if (nargs >= 1 && args[0] != Py_None) {
-        long d = PyLong_AsLong(args[0]);
-        if (d == -1 && PyErr_Occurred()) {
-            return -1;
-        }
-        *device = (int)d;
-        return 0;
+        return pg_conv_device(st, args[0], device);
     }
     const pg_backend *rt = pg_rt();
     if (rt == NULL || rt->get_device(device) != PG_SUCCESS) {
@@ -21,10 +18,14 @@ pool_device(PyObject *const *args, Py_ssize_t nargs, int *device)
 }
 
 static PyObject *
-mod_pool_stats(PyObject *Py_UNUSED(m), PyObject *const *args, Py_ssize_t nargs)
+mod_pool_stats(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
 {
     int device = 0;
-    if (pool_device(args, nargs, &device) < 0) {
+    if (nargs > 1) {
+        PyErr_SetString(PyExc_TypeError, "_pool_stats(device=None)");
+        return NULL;
+    }
+    if (pool_device(pg_state_of_module(m), args, nargs, &device) < 0) {
         return NULL;
     }
     return Py_BuildValue("(nnn)", (Py_ssize_t)pg_pool_used(device),
@@ -39,7 +40,11 @@ mod_pool_free_all(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
     const pg_backend *rt = pg_get_rt(st);
     int device = 0, prev = 0;
     pg_err err;
-    if (rt == NULL || pool_device(args, nargs, &device) < 0 ||
+    if (nargs > 1) {
+        PyErr_SetString(PyExc_TypeError, "_pool_free_all(device=None)");
+        return NULL;
+    }
+    if (rt == NULL || pool_device(st, args, nargs, &device) < 0 ||
         pg_device_push(st, rt, device, &prev) < 0) {
         return NULL;
     }
@@ -55,7 +60,7 @@ mod_pool_free_all(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
 }
 
 static PyObject *
-mod_pool_set_limit(PyObject *Py_UNUSED(m), PyObject *const *args, Py_ssize_t nargs)
+mod_pool_set_limit(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
 {
     int device = 0;
     Py_ssize_t limit;
@@ -64,7 +69,8 @@ mod_pool_set_limit(PyObject *Py_UNUSED(m), PyObject *const *args, Py_ssize_t nar
         return NULL;
     }
     limit = PyNumber_AsSsize_t(args[1], PyExc_OverflowError);
-    if ((limit == -1 && PyErr_Occurred()) || pool_device(args, 1, &device) < 0) {
+    if ((limit == -1 && PyErr_Occurred()) ||
+        pool_device(pg_state_of_module(m), args, 1, &device) < 0) {
         return NULL;
     }
     if (limit < 0) {

@@ -1,4 +1,5 @@
-"""`@` and pygpu.matmul follow numpy.matmul: every float and complex dtype,
+"""`@` and pygpu.matmul follow numpy.matmul: every dtype (bool and the
+integers bit for bit, wrapping as NumPy's; floats and complex),
 1-D operands, batches broadcast over the leading axes, promotion, out=, and
 NumPy's own errors. On a GPU with cuBLAS the product runs there (the tests
 marked gpu check that it does and that its answers are NumPy's); on the
@@ -129,16 +130,96 @@ def test_mixed_dtypes_promote_as_numpy_does(rng, ta, tb):
     check(pygpu.asarray(b.T) @ pygpu.asarray(a.T), b.T, a.T)
 
 
-@pytest.mark.parametrize("ta, tb", [(np.int32, np.int32), (np.int64, np.int8),
-                                    (np.bool_, np.bool_), (np.uint16, np.int16)])
-def test_integer_products_are_refused_clearly(ta, tb):
-    a, b = pygpu.zeros((2, 2), dtype=ta), pygpu.zeros((2, 2), dtype=tb)
-    result = np.matmul(np.zeros((2, 2), ta), np.zeros((2, 2), tb)).dtype
-    with pytest.raises(TypeError) as info:
-        a @ b
-    msg = str(info.value)
-    assert "float16, float32, float64, complex64 and complex128" in msg
-    assert f"gives {result}" in msg and ".astype()" in msg
+INT_DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
+              np.uint32, np.uint64]
+
+
+def int_array(rng, shape, dtype):
+    """Integers over the dtype's whole range (so that sums wrap), or random bools."""
+    if dtype is np.bool_:
+        return rng.random(shape) < 0.3
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max, size=shape, dtype=dtype, endpoint=True)
+
+
+def check_exact(got, expected):
+    h = got.copy_to_host()
+    assert h.shape == expected.shape and h.dtype == expected.dtype
+    np.testing.assert_array_equal(h, expected)
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("sa, sb", [*SHAPES, ((33, 65), (65, 17))], ids=str)
+def test_integer_and_bool_products_are_numpys_bit_for_bit(rng, dtype, sa, sb):
+    # integer sums wrap as NumPy's; bool is the or of ands
+    a, b = int_array(rng, sa, dtype), int_array(rng, sb, dtype)
+    da, db = pygpu.asarray(a), pygpu.asarray(b)
+    check_exact(da @ db, np.matmul(a, b))
+    check_exact(pygpu.matmul(da, db), np.matmul(a, b))
+
+
+def test_integer_sums_wrap_as_numpys():
+    for dtype, v in [(np.int8, 127), (np.int8, -128), (np.uint8, 255), (np.int32, 2**31 - 1),
+                     (np.int64, 2**63 - 1), (np.uint64, 2**64 - 1), (np.int16, -(2**15))]:
+        a, b = np.full((3, 300), v, dtype), np.full((300, 2), v, dtype)
+        with np.errstate(all="ignore"):
+            want = a @ b
+        assert want[0, 0] != 300 * int(v) * int(v)  # it did wrap
+        check_exact(pygpu.asarray(a) @ pygpu.asarray(b), want)
+    t = np.zeros((4, 40), bool)
+    t[2, 39] = True
+    u = np.zeros((40, 3), bool)
+    u[39, 1] = True
+    check_exact(pygpu.asarray(t) @ pygpu.asarray(u), t @ u)   # one True among 40
+    assert (t @ u).sum() == 1
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int16, np.uint64], ids=lambda d: np.dtype(d).name)
+def test_integer_views_are_read_as_they_are(rng, dtype):
+    a, b = int_array(rng, (3, 24, 20), dtype), int_array(rng, (3, 24, 18), dtype)
+    da, db = pygpu.asarray(a), pygpu.asarray(b)
+    check_exact(da[0].T @ db[1], a[0].T @ b[1])
+    check_exact(da.transpose(0, 2, 1) @ db, a.transpose(0, 2, 1) @ b)
+    check_exact(da[:, ::2, ::3] @ db[:, ::3, 1::2][:, :7], a[:, ::2, ::3] @ b[:, ::3, 1::2][:, :7])
+    check_exact(da[:, ::-1] @ db[:, :20, ::-1], a[:, ::-1] @ b[:, :20, ::-1])
+    check_exact(da[1, :, 0] @ db[2], a[1, :, 0] @ b[2])
+    check_exact(da[:1] @ db[:, :20], a[:1] @ b[:, :20])              # a broadcast batch
+
+
+@pytest.mark.parametrize("ta, tb", [(np.int8, np.uint8), (np.bool_, np.int8),
+                                    (np.uint32, np.int32), (np.bool_, np.uint16),
+                                    (np.int16, np.int64), (np.uint8, np.uint64)])
+def test_mixed_integer_dtypes_promote_as_numpy_does(rng, ta, tb):
+    a, b = int_array(rng, (6, 7), ta), int_array(rng, (7, 5), tb)
+    check_exact(pygpu.asarray(a) @ pygpu.asarray(b), np.matmul(a, b))
+    check_exact(pygpu.asarray(b.T) @ pygpu.asarray(a.T), np.matmul(b.T, a.T))
+    a, b = rng.integers(-50, 50, (4, 3)), rng.integers(0, 50, (3, 2), dtype=np.uint64)
+    check_exact(pygpu.asarray(a) @ pygpu.asarray(b), a @ b)           # int64 @ uint64: float64
+
+
+def test_empty_integer_and_bool_products_are_zeros_and_false(rng):
+    for dtype in INT_DTYPES:
+        for sa, sb in [((3, 0), (0, 4)), ((0,), (0,)), ((0, 3), (3, 2)), ((2, 3, 0), (0, 5))]:
+            a, b = int_array(rng, sa, dtype), int_array(rng, sb, dtype)
+            check_exact(pygpu.asarray(a) @ pygpu.asarray(b), np.matmul(a, b))
+
+
+def test_integer_products_into_out_and_never_to_cublas(rng):
+    a, b = int_array(rng, (2, 5, 6), np.int32), int_array(rng, (6, 4), np.int32)
+    out = pygpu.full((2, 5, 4), 7, dtype=np.int64)
+    assert pygpu.matmul(pygpu.asarray(a), pygpu.asarray(b), out=out) is out
+    check_exact(out, np.matmul(a, b).astype(np.int64))
+    out = pygpu.zeros((2, 4, 5), dtype=np.int32)
+    pygpu.matmul(pygpu.asarray(a), pygpu.asarray(b), out=out.transpose(0, 2, 1))
+    check_exact(out, np.matmul(a, b).transpose(0, 2, 1))
+    # the plan for cuBLAS: ints make no BLAS call, and the product is made
+    calls, _, _, c = pygpu._core._matmul_plan(pygpu.asarray(a), pygpu.asarray(b))
+    assert calls == []
+    check_exact(c, np.matmul(a, b))
+    d = pygpu.zeros((3, 3), dtype=np.int32)
+    with pytest.raises(TypeError, match=r"method='naive' runs a kernel for float32 and "
+                                        r"float64; the product here is int32"):
+        pygpu.matmul(d, d, method="naive")
 
 
 def test_bfloat16_is_refused_naming_it():

@@ -300,6 +300,57 @@ def test_conversions_take_0d_arrays_only_as_numpy_2(conv):
     assert conv(d[0]) == conv(h[0]) == conv(np.float32(2.5))
 
 
+INDEX_CASES = [np.array(v, dtype=t) for t in np.typecodes["AllInteger"]
+               for v in (0, 7, np.iinfo(t).max, np.iinfo(t).min)]
+INDEX_CASES += [np.array(True), np.array(2.0), np.array(1 + 2j, np.complex64),
+                np.array(3.0, np.float16), np.array([3]), np.array([[3]]), np.zeros(0, int),
+                np.array(2**63 + 5, np.uint64), np.array(np.nan), np.array(-2.5, np.float32)]
+
+
+@pytest.mark.parametrize("h", INDEX_CASES, ids=lambda h: f"{h.dtype}{h.shape}")
+def test_index_int_float_complex_bool_of_arrays_as_numpy_2(h):
+    # operator.index takes 0-d integer arrays only (not bool), as NumPy's
+    # __index__; int(), float(), complex(), bool() give NumPy's values and
+    # exception types (NumPy 2: only 0-d arrays convert, bool takes size 1)
+    d = pygpu.asarray(h)
+    for conv in (operator.index, int, float, complex, bool):
+        want, got = outcome(lambda c=conv: c(h)), outcome(lambda c=conv: c(d))
+        assert got[0] == want[0], (conv, h, got, want)
+        if want[0] == "ok":
+            assert type(got[1]) is type(want[1]) and (got[1] == want[1] or got[1] != got[1])
+        else:
+            assert type(got[1]) is type(want[1]), (conv, h, got[1], want[1])
+            if conv is operator.index:
+                assert str(got[1]) == str(want[1])
+
+
+def test_a_0d_integer_array_is_an_index_for_python_sequences():
+    i = pygpu.asarray(np.array(2, np.int16))
+    assert "abcdef"[i] == "c"
+    assert list(range(10))[i:pygpu.asarray(np.array(5, np.uint8))] == [2, 3, 4]
+    assert operator.index(pygpu.asarray(np.array(-(2**63)))) == -(2**63)
+    assert operator.index(pygpu.asarray(np.array(2**64 - 1, np.uint64))) == 2**64 - 1
+    assert hex(pygpu.asarray(np.array(255, np.int32))) == "0xff"
+    with pytest.raises(TypeError, match="only integer scalar arrays"):
+        [1, 2][pygpu.asarray(np.array(True))]
+    with pytest.raises(TypeError, match="only integer scalar arrays"):
+        range(pygpu.asarray(np.array([3])))
+
+
+def test_a_0d_integer_array_never_repeats_a_sequence():
+    # with __index__, str * d would be str repetition; NumPy multiplies
+    # elementwise or refuses, and so does pygpu (host data: copy it first)
+    import array
+
+    d = pygpu.asarray(np.array(3, np.int32))
+    for seq in ("ab", b"ab", bytearray(b"ab"), array.array("b", [1, 2])):
+        for fn in (lambda s: s * d, lambda s: d * s, operator.imul):
+            with pytest.raises(TypeError, match="multiply takes pygpu.DeviceArrays"):
+                fn(seq, d) if fn is operator.imul else fn(seq)
+    with pytest.raises(TypeError):
+        np.array(3, np.int32) * "ab"   # NumPy's answer for str
+
+
 def test_complex_of_a_0d_complex_array():
     h = np.array(1.5 - 2j, dtype=np.complex64)
     assert complex(pygpu.asarray(h)) == complex(h) == 1.5 - 2j

@@ -150,6 +150,42 @@ def test_gpus_sequence_and_bad_indices():
         pygpu.Device(1.0)
 
 
+@pytest.mark.parametrize("call", [
+    pygpu.Device, cuda.select_device, pygpu._core.memory_allocated,
+    pygpu._core._pool_stats, pygpu._core._pool_free_all,
+    lambda d: pygpu._core._pool_set_limit(d, 0),
+], ids=["Device", "select_device", "memory_allocated", "_pool_stats", "_pool_free_all",
+        "_pool_set_limit"])
+def test_every_device_argument_names_the_device_that_does_not_exist(call):
+    # one check for every device id: the id as given (never clamped, never
+    # truncated to 32 bits) and the ids there are
+    n = len(cuda.gpus)
+    before = pygpu._core.get_device()
+    for bad in (n, 99, -1, 2**32, 2**32 + n, 2**70):
+        with pytest.raises(ValueError, match=rf"device {bad} does not exist: .*0 to {n - 1}"):
+            call(bad)
+    for bad in (True, 1.0, "0"):
+        with pytest.raises(TypeError, match="must be an int"):
+            call(bad)
+    assert pygpu._core.get_device() == before
+    call(n - 1)  # the last device is taken
+    cuda.select_device(before)
+
+
+def test_memory_allocated_and_pool_stats_count_the_device_asked_for():
+    d = pygpu.zeros(1000, dtype="f8")
+    last = len(cuda.gpus) - 1
+    assert pygpu._core.memory_allocated(0) >= d.nbytes
+    assert pygpu._core._pool_stats(0)[0] == pygpu._core.memory_allocated(0)
+    assert pygpu._core.memory_allocated(None) == pygpu._core.memory_allocated(0)
+    if last > 0:
+        with cuda.gpus[last]:
+            e = pygpu.zeros(5000, dtype="f8")
+        assert pygpu._core.memory_allocated(last) >= e.nbytes
+    with pytest.raises(TypeError, match="_pool_stats"):
+        pygpu._core._pool_stats(0, 1)
+
+
 @pytest.mark.simulator
 def test_simulated_devices_reach_the_one_device_limit():
     # PYGPU_SIM_DEVICES goes up to pygpu's device limit (64; more is refused, see
