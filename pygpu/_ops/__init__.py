@@ -21,7 +21,7 @@ An area module is imported at the first name it may hold, never by
 
 import types
 
-AREAS = ("namespace", "indexing", "creation", "manipulation", "sorting")
+AREAS = ("namespace", "indexing", "creation", "manipulation", "sorting", "custom", "fusion")
 
 
 def method(f):
