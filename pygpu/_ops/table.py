@@ -153,7 +153,7 @@ _ENTRIES = [
     Op("square", {"iu": "out0 = pg::wrap_mul(in0, in0);", "fc": "out0 = in0 * in0;"},
        exact="biuf"),
     Op("reciprocal", {"iu": "out0 = pg::int_reciprocal(in0);",
-                      "f": "out0 = (T0)1 / in0;", "c": "out0 = pg::cast<T0>(1.0) / in0;"},
+                      "f": "out0 = (T0)1 / in0;", "c": "out0 = pg::complex_reciprocal(in0);"},
        exact=False, domain=(1, 100)),
     Op("sign", {"i": "out0 = (T0)((in0 > 0) - (in0 < 0));", "u": "out0 = in0 > 0;",
                 "f": "out0 = pg::float_sign(in0);", "c": "out0 = pg::complex_sign(in0);"},
