@@ -284,6 +284,23 @@ float_divmod(T a, T b, T *modulus)
     return floordiv;
 }
 
+/* the array API standard's floor division: NumPy's, but an infinity by a
+ * finite number is an infinity and a finite number by an infinity a zero,
+ * each signed as the quotient (NumPy: NaN, and -1 or 0 by floor) */
+template <class T>
+PG_FN T
+std_floor_divide(T a, T b)
+{
+    if (is_inf(a) && is_finite(b)) {
+        return sign_bit(a) != sign_bit(b) ? -inf<T>() : inf<T>();
+    }
+    if (is_finite(a) && is_inf(b)) {
+        return sign_bit(a) != sign_bit(b) ? -(T)0 : (T)0;
+    }
+    T m;
+    return float_divmod(a, b, &m);
+}
+
 /* ---- integer arithmetic, wrapping as NumPy's does ------------------------------ */
 template <class T>
 PG_FN T
@@ -822,6 +839,20 @@ template <class T> PG_FN complex<T> expm1(complex<T> a)
 {
     return mk(expm1(a.re) * cos(a.im) - 2 * sin(a.im / 2) * sin(a.im / 2), exp(a.re) * sin(a.im));
 }
+/* the array API standard's expm1: exp's special values less 1 where a part
+ * is infinite or NaN, +0 at +-0 + 0i (NumPy's formula above gives inf + NaN i
+ * for inf + 0i, and -0 for -0 + 0i) */
+template <class T> PG_FN complex<T> expm1_standard(complex<T> a)
+{
+    if (!is_finite(a.re) || !is_finite(a.im)) {
+        complex<T> e = exp(a);
+        return mk(e.re - 1, e.im);
+    }
+    if (a.re == 0 && a.im == 0) {
+        return mk((T)0, a.im);
+    }
+    return expm1(a);
+}
 template <class T> PG_FN complex<T> log1p(complex<T> a)
 {
     return log(mk((T)1 + a.re, a.im));
@@ -869,6 +900,7 @@ PG_C64_VIA_C128(arcsinh)
 PG_C64_VIA_C128(arccosh)
 PG_C64_VIA_C128(arctanh)
 PG_C64_VIA_C128(expm1)
+PG_C64_VIA_C128(expm1_standard)
 PG_C64_VIA_C128(log1p)
 PG_C64_VIA_C128(exp2)
 PG_C64_VIA_C128(log2)
