@@ -292,15 +292,16 @@ def _descr(x):
     return None
 
 
-# The C side replays an operator's plan by the operator's name (ops.c,
-# replay_plan): the plans of the standard's ops (what `d // e` runs) go under
-# it, and those of NumPy's ops of the same name under another.
-_PLAN_NAMES = {**{name: f"numpy.{name}" for name in STANDARD},
-               **{op.name: name for name, op in STANDARD.items()}}
+# The C side replays a plan by the name of the operator (`d // e`) or of the
+# NumPy ufunc (`np.floor_divide(d, e)`) (ops.c, replay_plan), which are the
+# same name for a standard's op and NumPy's: neither keeps plans.
+_UNPLANNED = frozenset((*STANDARD, *(op.name for op in STANDARD.values())))
 
 
 def _plan_key(op, args):
-    name = _PLAN_NAMES.get(op.name, op.name)
+    name = op.name
+    if name in _UNPLANNED:
+        return None
     if len(args) == 1:
         a = _descr(args[0])
         return None if a is None else (name, a)
