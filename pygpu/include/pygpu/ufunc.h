@@ -808,32 +808,82 @@ template <class T> PG_FN complex<T> arctan(complex<T> a)
     complex<T> t = arctanh(mk(-a.im, a.re));
     return mk(t.im, -t.re);
 }
+/* C99's complex product (Annex G.5.1, the C library's __muldc3): where the
+ * plain formula gives NaN + NaN i from an infinite factor, the infinity */
+template <class T> PG_FN complex<T> mul_annex_g(complex<T> p, complex<T> q)
+{
+    T a = p.re, b = p.im, c = q.re, d = q.im;
+    T ac = a * c, bd = b * d, ad = a * d, bc = b * c;
+    T x = ac - bd, y = ad + bc;
+    if (is_nan(x) && is_nan(y)) {
+        bool recalc = false;
+        if (is_inf(a) || is_inf(b)) {
+            a = copysign(is_inf(a) ? (T)1 : (T)0, a);
+            b = copysign(is_inf(b) ? (T)1 : (T)0, b);
+            c = is_nan(c) ? copysign((T)0, c) : c;
+            d = is_nan(d) ? copysign((T)0, d) : d;
+            recalc = true;
+        }
+        if (is_inf(c) || is_inf(d)) {
+            c = copysign(is_inf(c) ? (T)1 : (T)0, c);
+            d = copysign(is_inf(d) ? (T)1 : (T)0, d);
+            a = is_nan(a) ? copysign((T)0, a) : a;
+            b = is_nan(b) ? copysign((T)0, b) : b;
+            recalc = true;
+        }
+        if (!recalc && (is_inf(ac) || is_inf(bd) || is_inf(ad) || is_inf(bc))) {
+            a = is_nan(a) ? copysign((T)0, a) : a;
+            b = is_nan(b) ? copysign((T)0, b) : b;
+            c = is_nan(c) ? copysign((T)0, c) : c;
+            d = is_nan(d) ? copysign((T)0, d) : d;
+            recalc = true;
+        }
+        if (recalc) {
+            x = inf<T>() * (a * c - b * d);
+            y = inf<T>() * (a * d + b * c);
+        }
+    }
+    return mk(x, y);
+}
+/* NumPy's npy_cpow: 1 for a zero exponent, 0 (or NaN) for a zero base,
+ * integer exponents below 100 by products (1, 2, 3 unrolled), else the C
+ * library's cpow, exp(b log a) with C99's product */
 template <class T> PG_FN complex<T> pow(complex<T> a, complex<T> b)
 {
     if (b.re == 0 && b.im == 0) {
         return mk((T)1, (T)0);
     }
     if (a.re == 0 && a.im == 0) {
-        if (b.re > 0 && b.im == 0) {
+        if (b.re > 0) {
             return mk((T)0, (T)0);
         }
         return mk(nan<T>(), nan<T>());
     }
-    if (b.im == 0 && b.re == floor(b.re) && fabs(b.re) <= 100) {
-        /* small integer powers by repeated multiplication, as NumPy */
+    if (b.im == 0 && b.re == floor(b.re) && fabs(b.re) < 100) {
         long long n = (long long)b.re;
+        if (n == 1) {
+            return a;
+        }
+        if (n == 2) {
+            return a * a;
+        }
+        if (n == 3) {
+            return a * (a * a);
+        }
         complex<T> r = mk((T)1, (T)0), x = a;
         unsigned long long m = n < 0 ? (unsigned long long)(-n) : (unsigned long long)n;
         while (m) {
             if (m & 1) {
                 r = r * x;
             }
-            x = x * x;
             m >>= 1;
+            if (m) {
+                x = x * x;
+            }
         }
         return n < 0 ? mk((T)1, (T)0) / r : r;
     }
-    return exp(b * log(a));
+    return exp(mul_annex_g(b, log(a)));
 }
 template <class T> PG_FN complex<T> expm1(complex<T> a)
 {
@@ -908,6 +958,9 @@ PG_C64_VIA_C128(log10)
 #undef PG_C64_VIA_C128
 PG_FN complex<float> pow(complex<float> a, complex<float> b)
 {
+    if (b.im == 0 && b.re == floor(b.re) && fabs(b.re) < 100) {
+        return pow<float>(a, b); /* NumPy's products, in float as NumPy's */
+    }
     complex<double> r = pow(mk((double)a.re, (double)a.im), mk((double)b.re, (double)b.im));
     return mk((float)r.re, (float)r.im);
 }
