@@ -578,10 +578,9 @@ template <class T> PG_FN complex<T> sinh(complex<T> a)
         if (y == 0) {
             return mk(sinh(x), y);
         }
-        if (fabs(x) > (T)700) { /* cosh(x) overflows before the product */
-            T h = exp(fabs(x) * (T)0.5) * (T)0.5;
-            return mk(copysign(h, x) * cos(y) * exp(fabs(x) * (T)0.5),
-                      h * sin(y) * exp(fabs(x) * (T)0.5));
+        if (fabs(x) > (T)700) { /* cosh(x) overflows before the product: e^|x| / 2 in halves */
+            T e = exp(fabs(x) * (T)0.5), h = e * (T)0.5;
+            return mk(copysign(h, x) * cos(y) * e, h * sin(y) * e);
         }
         return mk(sinh(x) * cos(y), cosh(x) * sin(y));
     }
@@ -609,10 +608,9 @@ template <class T> PG_FN complex<T> cosh(complex<T> a)
         if (y == 0) {
             return mk(cosh(x), x * y);
         }
-        if (fabs(x) > (T)700) {
-            T h = exp(fabs(x) * (T)0.5) * (T)0.5;
-            return mk(h * cos(y) * exp(fabs(x) * (T)0.5),
-                      copysign(h, x) * sin(y) * exp(fabs(x) * (T)0.5));
+        if (fabs(x) > (T)700) { /* as sinh's */
+            T e = exp(fabs(x) * (T)0.5), h = e * (T)0.5;
+            return mk(h * cos(y) * e, copysign(h, x) * sin(y) * e);
         }
         return mk(cosh(x) * cos(y), sinh(x) * sin(y));
     }
