@@ -204,9 +204,9 @@ def test_spacing_of_signed_zeros_as_numpy(dtype):
 # ---- special values: C99 Annex G's (NumPy's) for complex numbers, and the ---------
 # ---- array API standard's floor_divide and expm1 in the namespace ----------------
 
-COMPLEX_SPECIAL = ["exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos",
-                   "tan", "sinh", "cosh", "tanh", "arcsin", "arccos", "arctan", "arcsinh",
-                   "arccosh", "arctanh", "sign", "reciprocal"]
+COMPLEX_SPECIAL = ["exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "square", "sin",
+                   "cos", "tan", "sinh", "cosh", "tanh", "arcsin", "arccos", "arctan",
+                   "arcsinh", "arccosh", "arctanh", "sign", "reciprocal"]
 
 
 def special_grid(dtype):
@@ -251,6 +251,14 @@ def test_complex_functions_at_special_values_as_numpy(dtype):
         assert got.dtype == want.dtype
         assert_same_values(got[keep], want[keep], 1e-5 if dtype == np.complex64 else 1e-12,
                            f"{name}({np.dtype(dtype).name})")
+    # products as NumPy's SIMD loops: each part one fused multiply-add (the
+    # ufunc, np.multiply's C path and the operator)
+    with np.errstate(all="ignore"):
+        want = z * z[::-1]
+    e = pygpu.asarray(z[::-1])
+    for what, got in (("pygpu.multiply", pygpu.multiply(d, e)), ("d * e", d * e),
+                      ("np.multiply", np.multiply(d, e))):
+        assert_same_values(got.copy_to_host(), want, 0, what)
 
 
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
