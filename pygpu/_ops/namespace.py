@@ -558,9 +558,23 @@ def reshape(x, /, shape, *, copy=None):
     return r
 
 
+# the ufuncs whose special values the standard and NumPy differ on: pygpu.f is
+# the standard's (table.STANDARD), np.f(d) NumPy's
+_STANDARD_UFUNCS = ("floor_divide", "expm1")
+
+
+def __getattr__(name):
+    if name in _STANDARD_UFUNCS:  # made at first use, with the ufunc machinery
+        from .ufunc import STANDARD_UFUNCS
+
+        return STANDARD_UFUNCS[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [*_DTYPES, "e", "inf", "nan", "pi", "newaxis", "isdtype", "result_type",
            "can_cast", "finfo", "iinfo", "astype", "concat", "permute_dims",
-           "matrix_transpose", "vecdot", "tensordot", "diff", "clip", "reshape"]
+           "matrix_transpose", "vecdot", "tensordot", "diff", "clip", "reshape",
+           *_STANDARD_UFUNCS]
 NUMPY = {}  # numpy function -> implementation (np.f(d) on DeviceArrays)
 ATTRIBUTES = {  # DeviceArray attribute name -> function(array) -> value
     "__array_namespace__": method(_array_namespace),

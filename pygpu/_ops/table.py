@@ -51,16 +51,17 @@ class Op:
     # answer may differ from NumPy's in the last bits (ulps)
     domain: tuple = None  # for tests: (low, high) of random inputs that make sense
     given: tuple = field(default=None, compare=False)  # its loops, where not NumPy's
+    like: str = None  # the NumPy ufunc whose loops and dtype rules it has, if not its name
 
     @functools.cached_property
     def loops(self):
         """(in chars, out chars) of each loop: given, or NumPy's (numpy_loops),
         worked out at first use (85 ops at import took 10 ms)."""
-        return self.given if self.given is not None else numpy_loops(self.name)
+        return self.given if self.given is not None else numpy_loops(self.like or self.name)
 
     @property
     def ufunc(self):
-        return getattr(np, self.name)
+        return getattr(np, self.like or self.name)
 
     @property
     def nin(self):
@@ -134,7 +135,8 @@ _ENTRIES = [
                "fc": "out0 = in0 + in1;"}),
     Op("subtract", {"iu": "out0 = pg::wrap_sub(in0, in1);", "fc": "out0 = in0 - in1;"}),
     Op("multiply", {"b": "out0 = in0 && in1;", "iu": "out0 = pg::wrap_mul(in0, in1);",
-                    "fc": "out0 = in0 * in1;"}, exact="biuf"),
+                    "f": "out0 = in0 * in1;", "c": "out0 = pg::mul_fused(in0, in1);"},
+       exact="biuf"),
     Op("divide", "out0 = in0 / in1;", exact=False),
     Op("floor_divide", {"iu": "out0 = pg::int_floor_divide(in0, in1);",
                         "f": "T0 m; out0 = pg::float_divmod(in0, in1, &m);"}),
@@ -150,10 +152,11 @@ _ENTRIES = [
                     "f": "out0 = pg::fabs(in0);", "c": "out0 = pg::abs(in0);"},
        exact=False),
     Op("fabs", "out0 = pg::fabs(in0);"),
-    Op("square", {"iu": "out0 = pg::wrap_mul(in0, in0);", "fc": "out0 = in0 * in0;"},
+    Op("square", {"iu": "out0 = pg::wrap_mul(in0, in0);", "f": "out0 = in0 * in0;",
+                  "c": "out0 = pg::mul_fused(in0, in0);"},
        exact="biuf"),
     Op("reciprocal", {"iu": "out0 = pg::int_reciprocal(in0);",
-                      "f": "out0 = (T0)1 / in0;", "c": "out0 = pg::cast<T0>(1.0) / in0;"},
+                      "f": "out0 = (T0)1 / in0;", "c": "out0 = pg::complex_reciprocal(in0);"},
        exact=False, domain=(1, 100)),
     Op("sign", {"i": "out0 = (T0)((in0 > 0) - (in0 < 0));", "u": "out0 = in0 > 0;",
                 "f": "out0 = pg::float_sign(in0);", "c": "out0 = pg::complex_sign(in0);"},
@@ -215,6 +218,23 @@ INTERNAL = {op.name: op for op in (
     Op("where", "out0 = in0 ? in1 : in2;", given=tuple((f"?{c}{c}", c) for c in _EVERY_TYPE)),
     Op("real", "out0 = in0.re;", given=(("F", "f"), ("D", "d"))),
     Op("imag", "out0 = in0.im;", given=(("F", "f"), ("D", "d"))),
+)}
+
+# The array API standard's versions of the ufuncs whose special values
+# NumPy's differ from, by the ufunc's name: pygpu.floor_divide and the array
+# object's `d // e`, `d //= e` run the standard's, np.floor_divide(d, e)
+# NumPy's (docs/SEMANTICS.md, "The array API namespace"). The loops and dtype
+# rules are NumPy's ufunc's; only the code differs.
+STANDARD = {op.like: op for op in (
+    # an infinity by a finite number is an infinity, a finite number by an
+    # infinity a zero (NumPy: NaN, and -1 or 0 by floor)
+    Op("floor_divide_standard", {"iu": OPS["floor_divide"].code["iu"],
+                                 "f": "out0 = pg::std_floor_divide(in0, in1);"},
+       like="floor_divide"),
+    # exp(z) - 1 at infinite and NaN parts as exp's (C99 Annex G), 0 at 0
+    # (NumPy: its formula, inf + NaN i for expm1(inf + 0i))
+    Op("expm1_standard", {"f": "out0 = pg::expm1(in0);", "c": "out0 = pg::expm1_standard(in0);"},
+       exact=False, domain=_DOMAINS["expm1"], like="expm1"),
 )}
 
 # NumPy's other names for the same ufuncs (np.abs is np.absolute, ...)

@@ -20,7 +20,7 @@ import numpy as np
 from .. import _core
 from .._core import DeviceArray
 from . import codegen
-from .table import ALIASES, DEVICE_TYPES, INTERNAL, OPS, canonical
+from .table import ALIASES, DEVICE_TYPES, INTERNAL, OPS, STANDARD, canonical
 
 _PY_SCALARS = (int, float, complex)
 _KWARGS = frozenset(("out", "where", "casting", "order", "dtype", "signature", "subok"))
@@ -90,11 +90,11 @@ def _resolve(op, operands, outs, dtype, signature, casting):
     resolved = op.ufunc.resolve_dtypes(tuple(given), casting=casting, **extra)
     for d in resolved:
         if d.char not in DEVICE_TYPES:
-            raise _dtype_error(op.name, d)
+            raise _dtype_error(op.like or op.name, d)
     ins = "".join(canonical(d.char) for d in resolved[:op.nin])
     outs_ = "".join(canonical(d.char) for d in resolved[op.nin:])
     if (ins, outs_) not in op.loops:
-        raise TypeError(f"{op.name}: pygpu has no loop for {ins}->{outs_}")
+        raise TypeError(f"{op.like or op.name}: pygpu has no loop for {ins}->{outs_}")
     return ins, outs_
 
 
@@ -229,7 +229,7 @@ def call(op, args, out=None, where=True, casting="same_kind", order="K", dtype=N
                     return res
             except OverflowError:
                 pass  # a scalar beyond the loop's type: the slow path says what NumPy says
-    name = op.name
+    name = op.like or op.name
     if len(args) < op.nin or len(args) > op.nin + op.nout:
         raise TypeError(f"{name}() takes from {op.nin} to {op.nin + op.nout} positional "
                         f"arguments but {len(args)} were given")
@@ -292,14 +292,23 @@ def _descr(x):
     return None
 
 
+# The C side replays a plan by the name of the operator (`d // e`) or of the
+# NumPy ufunc (`np.floor_divide(d, e)`) (ops.c, replay_plan), which are the
+# same name for a standard's op and NumPy's: neither keeps plans.
+_UNPLANNED = frozenset((*STANDARD, *(op.name for op in STANDARD.values())))
+
+
 def _plan_key(op, args):
+    name = op.name
+    if name in _UNPLANNED:
+        return None
     if len(args) == 1:
         a = _descr(args[0])
-        return None if a is None else (op.name, a)
+        return None if a is None else (name, a)
     if len(args) == 2:
         a, b = _descr(args[0]), _descr(args[1])
-        return None if a is None or b is None else (op.name, a, b)
-    key = (op.name, *map(_descr, args))
+        return None if a is None or b is None else (name, a, b)
+    key = (name, *map(_descr, args))
     return None if None in key else key
 
 
@@ -529,11 +538,14 @@ class ufunc:
 
     def __init__(self, op):
         self._op = op
-        self.__name__ = op.name
-        self.__qualname__ = op.name
-        self.__doc__ = (f"{op.name}(*args, out=None, where=True, casting='same_kind', "
-                        f"dtype=None)\n\nnumpy.{op.name} on the device: NumPy's loops and "
-                        "answers (docs/SEMANTICS.md lists where the last bits may differ).")
+        name = op.like or op.name
+        self.__name__ = name
+        self.__qualname__ = name
+        self.__doc__ = (f"{name}(*args, out=None, where=True, casting='same_kind', "
+                        f"dtype=None)\n\nnumpy.{name} on the device: NumPy's loops and "
+                        + ("answers (docs/SEMANTICS.md lists where the last bits may differ)."
+                           if op.like is None else
+                           "the array API standard's special values (docs/SEMANTICS.md)."))
 
     nin = property(lambda self: self._op.nin)
     nout = property(lambda self: self._op.nout)
@@ -592,6 +604,8 @@ WHERE = INTERNAL["where"]
 
 UFUNCS = {name: ufunc(op) for name, op in OPS.items()}
 UFUNCS.update({alias: UFUNCS[name] for alias, name in ALIASES.items()})
+# the namespace's pygpu.floor_divide, pygpu.expm1: the standard's special values
+STANDARD_UFUNCS = {name: ufunc(op) for name, op in STANDARD.items()}
 
 
 def outer(op, a, b, kwargs):
@@ -658,8 +672,10 @@ _REFLECTABLE = frozenset(("divide", "floor_divide", "remainder", "power", "divmo
 
 def operator(name, a, b, inplace):
     """A Python operator the C slots pass on: `a / b`, `-a` (b None), `a /= b`
-    (inplace). NotImplemented lets Python try the other operand."""
-    op = OPS[name]
+    (inplace). NotImplemented lets Python try the other operand. The array
+    API's array object defines them: `a // b` follows the standard
+    (table.STANDARD)."""
+    op = STANDARD.get(name) or OPS[name]
     if b is None and name not in _REFLECTABLE:
         return call(op, (a,))
     if inplace:

@@ -166,8 +166,8 @@ def test_binary_ops_match_numpy_on_random_operands(name, data, shapes, dtypes, s
                                   "arctanh"])
 def test_complex_inverse_functions_at_infinities_and_far_out(name, dtype):
     # C99 Annex G's (NumPy's) answers at the infinities, and no overflow far
-    # from the origin (z * z would be inf there); NaN parts and the sign of a
-    # zero on the branch cuts are listed in docs/SEMANTICS.md
+    # from the origin (z * z would be inf there); NaN parts and signed zeros:
+    # test_complex_functions_at_special_values_as_numpy
     inf = np.inf
     x = np.array([complex(inf, 1), complex(1, inf), complex(-inf, 1), complex(inf, -2),
                   complex(-1, -inf), complex(inf, inf), complex(-inf, inf), 1e300 + 1e300j,
@@ -199,3 +199,131 @@ def test_spacing_of_signed_zeros_as_numpy(dtype):
     got = pygpu.spacing(pygpu.asarray(x)).copy_to_host()
     np.testing.assert_array_equal(got, np.spacing(x))
     assert not np.signbit(got[:2]).any()
+
+
+# ---- special values: C99 Annex G's (NumPy's) for complex numbers, and the ---------
+# ---- array API standard's floor_divide and expm1 in the namespace ----------------
+
+COMPLEX_SPECIAL = ["exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "square", "sin",
+                   "cos", "tan", "sinh", "cosh", "tanh", "arcsin", "arccos", "arctan",
+                   "arcsinh", "arccosh", "arctanh", "sign", "reciprocal"]
+
+
+def special_grid(dtype):
+    """Every pair of parts from +-0, +-1, 2, -0.5, +-inf, nan and +-huge."""
+    huge = 1e308 if dtype == np.complex128 else 3e38
+    v = np.array([0.0, -0.0, 1.0, -1.0, 2.0, -0.5, np.inf, -np.inf, np.nan, huge, -huge])
+    z = np.empty(v.size * v.size, dtype)
+    z.real, z.imag = np.repeat(v, v.size), np.tile(v, v.size)  # keeps the zeros' signs
+    return z
+
+
+def assert_same_values(got, want, rtol, what):
+    """Equal within rtol, NaN where NumPy has NaN, zeros and infinities of
+    NumPy's sign, part by part."""
+    for part in ("real", "imag"):
+        g, w = np.asarray(getattr(got, part)), np.asarray(getattr(want, part))
+        bad = np.isnan(g) != np.isnan(w)
+        num = ~np.isnan(w) & ~np.isnan(g)
+        g, w = g[num], w[num]
+        with np.errstate(invalid="ignore"):  # inf - inf
+            far = np.abs(g - w) > rtol * np.abs(w)
+        bad[num] = (np.signbit(g) != np.signbit(w)) | (np.isinf(g) != np.isinf(w)) | (
+            far & np.isfinite(w))
+        assert not bad.any(), f"{what}, {part} part at {np.flatnonzero(bad)[:8]}"
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_functions_at_special_values_as_numpy(dtype):
+    # NumPy follows C99 Annex G (npymath, the C library): infinite and NaN
+    # parts, signed zeros on the branch cuts, no overflow near the largest
+    # numbers. Not compared: complex64 log1p at huge + huge i (NumPy's float
+    # hypot overflows to inf; pygpu computes in double and gets 88.9)
+    z = special_grid(dtype)
+    d = pygpu.asarray(z)
+    for name in COMPLEX_SPECIAL:
+        with np.errstate(all="ignore"):
+            want = getattr(np, name)(z)
+        got = UFUNCS[name](d).copy_to_host()
+        keep = np.ones(z.size, bool)
+        if name == "log1p" and dtype == np.complex64:
+            keep = ~((np.abs(z.real) > 1e38) & (np.abs(z.imag) > 1e38))
+        assert got.dtype == want.dtype
+        assert_same_values(got[keep], want[keep], 1e-5 if dtype == np.complex64 else 1e-12,
+                           f"{name}({np.dtype(dtype).name})")
+    # products as NumPy's SIMD loops: each part one fused multiply-add (the
+    # ufunc, np.multiply's C path and the operator)
+    with np.errstate(all="ignore"):
+        want = z * z[::-1]
+    e = pygpu.asarray(z[::-1])
+    for what, got in (("pygpu.multiply", pygpu.multiply(d, e)), ("d * e", d * e),
+                      ("np.multiply", np.multiply(d, e))):
+        assert_same_values(got.copy_to_host(), want, 0, what)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_power_at_special_values_as_numpy(dtype):
+    # NumPy's npy_cpow: 0 ** w is 0 for re(w) > 0, integer exponents below 100
+    # by products (1, 2, 3 unrolled: inf * 1j stays finite-signed), else
+    # exp(w log z) with C99's product (inf, not NaN, from an infinite log).
+    # complex64's non-integer powers round differently (NumPy's in float);
+    # not compared: where a NaN's sign decides a zero's (x86's NaN is negative)
+    z = special_grid(dtype)
+    d = pygpu.asarray(z)
+    exponents = [0, 1, 2, 3, -1, -2, 7, np.inf, np.nan, complex(0, np.nan)]
+    if dtype == np.complex128:
+        exponents += [0.5, 1j, 2 + 1j, 100, 101]
+    for w in exponents:
+        with np.errstate(all="ignore"):
+            want = np.power(z, dtype(w))
+        got = pygpu.power(d, dtype(w)).copy_to_host()
+        assert_same_values(got, want, 1e-5 if dtype == np.complex64 else 1e-12,
+                           f"power({np.dtype(dtype).name}, {w})")
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_floor_divide_is_the_standards_in_the_namespace_and_numpys_through_numpy(dtype):
+    # the array API: inf // 2 is inf, 1 // -inf is -0 (NumPy: nan, -1), for
+    # pygpu.floor_divide, d // e and d //= e; np.floor_divide(d, e) and
+    # divmod are NumPy's, and remainder (the same in both) NumPy's
+    inf = np.inf
+    a = np.array([inf, inf, -inf, -inf, 1, -1, 1, -1, 0, -0.0, 7.5, -7.5, 3, nan := np.nan],
+                 dtype)
+    b = np.array([2, -2, 2, -2, -inf, inf, inf, -inf, inf, inf, 2, 2, 0, 1], dtype)
+    standard = np.array([inf, -inf, -inf, inf, -0.0, -0.0, 0, 0, 0, -0.0, 3, -4, inf, nan],
+                        dtype)
+    da, db = pygpu.asarray(a), pygpu.asarray(b)
+    with np.errstate(all="ignore"):
+        numpy_ = np.floor_divide(a, b)
+        for _ in range(2):  # each way twice: the second call replays a kept plan
+            assert_same_values(np.floor_divide(da, db).copy_to_host(), numpy_, 0,
+                               "np.floor_divide")
+            assert_same_values(pygpu.floor_divide(da, db).copy_to_host(), standard, 0,
+                               "pygpu.floor_divide")
+            assert_same_values((da // db).copy_to_host(), standard, 0, "d // e")
+            assert_same_values((a[0] // db).copy_to_host(), a[0] // b, 0, "scalar // e")
+        c = da.copy()
+        c //= db
+        assert_same_values(c.copy_to_host(), standard, 0, "d //= e")
+        q, r = divmod(da, db)
+        assert_same_values(q.copy_to_host(), numpy_, 0, "divmod")
+        assert_same_values(r.copy_to_host(), np.remainder(a, b), 0, "divmod's remainder")
+        assert_same_values((da % db).copy_to_host(), np.remainder(a, b), 0, "d % e")
+    assert not np.array_equal(numpy_, standard, equal_nan=True)
+
+
+def test_floor_divide_of_integers_and_expm1_in_the_namespace():
+    # integers: NumPy's answers both ways (the standard has no special cases);
+    # pygpu.expm1 is the standard's at inf + 0i and -0 + 0i, np.expm1 NumPy's
+    x, y = np.array([7, -7, 3, -3], np.int32), np.array([2, 2, 0, -1], np.int32)
+    with np.errstate(all="ignore"):
+        want = np.floor_divide(x, y)
+    np.testing.assert_array_equal(pygpu.floor_divide(pygpu.asarray(x), pygpu.asarray(y))
+                                  .copy_to_host(), want)
+    z = np.array([complex(np.inf, 0), complex(-0.0, 0), complex(-np.inf, np.inf), 1 + 2j])
+    dz = pygpu.asarray(z)
+    with np.errstate(all="ignore"):
+        assert_same_values(np.expm1(dz).copy_to_host(), np.expm1(z), 1e-12, "np.expm1")
+    standard = np.array([complex(np.inf, 0), 0j, complex(-1, 0), np.expm1(1 + 2j)])
+    assert_same_values(pygpu.expm1(dz).copy_to_host(), standard, 1e-12, "pygpu.expm1")
+    assert pygpu.expm1.__name__ == "expm1" and pygpu.floor_divide.__name__ == "floor_divide"

@@ -213,6 +213,8 @@ PG_MATH2(nextafter, nextafterf, nextafter)
  * what pow returns correctly rounded anyway), without pow's cost */
 PG_FN float pow(float x, float y) { return y == 2.0f ? x * x : ::powf(x, y); }
 PG_FN double pow(double x, double y) { return y == 2.0 ? x * x : ::pow(x, y); }
+PG_FN float fma(float x, float y, float z) { return ::fmaf(x, y, z); }
+PG_FN double fma(double x, double y, double z) { return ::fma(x, y, z); }
 #undef PG_MATH1
 #undef PG_MATH2
 
@@ -282,6 +284,23 @@ float_divmod(T a, T b, T *modulus)
     }
     *modulus = mod;
     return floordiv;
+}
+
+/* the array API standard's floor division: NumPy's, but an infinity by a
+ * finite number is an infinity and a finite number by an infinity a zero,
+ * each signed as the quotient (NumPy: NaN, and -1 or 0 by floor) */
+template <class T>
+PG_FN T
+std_floor_divide(T a, T b)
+{
+    if (is_inf(a) && is_finite(b)) {
+        return sign_bit(a) != sign_bit(b) ? -inf<T>() : inf<T>();
+    }
+    if (is_finite(a) && is_inf(b)) {
+        return sign_bit(a) != sign_bit(b) ? -(T)0 : (T)0;
+    }
+    T m;
+    return float_divmod(a, b, &m);
 }
 
 /* ---- integer arithmetic, wrapping as NumPy's does ------------------------------ */
@@ -457,6 +476,15 @@ template <class T> PG_FN complex<T> operator*(complex<T> a, complex<T> b)
 {
     return mk(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re);
 }
+/* NumPy's complex product in its SIMD loops (multiply, square, on every
+ * host with FMA: x86-64 with FMA3, AArch64): each part one fused
+ * multiply-add, so that (3e38+3e38j)**2 has the rounding error of 3e38**2 as
+ * its real part and (1e300+1e300j)**2 is -inf+inf j, not NaN+inf j. Explicit,
+ * so that a GPU compiler's contraction cannot choose another pairing */
+template <class T> PG_FN complex<T> mul_fused(complex<T> a, complex<T> b)
+{
+    return mk(fma(a.re, b.re, -(a.im * b.im)), fma(a.re, b.im, a.im * b.re));
+}
 /* Smith's algorithm, as NumPy's complex division */
 template <class T> PG_FN complex<T> operator/(complex<T> a, complex<T> b)
 {
@@ -497,13 +525,33 @@ template <class T> PG_FN bool is_finite(complex<T> a)
 }
 template <class T> PG_FN T abs(complex<T> a) { return hypot(a.re, a.im); }
 template <class T> PG_FN complex<T> conj(complex<T> a) { return mk(a.re, -a.im); }
+/* The elementary functions below give C99 Annex G's special values (NumPy's,
+ * from npymath and the C library: FreeBSD's msun algorithms) at infinite and
+ * NaN parts and signed zeros; the array API standard lists the same. */
 template <class T> PG_FN complex<T> exp(complex<T> a)
 {
-    if (a.im == 0 && is_finite(a.re)) {
-        return mk(exp(a.re), a.im);
+    T x = a.re, y = a.im;
+    if (y == 0) {
+        return mk(exp(x), y); /* NaN + 0i too */
     }
-    T e = exp(a.re);
-    return mk(e * cos(a.im), e * sin(a.im));
+    if (x == 0) {
+        return mk(cos(y), sin(y));
+    }
+    if (!is_finite(y)) {
+        if (is_finite(x)) {
+            return mk(y - y, y - y);
+        }
+        if (x < 0) { /* exp(-inf + i inf or NaN) = 0 + 0i */
+            return mk((T)0, is_nan(y) ? (T)0 : copysign((T)0, y));
+        }
+        return mk(x, y - y); /* +inf or NaN: inf + NaN i, NaN + NaN i */
+    }
+    if (x > (T)700) { /* exp(x) overflows before the product with cos, sin */
+        T h = exp(x * (T)0.5);
+        return mk(h * cos(y) * h, h * sin(y) * h);
+    }
+    T e = exp(x);
+    return mk(e * cos(y), e * sin(y));
 }
 template <class T> PG_FN complex<T> log(complex<T> a)
 {
@@ -527,50 +575,118 @@ template <class T> PG_FN complex<T> sqrt(complex<T> a)
         }
         return mk(a.re, copysign(a.im - a.im, a.im));
     }
-    T t = sqrt((fabs(a.re) + abs(a)) * (T)0.5);
-    if (a.re >= 0) {
-        return mk(t, a.im / (2 * t));
-    }
-    return mk(fabs(a.im) / (2 * t), copysign(t, a.im));
-}
-template <class T> PG_FN complex<T> sin(complex<T> a)
-{
-    return mk(sin(a.re) * cosh(a.im), cos(a.re) * sinh(a.im));
-}
-template <class T> PG_FN complex<T> cos(complex<T> a)
-{
-    return mk(cos(a.re) * cosh(a.im), -sin(a.re) * sinh(a.im));
+    /* near the largest finite numbers |re| + |z| overflows: the root of z/4, times 2 */
+    T s = (fabs(a.re) > (T)1e300 || fabs(a.im) > (T)1e300) ? (T)0.25 : (T)1;
+    T re = a.re * s, im = a.im * s;
+    T t = sqrt((fabs(re) + hypot(re, im)) * (T)0.5);
+    complex<T> r = re >= 0 ? mk(t, im / (2 * t)) : mk(fabs(im) / (2 * t), copysign(t, im));
+    return s == 1 ? r : mk(r.re * 2, r.im * 2);
 }
 template <class T> PG_FN complex<T> sinh(complex<T> a)
 {
-    return mk(sinh(a.re) * cos(a.im), cosh(a.re) * sin(a.im));
+    T x = a.re, y = a.im;
+    if (is_finite(x) && is_finite(y)) {
+        if (y == 0) {
+            return mk(sinh(x), y);
+        }
+        if (fabs(x) > (T)700) { /* cosh(x) overflows before the product: e^|x| / 2 in halves */
+            T e = exp(fabs(x) * (T)0.5), h = e * (T)0.5;
+            return mk(copysign(h, x) * cos(y) * e, h * sin(y) * e);
+        }
+        return mk(sinh(x) * cos(y), cosh(x) * sin(y));
+    }
+    if (x == 0) { /* +-0 + i inf or NaN: +-0 + NaN i */
+        return mk(x, y - y);
+    }
+    if (y == 0) { /* +-inf or NaN + +-0 i */
+        return mk(x, y);
+    }
+    if (is_finite(x)) { /* x + i inf or NaN */
+        return mk(y - y, y - y);
+    }
+    if (is_inf(x)) {
+        if (!is_finite(y)) { /* +inf + NaN i, as NumPy's */
+            return mk(x * x, y - y);
+        }
+        return mk(x * cos(y), inf<T>() * sin(y));
+    }
+    return mk(x, x); /* NaN + iy, y != 0 */
 }
 template <class T> PG_FN complex<T> cosh(complex<T> a)
 {
-    return mk(cosh(a.re) * cos(a.im), sinh(a.re) * sin(a.im));
+    T x = a.re, y = a.im;
+    if (is_finite(x) && is_finite(y)) {
+        if (y == 0) {
+            return mk(cosh(x), x * y);
+        }
+        if (fabs(x) > (T)700) { /* as sinh's */
+            T e = exp(fabs(x) * (T)0.5), h = e * (T)0.5;
+            return mk(h * cos(y) * e, copysign(h, x) * sin(y) * e);
+        }
+        return mk(cosh(x) * cos(y), sinh(x) * sin(y));
+    }
+    if (x == 0) { /* +-0 + i inf or NaN: NaN + 0i */
+        return mk(y - y, (T)0);
+    }
+    if (y == 0) {
+        if (is_nan(x)) {
+            return mk(x, y);
+        }
+        return mk(inf<T>(), sign_bit(x) ? -y : y); /* +-inf +- 0i */
+    }
+    if (is_finite(x)) {
+        return mk(y - y, y - y);
+    }
+    if (is_inf(x)) {
+        if (!is_finite(y)) {
+            return mk(inf<T>(), y - y);
+        }
+        return mk(inf<T>() * cos(y), x * sin(y));
+    }
+    return mk(x, x);
 }
 template <class T> PG_FN complex<T> tanh(complex<T> a)
 {
-    /* stable for large |re|: tanh -> +-1 */
-    if (fabs(a.re) > (T)20) {
-        return mk(copysign((T)1, a.re), copysign((T)0, sin(2 * a.im)));
+    T x = a.re, y = a.im;
+    if (!is_finite(x)) {
+        if (is_nan(x)) { /* NaN + 0i, else NaN + NaN i */
+            return mk(x, y == 0 ? y : x);
+        }
+        return mk(copysign((T)1, x), copysign((T)0, is_inf(y) ? y : sin(y) * cos(y)));
     }
-    T d = cosh(2 * a.re) + cos(2 * a.im);
-    return mk(sinh(2 * a.re) / d, sin(2 * a.im) / d);
+    if (!is_finite(y)) { /* +-0 + NaN i for a zero x, else NaN + NaN i */
+        return mk(x == 0 ? x : y - y, y - y);
+    }
+    if (fabs(x) >= (T)22) { /* tanh is +-1 to the last bit; the imaginary part tiny */
+        T e = exp(-fabs(x));
+        return mk(copysign((T)1, x), (T)4 * sin(y) * cos(y) * e * e);
+    }
+    /* Kahan's formula, as FreeBSD's ctanh */
+    T t = tan(y), beta = (T)1 + t * t, s = sinh(x), rho = sqrt((T)1 + s * s);
+    T den = (T)1 + beta * s * s;
+    return mk((beta * rho * s) / den, t / den);
 }
+/* sin(z) = -i sinh(iz), cos(z) = cosh(iz), tan(z) = -i tanh(iz), as NumPy's */
+template <class T> PG_FN complex<T> sin(complex<T> a)
+{
+    if (!is_finite(a.re) && is_inf(a.im)) { /* NaN + inf i, as NumPy's */
+        return mk(a.re - a.re, inf<T>());
+    }
+    complex<T> t = sinh(mk(-a.im, a.re));
+    return mk(t.im, -t.re);
+}
+template <class T> PG_FN complex<T> cos(complex<T> a) { return cosh(mk(-a.im, a.re)); }
 template <class T> PG_FN complex<T> tan(complex<T> a)
 {
-    /* tan(z) = -i tanh(iz) */
     complex<T> t = tanh(mk(-a.im, a.re));
     return mk(t.im, -t.re);
 }
 /* Far from the origin (an infinity too; no NaN): log(2z) = log|z| + log 2 +
  * i arg(z), with no overflow on the way. The inverse functions below are
- * that plus terms of order 1/z^2, and give C99 Annex G's answers at the
- * infinities (NumPy's). */
+ * that plus terms of order 1/z^2. */
 template <class T> PG_FN bool far_out(complex<T> z)
 {
-    const T big = (T)1e150;
+    const T big = (T)1e16; /* beyond it the terms in 1/z^2 are below double's last bit */
     return !is_nan(z.re) && !is_nan(z.im) && (fabs(z.re) > big || fabs(z.im) > big);
 }
 template <class T> PG_FN complex<T> log_twice(complex<T> z)
@@ -578,85 +694,223 @@ template <class T> PG_FN complex<T> log_twice(complex<T> z)
     T h = is_inf(z.re) || is_inf(z.im) ? inf<T>() : hypot(z.re, z.im);
     return mk(log(h) + (T)0.69314718055994530942, atan2(z.im, z.re));
 }
+/* The inverse functions are computed in the first quadrant (x, y >= +0),
+ * where no formula crosses a branch cut, and the signs put back by their
+ * symmetries, as FreeBSD's catrig.c: so a signed zero picks its side of a
+ * cut as Annex G says. */
 template <class T> PG_FN complex<T> arcsinh(complex<T> a)
 {
-    /* log(z + sqrt(z^2 + 1)), with the sign taken from z for accuracy */
-    bool neg = a.re < 0 || (a.re == 0 && sign_bit(a.re));
-    complex<T> z = neg ? -a : a;
+    T x = a.re, y = a.im;
+    if (is_nan(x) || is_nan(y)) {
+        if (is_inf(x)) {
+            return mk(x, y + y);
+        }
+        if (is_inf(y)) {
+            return mk(fabs(y), x + x);
+        }
+        if (y == 0) {
+            return mk(x + x, y);
+        }
+        return mk(nan<T>(), nan<T>());
+    }
+    /* log(z + sqrt(z^2 + 1)) */
+    complex<T> z = mk(fabs(x), fabs(y));
     complex<T> r = far_out(z) ? log_twice(z) : log(z + sqrt(z * z + mk((T)1, (T)0)));
-    return neg ? -r : r;
+    return mk(copysign(r.re, x), copysign(r.im, y));
 }
 template <class T> PG_FN complex<T> arcsin(complex<T> a)
 {
+    if (is_inf(a.re) && is_nan(a.im)) { /* NaN + inf i, as NumPy's */
+        return mk(a.im, inf<T>());
+    }
     /* arcsin(z) = -i arcsinh(iz) */
     complex<T> t = arcsinh(mk(-a.im, a.re));
     return mk(t.im, -t.re);
 }
 template <class T> PG_FN complex<T> arccos(complex<T> a)
 {
-    complex<T> s = arcsin(a);
-    return mk((T)1.57079632679489661923 - s.re, -s.im);
+    const T pi_2 = (T)1.57079632679489661923, pi = (T)3.14159265358979323846;
+    T x = a.re, y = a.im;
+    if (is_nan(x) || is_nan(y)) {
+        if (is_inf(x)) { /* NaN -+ inf i */
+            return mk(y + y, -inf<T>());
+        }
+        if (is_inf(y)) {
+            return mk(x + x, -y);
+        }
+        if (x == 0) {
+            return mk(pi_2, y + y);
+        }
+        return mk(nan<T>(), nan<T>());
+    }
+    /* in the first quadrant: arccos(z) = pi/2 - arcsin(z), or, far out,
+     * arg(z) - i log(2z); then arccos(-z) = pi - arccos(z), arccos(conj z) =
+     * conj arccos(z) */
+    complex<T> z = mk(fabs(x), fabs(y)), r;
+    if (far_out(z)) {
+        complex<T> l = log_twice(z);
+        r = mk(l.im, -l.re);
+    }
+    else {
+        complex<T> s = arcsinh(mk(-z.im, z.re)); /* i arcsin(z) */
+        r = mk(pi_2 - s.im, -fabs(s.re));
+    }
+    if (sign_bit(x)) {
+        r.re = pi - r.re;
+    }
+    return mk(r.re, sign_bit(y) ? -r.im : r.im);
 }
 template <class T> PG_FN complex<T> arccosh(complex<T> a)
 {
-    /* log(z + sqrt(z + 1) sqrt(z - 1)) */
-    if (far_out(a)) {
-        return log_twice(a);
+    /* arccosh(z) = +-i arccos(z), the sign that makes the real part >= 0 */
+    complex<T> w = arccos(a);
+    if (is_nan(w.re) && is_nan(w.im)) {
+        return mk(w.im, w.re);
     }
-    complex<T> one = mk((T)1, (T)0);
-    return log(a + sqrt(a + one) * sqrt(a - one));
+    if (is_nan(w.re)) { /* +-inf + NaN i, NaN + +-inf i */
+        return mk(fabs(w.im), w.re);
+    }
+    if (is_nan(w.im)) { /* +-0 + NaN i: NaN + pi/2 i */
+        return mk(w.im, w.re);
+    }
+    return mk(fabs(w.im), copysign(w.re, a.im));
 }
 template <class T> PG_FN complex<T> arctanh(complex<T> a)
 {
-    /* (log(1 + z) - log(1 - z)) / 2; far out 1/z + i pi/2 (the sign of im) */
-    if (far_out(a)) {
-        T re = (T)0;
-        if (!is_inf(a.re) && !is_inf(a.im)) {
-            T h = hypot(a.re, a.im);
-            re = (a.re / h) / h;
+    const T pi_2 = (T)1.57079632679489661923;
+    T x = a.re, y = a.im;
+    if (is_nan(x) || is_nan(y)) {
+        if (is_inf(x)) {
+            return mk(copysign((T)0, x), y + y);
         }
-        return mk(copysign(re, a.re), copysign((T)1.57079632679489661923, a.im));
+        if (is_inf(y)) {
+            return mk((T)0, copysign(pi_2, y));
+        }
+        if (x == 0) {
+            return mk(x, y + y);
+        }
+        return mk(nan<T>(), nan<T>());
     }
-    complex<T> one = mk((T)1, (T)0);
-    complex<T> d = log(one + a) - log(one - a);
-    return mk(d.re * (T)0.5, d.im * (T)0.5);
+    complex<T> z = mk(fabs(x), fabs(y)), r;
+    if (far_out(z)) { /* 1/z + i pi/2 */
+        T re = (T)0;
+        if (!is_inf(z.re) && !is_inf(z.im)) {
+            /* re(1/z) = x / (x^2 + y^2), with no overflow on the way */
+            T t = z.re >= z.im ? z.im / z.re : z.re / z.im;
+            re = (z.re >= z.im ? (T)1 / z.re : t / z.im) / (1 + t * t);
+        }
+        r = mk(re, pi_2);
+    }
+    else { /* FreeBSD's: log1p(4x / ((1 - x)^2 + y^2)) / 4 + i atan2(2y, (1 - x)(1 + x) - y^2) / 2 */
+        T d = (1 - z.re) * (1 - z.re) + z.im * z.im;
+        r = mk(log1p(4 * z.re / d) * (T)0.25,
+               atan2(2 * z.im, (1 - z.re) * (1 + z.re) - z.im * z.im) * (T)0.5);
+    }
+    return mk(copysign(r.re, x), copysign(r.im, y));
 }
 template <class T> PG_FN complex<T> arctan(complex<T> a)
 {
+    if (is_inf(a.re) && is_nan(a.im)) { /* +-pi/2 + 0i, as NumPy's */
+        return mk(copysign((T)1.57079632679489661923, a.re), (T)0);
+    }
     /* arctan(z) = -i arctanh(iz) */
     complex<T> t = arctanh(mk(-a.im, a.re));
     return mk(t.im, -t.re);
 }
+/* C99's complex product (Annex G.5.1, the C library's __muldc3): where the
+ * plain formula gives NaN + NaN i from an infinite factor, the infinity */
+template <class T> PG_FN complex<T> mul_annex_g(complex<T> p, complex<T> q)
+{
+    T a = p.re, b = p.im, c = q.re, d = q.im;
+    T ac = a * c, bd = b * d, ad = a * d, bc = b * c;
+    T x = ac - bd, y = ad + bc;
+    if (is_nan(x) && is_nan(y)) {
+        bool recalc = false;
+        if (is_inf(a) || is_inf(b)) {
+            a = copysign(is_inf(a) ? (T)1 : (T)0, a);
+            b = copysign(is_inf(b) ? (T)1 : (T)0, b);
+            c = is_nan(c) ? copysign((T)0, c) : c;
+            d = is_nan(d) ? copysign((T)0, d) : d;
+            recalc = true;
+        }
+        if (is_inf(c) || is_inf(d)) {
+            c = copysign(is_inf(c) ? (T)1 : (T)0, c);
+            d = copysign(is_inf(d) ? (T)1 : (T)0, d);
+            a = is_nan(a) ? copysign((T)0, a) : a;
+            b = is_nan(b) ? copysign((T)0, b) : b;
+            recalc = true;
+        }
+        if (!recalc && (is_inf(ac) || is_inf(bd) || is_inf(ad) || is_inf(bc))) {
+            a = is_nan(a) ? copysign((T)0, a) : a;
+            b = is_nan(b) ? copysign((T)0, b) : b;
+            c = is_nan(c) ? copysign((T)0, c) : c;
+            d = is_nan(d) ? copysign((T)0, d) : d;
+            recalc = true;
+        }
+        if (recalc) {
+            x = inf<T>() * (a * c - b * d);
+            y = inf<T>() * (a * d + b * c);
+        }
+    }
+    return mk(x, y);
+}
+/* NumPy's npy_cpow: 1 for a zero exponent, 0 (or NaN) for a zero base,
+ * integer exponents below 100 by products (1, 2, 3 unrolled), else the C
+ * library's cpow, exp(b log a) with C99's product */
 template <class T> PG_FN complex<T> pow(complex<T> a, complex<T> b)
 {
     if (b.re == 0 && b.im == 0) {
         return mk((T)1, (T)0);
     }
     if (a.re == 0 && a.im == 0) {
-        if (b.re > 0 && b.im == 0) {
+        if (b.re > 0) {
             return mk((T)0, (T)0);
         }
         return mk(nan<T>(), nan<T>());
     }
-    if (b.im == 0 && b.re == floor(b.re) && fabs(b.re) <= 100) {
-        /* small integer powers by repeated multiplication, as NumPy */
+    if (b.im == 0 && b.re == floor(b.re) && fabs(b.re) < 100) {
         long long n = (long long)b.re;
+        if (n == 1) {
+            return a;
+        }
+        if (n == 2) {
+            return a * a;
+        }
+        if (n == 3) {
+            return a * (a * a);
+        }
         complex<T> r = mk((T)1, (T)0), x = a;
         unsigned long long m = n < 0 ? (unsigned long long)(-n) : (unsigned long long)n;
         while (m) {
             if (m & 1) {
                 r = r * x;
             }
-            x = x * x;
             m >>= 1;
+            if (m) {
+                x = x * x;
+            }
         }
         return n < 0 ? mk((T)1, (T)0) / r : r;
     }
-    return exp(b * log(a));
+    return exp(mul_annex_g(b, log(a)));
 }
 template <class T> PG_FN complex<T> expm1(complex<T> a)
 {
     return mk(expm1(a.re) * cos(a.im) - 2 * sin(a.im / 2) * sin(a.im / 2), exp(a.re) * sin(a.im));
+}
+/* the array API standard's expm1: exp's special values less 1 where a part
+ * is infinite or NaN, +0 at +-0 + 0i (NumPy's formula above gives inf + NaN i
+ * for inf + 0i, and -0 for -0 + 0i) */
+template <class T> PG_FN complex<T> expm1_standard(complex<T> a)
+{
+    if (!is_finite(a.re) || !is_finite(a.im)) {
+        complex<T> e = exp(a);
+        return mk(e.re - 1, e.im);
+    }
+    if (a.re == 0 && a.im == 0) {
+        return mk((T)0, a.im);
+    }
+    return expm1(a);
 }
 template <class T> PG_FN complex<T> log1p(complex<T> a)
 {
@@ -705,6 +959,7 @@ PG_C64_VIA_C128(arcsinh)
 PG_C64_VIA_C128(arccosh)
 PG_C64_VIA_C128(arctanh)
 PG_C64_VIA_C128(expm1)
+PG_C64_VIA_C128(expm1_standard)
 PG_C64_VIA_C128(log1p)
 PG_C64_VIA_C128(exp2)
 PG_C64_VIA_C128(log2)
@@ -712,6 +967,9 @@ PG_C64_VIA_C128(log10)
 #undef PG_C64_VIA_C128
 PG_FN complex<float> pow(complex<float> a, complex<float> b)
 {
+    if (b.im == 0 && b.re == floor(b.re) && fabs(b.re) < 100) {
+        return pow<float>(a, b); /* NumPy's products, in float as NumPy's */
+    }
     complex<double> r = pow(mk((double)a.re, (double)a.im), mk((double)b.re, (double)b.im));
     return mk((float)r.re, (float)r.im);
 }
@@ -763,22 +1021,31 @@ template <class T> PG_FN T float_sign(T a)
 }
 template <class T> PG_FN complex<T> complex_sign(complex<T> a)
 {
-    /* NumPy 2: z / |z|, 0 for 0 */
-    if (is_nan(a)) {
+    /* NumPy 2's: z / |z|, 0 for 0, a unit for one infinite part (+0 the other) */
+    T m = abs(a);
+    if (is_nan(m)) {
         return mk(nan<T>(), nan<T>());
     }
-    T m = abs(a);
+    if (is_inf(m)) {
+        if (is_inf(a.re)) {
+            return is_inf(a.im) ? mk(nan<T>(), nan<T>()) : mk(a.re > 0 ? (T)1 : (T)-1, (T)0);
+        }
+        return mk((T)0, a.im > 0 ? (T)1 : (T)-1);
+    }
     if (m == 0) {
         return mk((T)0, (T)0);
     }
-    if (is_inf(m)) {
-        if (is_inf(a.re) && is_inf(a.im)) {
-            return mk(nan<T>(), nan<T>());
-        }
-        return mk(is_inf(a.re) ? copysign((T)1, a.re) : (T)0 * a.re,
-                  is_inf(a.im) ? copysign((T)1, a.im) : (T)0 * a.im);
-    }
     return mk(a.re / m, a.im / m);
+}
+/* NumPy's complex reciprocal: Smith's division of 1 by z */
+template <class T> PG_FN complex<T> complex_reciprocal(complex<T> a)
+{
+    if (fabs(a.im) <= fabs(a.re)) {
+        T r = a.im / a.re, d = a.re + a.im * r;
+        return mk((T)1 / d, -r / d);
+    }
+    T r = a.re / a.im, d = a.re * r + a.im;
+    return mk(r / d, (T)-1 / d);
 }
 template <class T> PG_FN T heaviside(T x, T h0)
 {
