@@ -142,3 +142,29 @@ def test_namespace_is_pygpu(dispatch):
     compat = pytest.importorskip("array_api_compat")
     assert compat.array_namespace(d, dev(Y_REG)) is pygpu
     assert compat.device(d) == d.device and compat.size(d) == N * P
+
+
+def test_float32_stays_float32(dispatch):
+    x32, y32 = X.astype(np.float32), Y_REG.astype(np.float32)
+    ridge = linear_model.Ridge(solver="svd").fit(dev(x32), dev(y32))
+    with sklearn.config_context(array_api_dispatch=False):
+        ref = linear_model.Ridge(solver="svd").fit(x32, y32)
+    pred = ridge.predict(dev(x32))
+    assert ridge.coef_.dtype == pred.dtype == np.float32
+    np.testing.assert_allclose(host(pred), ref.predict(x32), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.skipif(len(pygpu.cuda.gpus) < 2, reason="needs two devices (PYGPU_SIM_DEVICES=2)")
+def test_arrays_on_a_second_device_stay_there(dispatch):
+    """scikit-learn makes its arrays with device=device(X): they are made on X's device."""
+    with pygpu.cuda.gpus[1]:
+        x1, y1 = dev(X), dev(Y_REG)
+    ridge = linear_model.Ridge(solver="svd").fit(x1, y1)
+    z = decomposition.PCA(n_components=3, svd_solver="full").fit_transform(x1)
+    with sklearn.config_context(array_api_dispatch=False):
+        ref = linear_model.Ridge(solver="svd").fit(X, Y_REG)
+        ref_z = decomposition.PCA(n_components=3, svd_solver="full").fit_transform(X)
+    pred = ridge.predict(x1)
+    assert pred.device.id == ridge.coef_.device.id == z.device.id == 1
+    close(pred, ref.predict(X))
+    close(z, ref_z)
