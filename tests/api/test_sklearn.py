@@ -55,12 +55,6 @@ def close(d, expected):
     np.testing.assert_allclose(host(d), expected, rtol=RTOL, atol=ATOL)
 
 
-INDEX_MISSING = not hasattr(pygpu.DeviceArray, "__index__")
-
-
-@pytest.mark.xfail(INDEX_MISSING, raises=TypeError, strict=True,
-                   reason="LDA slices Vt[:rank] with a 0-d integer array: DeviceArray "
-                          "has no __index__ (nb_index, csrc/types/array.c)")
 def test_linear_discriminant_analysis(dispatch):
     lda = discriminant_analysis.LinearDiscriminantAnalysis().fit(dev(X), dev(Y_CLASS))
     with sklearn.config_context(array_api_dispatch=False):
