@@ -23,8 +23,10 @@ Writes (setitem, put, place) into a read-only array (broadcast_to,
 diagonal) are NumPy's ValueError.
 
 x[mask] with a mask of x's shape is a compaction (index.h: count, scan,
-select: three launches, two for up to 4096 elements, and one read of the
-count, which the result's shape needs).
+select: three launches and one read of the count, which the result's shape
+needs). Up to 4096 elements (one tile), one launch counts and selects into
+an array of the mask's size, and the result is a view of its first `count`
+elements.
 
 Repeated indices in a setitem (x[[0, 0]] = [1, 2]): one of the writes wins,
 which one is not defined on a GPU (NumPy: the last).
@@ -71,6 +73,10 @@ def _sources():
         out[f"pg_index_take{s}"] = (
             f"pg_index_take{s}({sel}, const char *x, char *out)\n{{ pg::index::select(mask, "
             f"n, offsets, pg::index::take_values<{w}>{{(const {w} *)x, ({w} *)out}}); }}")
+        out[f"pg_index_take_one{s}"] = (
+            f"pg_index_take_one{s}(const unsigned char *mask, long long n, const char *x, "
+            f"char *out, long long *total)\n{{ pg::index::select(mask, n, 0, "
+            f"pg::index::take_values<{w}>{{(const {w} *)x, ({w} *)out}}, total); }}")
         out[f"pg_index_place{s}"] = (
             f"pg_index_place{s}({sel}, char *x, const char *v, long long nv)\n"
             f"{{ pg::index::select(mask, n, offsets, pg::index::put_values<{w}>"
@@ -160,12 +166,25 @@ def _count(mask):
     return counts, int(counts[tiles])
 
 
+_TAKE_ONE = {s: f"pg_index_take_one{s}" for s in _SIZES}
+
+
 def _select(x, mask):
     """x[mask] for a bool DeviceArray mask of x's shape: a new 1-D array."""
     mask = _contiguous(mask)
     n = mask.size
-    if n == 0:
-        return _core.empty((0,), x.dtype)
+    if n <= _TILE:
+        if n == 0:
+            return _core.empty((0,), x.dtype)
+        # one tile: count and select in one launch, into room for every
+        # element; the result is the first `count` of it (at most one tile
+        # of x's bytes held past what it shows)
+        x = _contiguous(x)
+        out = _core.empty((n,), x.dtype)
+        counts = _core.empty((), np.int64)
+        _kernel(_TAKE_ONE[x.itemsize])[1, _THREADS](mask, n, x, out, counts)
+        total = int(counts)
+        return out if total == n else out[:total]
     offsets, total = _count(mask)
     out = _core.empty((total,), x.dtype)
     if total:

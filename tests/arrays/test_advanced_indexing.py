@@ -427,6 +427,7 @@ from pygpu.rawkernel import compile_cuda
 from pygpu._ops.indexing import render
 # every template once: the count and scan, the compactions, gather, scatter, check
 compile_cuda(render(["pg_index_count", "pg_index_scan", "pg_index_coords", "pg_index_take4",
+                     "pg_index_take_one16",
                      "pg_index_place8", "pg_index_gather16_i4", "pg_index_scatter2_i8",
                      "pg_index_check_i8"]),
              arch="sm_90")
