@@ -167,6 +167,30 @@ def _count(mask):
 
 
 _TAKE_ONE = {s: f"pg_index_take_one{s}" for s in _SIZES}
+_local = threading.local()  # .count: this thread's count word, (ndarray, its address)
+_retired = []  # words that a kernel may still write (a call cut short, a graph): kept
+
+
+def _launch_counted(launch, *args):
+    """launch(*args, the address of a count word) and the count it leaves:
+    the word is this thread's, in page-locked host memory that the kernel
+    writes itself (a device sees it at the host's address), so that reading
+    it takes a wait for the launch's stream and no copy."""
+    word = getattr(_local, "count", None)
+    if word is None:
+        h = _core.pinned_array((1,), np.int64)
+        word = _local.count = (h, h.__array_interface__["data"][0])
+    stream = _core.current_stream()
+    if stream.ptr and _several_devices() and stream.device.id != _core.get_device():
+        stream = _core.default_stream()  # the launch runs on this device's own
+    try:
+        launch(*args, word[1])
+        stream.synchronize()
+    except BaseException:
+        _retired.append(word)  # its kernel may write it yet: never reused
+        _local.count = None
+        raise
+    return int(word[0][0])
 
 
 def _select(x, mask):
@@ -181,9 +205,7 @@ def _select(x, mask):
         # of x's bytes held past what it shows)
         x = _contiguous(x)
         out = _core.empty((n,), x.dtype)
-        counts = _core.empty((), np.int64)
-        _kernel(_TAKE_ONE[x.itemsize])[1, _THREADS](mask, n, x, out, counts)
-        total = int(counts)
+        total = _launch_counted(_kernel(_TAKE_ONE[x.itemsize])[1, _THREADS], mask, n, x, out)
         return out if total == n else out[:total]
     offsets, total = _count(mask)
     out = _core.empty((total,), x.dtype)
