@@ -181,32 +181,38 @@ def _launch_counted(launch, *args):
         h = _core.pinned_array((1,), np.int64)
         word = _local.count = (h, h.__array_interface__["data"][0])
     stream = _core.current_stream()
-    if stream.ptr and _several_devices() and stream.device.id != _core.get_device():
+    if stream.ptr and _several_devices() and stream.device != _core.get_device():
         stream = _core.default_stream()  # the launch runs on this device's own
+    queued = False
     try:
         launch(*args, word[1])
+        queued = True
         stream.synchronize()
-    except BaseException:
-        _retired.append(word)  # its kernel may write it yet: never reused
-        _local.count = None
+    except BaseException as exc:
+        if queued or not isinstance(exc, Exception):  # (a refused launch queues nothing)
+            _retired.append(word)  # its kernel may write it yet: never reused
+            _local.count = None
         raise
     return int(word[0][0])
 
 
 def _select(x, mask):
     """x[mask] for a bool DeviceArray mask of x's shape: a new 1-D array."""
-    mask = _contiguous(mask)
     n = mask.size
-    if n <= _TILE:
-        if n == 0:
-            return _core.empty((0,), x.dtype)
+    if 0 < n <= _TILE:
         # one tile: count and select in one launch, into room for every
         # element; the result is the first `count` of it (at most one tile
         # of x's bytes held past what it shows)
-        x = _contiguous(x)
+        if not mask.is_c_contiguous():
+            mask = mask.copy()
+        if not x.is_c_contiguous():
+            x = x.copy()
         out = _core.empty((n,), x.dtype)
         total = _launch_counted(_kernel(_TAKE_ONE[x.itemsize])[1, _THREADS], mask, n, x, out)
         return out if total == n else out[:total]
+    if n == 0:
+        return _core.empty((0,), x.dtype)
+    mask = _contiguous(mask)
     offsets, total = _count(mask)
     out = _core.empty((total,), x.dtype)
     if total:
@@ -508,7 +514,7 @@ def _on_own_device(f):
 def getitem(x, key):
     """x[key] for a key with integer arrays, boolean arrays or bool scalars
     (array.c's getitem sends those here): a new array, as NumPy's."""
-    if type(key) is DeviceArray and key.dtype == np.bool_ and key.shape == x.shape:
+    if type(key) is DeviceArray and key.dtype.char == "?" and key.shape == x.shape:
         return _select(x, key)
     v, arrays, b, in_place = _resolve(x, key)
     if v is None:
