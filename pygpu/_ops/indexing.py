@@ -166,7 +166,7 @@ def _count(mask):
     return counts, int(counts[tiles])
 
 
-_TAKE_ONE = {s: f"pg_index_take_one{s}" for s in _SIZES}
+_take_one = {}  # (device, itemsize) -> the launch of pg_index_take_one<itemsize>
 _local = threading.local()  # .count: this thread's count word, (ndarray, its address)
 _retired = []  # words that a kernel may still write (a call cut short, a graph): kept
 
@@ -193,7 +193,7 @@ def _launch_counted(launch, *args):
             _retired.append(word)  # its kernel may write it yet: never reused
             _local.count = None
         raise
-    return int(word[0][0])
+    return word[0].item(0)
 
 
 def _select(x, mask):
@@ -208,7 +208,11 @@ def _select(x, mask):
         if not x.is_c_contiguous():
             x = x.copy()
         out = _core.empty((n,), x.dtype)
-        total = _launch_counted(_kernel(_TAKE_ONE[x.itemsize])[1, _THREADS], mask, n, x, out)
+        key = (_core.get_device() if _several_devices() else 0, x.itemsize)
+        launch = _take_one.get(key)
+        if launch is None:
+            launch = _take_one[key] = _kernel(f"pg_index_take_one{key[1]}")[1, _THREADS]
+        total = _launch_counted(launch, mask, n, x, out)
         return out if total == n else out[:total]
     if n == 0:
         return _core.empty((0,), x.dtype)
