@@ -26,7 +26,9 @@ x[mask] with a mask of x's shape is a compaction (index.h: count, scan,
 select: three launches and one read of the count, which the result's shape
 needs). Up to 4096 elements (one tile), one launch counts and selects into
 an array of the mask's size, and the result is a view of its first `count`
-elements.
+elements; that kernel writes the count into a word of page-locked host
+memory of the calling thread's, which is read after a wait for the stream
+(no copy, no count array).
 
 Repeated indices in a setitem (x[[0, 0]] = [1, 2]): one of the writes wins,
 which one is not defined on a GPU (NumPy: the last).
