@@ -27,8 +27,8 @@ select: three launches and one read of the count, which the result's shape
 needs). Up to 4096 elements (one tile), one launch counts and selects into
 an array of the mask's size, and the result is a view of its first `count`
 elements; that kernel writes the count into a word of page-locked host
-memory of the calling thread's, which is read after a wait for the stream
-(no copy, no count array).
+memory (a few, shared by the threads), which is read after a wait for the
+stream (no copy, no count array).
 
 Repeated indices in a setitem (x[[0, 0]] = [1, 2]): one of the writes wins,
 which one is not defined on a GPU (NumPy: the last).
@@ -169,19 +169,21 @@ def _count(mask):
 
 
 _take_one = {}  # (device, itemsize) -> the launch of pg_index_take_one<itemsize>
-_local = threading.local()  # .count: this thread's count word, (ndarray, its address)
+_words = []  # free count words: (a page-locked int64 ndarray of 1, its address)
 _retired = []  # words that a kernel may still write (a call cut short, a graph): kept
 
 
 def _launch_counted(launch, *args):
     """launch(*args, the address of a count word) and the count it leaves:
-    the word is this thread's, in page-locked host memory that the kernel
-    writes itself (a device sees it at the host's address), so that reading
-    it takes a wait for the launch's stream and no copy."""
-    word = getattr(_local, "count", None)
-    if word is None:
+    the word, one of a few shared by all threads (each call takes one and
+    gives it back), is page-locked host memory that the kernel writes itself
+    (a device sees it at the host's address), so that reading it takes a
+    wait for the launch's stream and no copy."""
+    try:
+        word = _words.pop()
+    except IndexError:
         h = _core.pinned_array((1,), np.int64)
-        word = _local.count = (h, h.__array_interface__["data"][0])
+        word = (h, h.__array_interface__["data"][0])
     stream = _core.current_stream()
     if stream.ptr and _several_devices() and stream.device != _core.get_device():
         stream = _core.default_stream()  # the launch runs on this device's own
@@ -193,9 +195,12 @@ def _launch_counted(launch, *args):
     except BaseException as exc:
         if queued or not isinstance(exc, Exception):  # (a refused launch queues nothing)
             _retired.append(word)  # its kernel may write it yet: never reused
-            _local.count = None
+        else:
+            _words.append(word)
         raise
-    return word[0].item(0)
+    total = word[0].item(0)
+    _words.append(word)
+    return total
 
 
 def _select(x, mask):

@@ -646,14 +646,20 @@ def test_mask_on_a_stream_and_on_each_device(rng):
 
 def test_mask_inside_a_graph_capture_raises_and_then_works(rng):
     from pygpu import cuda
+    from pygpu._ops import indexing
 
     h = random_array(rng, (500,), np.float32)
     d = dev(h)
     m = d > 0
+    retired = len(indexing._retired)
     with cuda.graph() as g:
         with pytest.raises(pygpu.CudaError, match="capture"):
             d[m]
-    g.replay()  # the recorded selection writes into a retired word, not a live one
+    assert len(indexing._retired) == retired + 1
+    word = indexing._retired[-1]
+    assert all(w is not word for w in indexing._words)
+    g.replay()  # the recorded selection writes into the retired word, not a live one
     g.replay()
     same(d[m], h[h > 0])
     same(d[d < 0], h[h < 0])
+    assert word[0][0] == (h > 0).sum()  # (the graph's count)
