@@ -155,19 +155,6 @@ def _contiguous(a):
     return a if a.is_c_contiguous() else a.copy()
 
 
-def _count(mask):
-    """(the tiles' offsets, or 0 for one tile; the number of true elements)
-    of a C-contiguous bool DeviceArray."""
-    n = mask.size
-    tiles = -(-n // _TILE)
-    counts = _core.empty((tiles + 1,) if tiles > 1 else (), np.int64)  # 0-d: read at once
-    _kernel("pg_index_count")[min(tiles, _MAX_BLOCKS), _THREADS](mask, n, counts)
-    if tiles == 1:
-        return 0, int(counts)
-    _kernel("pg_index_scan")[1, _SCAN_THREADS](counts, tiles)
-    return counts, int(counts[tiles])
-
-
 _take_one = {}  # (device, itemsize) -> the launch of pg_index_take_one<itemsize>
 _words = []  # free count words: (a page-locked int64 ndarray of 1, its address)
 _retired = []  # words that a kernel may still write (a call cut short, a graph): kept
@@ -201,6 +188,19 @@ def _launch_counted(launch, *args):
     total = word[0].item(0)
     _words.append(word)
     return total
+
+
+def _count(mask):
+    """(the tiles' offsets, or 0 for one tile; the number of true elements)
+    of a C-contiguous bool DeviceArray."""
+    n = mask.size
+    tiles = -(-n // _TILE)
+    if tiles == 1:  # the count straight into a count word
+        return 0, _launch_counted(_kernel("pg_index_count")[1, _THREADS], mask, n)
+    counts = _core.empty((tiles + 1,), np.int64)
+    _kernel("pg_index_count")[min(tiles, _MAX_BLOCKS), _THREADS](mask, n, counts)
+    _kernel("pg_index_scan")[1, _SCAN_THREADS](counts, tiles)
+    return counts, int(counts[tiles])
 
 
 def _select(x, mask):
