@@ -23,8 +23,12 @@ Writes (setitem, put, place) into a read-only array (broadcast_to,
 diagonal) are NumPy's ValueError.
 
 x[mask] with a mask of x's shape is a compaction (index.h: count, scan,
-select: three launches, two for up to 4096 elements, and one read of the
-count, which the result's shape needs).
+select: three launches and one read of the count, which the result's shape
+needs). Up to 4096 elements (one tile), one launch counts and selects into
+an array of the mask's size, and the result is a view of its first `count`
+elements; that kernel writes the count into a word of page-locked host
+memory (a few, shared by the threads), which is read after a wait for the
+stream (no copy, no count array).
 
 Repeated indices in a setitem (x[[0, 0]] = [1, 2]): one of the writes wins,
 which one is not defined on a GPU (NumPy: the last).
@@ -71,6 +75,10 @@ def _sources():
         out[f"pg_index_take{s}"] = (
             f"pg_index_take{s}({sel}, const char *x, char *out)\n{{ pg::index::select(mask, "
             f"n, offsets, pg::index::take_values<{w}>{{(const {w} *)x, ({w} *)out}}); }}")
+        out[f"pg_index_take_one{s}"] = (
+            f"pg_index_take_one{s}(const unsigned char *mask, long long n, const char *x, "
+            f"char *out, long long *total)\n{{ pg::index::select(mask, n, 0, "
+            f"pg::index::take_values<{w}>{{(const {w} *)x, ({w} *)out}}, total); }}")
         out[f"pg_index_place{s}"] = (
             f"pg_index_place{s}({sel}, char *x, const char *v, long long nv)\n"
             f"{{ pg::index::select(mask, n, offsets, pg::index::put_values<{w}>"
@@ -147,25 +155,75 @@ def _contiguous(a):
     return a if a.is_c_contiguous() else a.copy()
 
 
+_take_one = {}  # (device, itemsize) -> the launch of pg_index_take_one<itemsize>
+_words = []  # free count words: (a page-locked int64 ndarray of 1, its address)
+_retired = []  # words that a kernel may still write (a call cut short, a graph): kept
+
+
+def _launch_counted(launch, *args):
+    """launch(*args, the address of a count word) and the count it leaves:
+    the word, one of a few shared by all threads (each call takes one and
+    gives it back), is page-locked host memory that the kernel writes itself
+    (a device sees it at the host's address), so that reading it takes a
+    wait for the launch's stream and no copy."""
+    try:
+        word = _words.pop()
+    except IndexError:
+        h = _core.pinned_array((1,), np.int64)
+        word = (h, h.__array_interface__["data"][0])
+    stream = _core.current_stream()
+    if stream.ptr and _several_devices() and stream.device != _core.get_device():
+        stream = _core.default_stream()  # the launch runs on this device's own
+    queued = False
+    try:
+        launch(*args, word[1])
+        queued = True
+        stream.synchronize()
+    except BaseException as exc:
+        if queued or not isinstance(exc, Exception):  # (a refused launch queues nothing)
+            _retired.append(word)  # its kernel may write it yet: never reused
+        else:
+            _words.append(word)
+        raise
+    total = word[0].item(0)
+    _words.append(word)
+    return total
+
+
 def _count(mask):
     """(the tiles' offsets, or 0 for one tile; the number of true elements)
     of a C-contiguous bool DeviceArray."""
     n = mask.size
     tiles = -(-n // _TILE)
-    counts = _core.empty((tiles + 1,) if tiles > 1 else (), np.int64)  # 0-d: read at once
+    if tiles == 1:  # the count straight into a count word
+        return 0, _launch_counted(_kernel("pg_index_count")[1, _THREADS], mask, n)
+    counts = _core.empty((tiles + 1,), np.int64)
     _kernel("pg_index_count")[min(tiles, _MAX_BLOCKS), _THREADS](mask, n, counts)
-    if tiles == 1:
-        return 0, int(counts)
     _kernel("pg_index_scan")[1, _SCAN_THREADS](counts, tiles)
     return counts, int(counts[tiles])
 
 
 def _select(x, mask):
     """x[mask] for a bool DeviceArray mask of x's shape: a new 1-D array."""
-    mask = _contiguous(mask)
     n = mask.size
+    if 0 < n <= _TILE:
+        # one tile: count and select in one launch, into room for every
+        # element; the result is the first `count` of it (at most one tile
+        # of x's bytes held past what it shows)
+        if not mask.is_c_contiguous():
+            mask = mask.copy()
+        if not x.is_c_contiguous():
+            x = x.copy()
+        out = _core.empty((n,), x.dtype)
+        key = (_core.get_device() if _several_devices() else 0, x.itemsize)
+        launch = _take_one.get(key)
+        if launch is None:
+            launch = _take_one[key] = _kernel(f"pg_index_take_one{key[1]}")[1, _THREADS]
+        total = _launch_counted(launch, mask, n, x, out)
+        return out if total == n else out[:total]
     if n == 0:
         return _core.empty((0,), x.dtype)
+    mask = _contiguous(mask)
     offsets, total = _count(mask)
     out = _core.empty((total,), x.dtype)
     if total:
@@ -467,7 +525,7 @@ def _on_own_device(f):
 def getitem(x, key):
     """x[key] for a key with integer arrays, boolean arrays or bool scalars
     (array.c's getitem sends those here): a new array, as NumPy's."""
-    if type(key) is DeviceArray and key.dtype == np.bool_ and key.shape == x.shape:
+    if type(key) is DeviceArray and key.dtype.char == "?" and key.shape == x.shape:
         return _select(x, key)
     v, arrays, b, in_place = _resolve(x, key)
     if v is None:

@@ -427,6 +427,7 @@ from pygpu.rawkernel import compile_cuda
 from pygpu._ops.indexing import render
 # every template once: the count and scan, the compactions, gather, scatter, check
 compile_cuda(render(["pg_index_count", "pg_index_scan", "pg_index_coords", "pg_index_take4",
+                     "pg_index_take_one16",
                      "pg_index_place8", "pg_index_gather16_i4", "pg_index_scatter2_i8",
                      "pg_index_check_i8"]),
              arch="sm_90")
@@ -547,3 +548,118 @@ def test_a_value_sharing_memory_with_the_target_is_read_before_the_write(rng):
     di = dev(hi)
     di[di[::-1]] = dev(np.array([10, 11, 12, 13]))
     same(di, want)
+
+
+# ---- x[mask] of up to one tile: one launch, the count in a page-locked word ------------------
+
+@pytest.mark.parametrize("n", [1, 31, 32, 255, 256, 257, 4095, 4096, 4097])
+@pytest.mark.parametrize("dtype", [np.int8, np.float16, np.float32, np.int64, np.complex128],
+                         ids=str)
+def test_mask_of_one_tile_selects_in_order(rng, n, dtype):
+    h = random_array(rng, (n,), dtype)
+    d = dev(h)
+    patterns = [random_array(rng, (n,), np.bool_), np.ones(n, bool), np.zeros(n, bool)]
+    for at in (0, n - 1):
+        m = np.zeros(n, bool)
+        m[at] = True
+        patterns.append(m)
+    for m in patterns:
+        same(d[dev(m)], h[m])
+
+
+def test_mask_of_one_tile_in_two_dimensions_and_strided(rng):
+    h = random_array(rng, (40, 50), np.float32)
+    d = dev(h)
+    same(d[d > 0], h[h > 0])
+    hv, dv = h[::2, ::-3], d[::2, ::-3]  # strided x and mask
+    same(dv[dv > 0], hv[hv > 0])
+    same(dv[dev(h > 0)[::2, ::-3]], hv[(h > 0)[::2, ::-3]])
+
+
+def test_mask_of_one_tile_result_is_its_own(rng):
+    h = random_array(rng, (300,), np.float64)
+    d = dev(h)
+    for m in (h > 0, np.ones(300, bool)):  # a part, and every element
+        r = d[dev(m)]
+        r[...] = 7
+        same(d, h)
+        same(r, np.full(m.sum(), 7.0))
+
+
+def test_mask_results_alternate_dtypes_and_sizes(rng):
+    # the same count word serves every call: each call's count is its own
+    cases = [random_array(rng, (n,), dt) for n, dt in
+             ((100, np.float32), (4096, np.int16), (7, np.float64), (5000, np.int8),
+              (1, np.complex64), (3000, np.uint32))]
+    devs = [dev(h) for h in cases]
+    for _ in range(2):
+        for h, d in zip(cases, devs, strict=True):
+            same(d[d != d.dtype.type(0)] if d.dtype.kind != "c" else d[d == d], h[h != 0]
+                 if h.dtype.kind != "c" else h)
+
+
+def test_mask_on_threads_at_once(rng):
+    import threading
+
+    hs = [random_array(rng, (64 * (i + 1),), np.float32) for i in range(4)]
+    ds = [dev(h) for h in hs]
+    bad = []
+
+    def work(i):
+        for _ in range(30):
+            got = ds[i][ds[i] > 0].copy_to_host()
+            if not np.array_equal(got, hs[i][hs[i] > 0]):
+                bad.append(i)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not bad
+
+
+def test_mask_on_a_stream_and_on_each_device(rng):
+    from pygpu import cuda
+
+    h = random_array(rng, (1000,), np.float32)
+    with cuda.stream():
+        d = dev(h)
+        same(d[d > 0], h[h > 0])
+    if len(cuda.gpus) < 2:
+        return
+    with cuda.gpus[1]:
+        d1 = dev(h)
+    assert d1.device.id == 1
+    same(d1[d1 > 0], h[h > 0])  # device 0 current: the work goes to device 1
+    with cuda.gpus[0]:
+        s0 = cuda.stream()
+    with s0:  # another device's current stream: device 1's default one runs it
+        same(d1[d1 > 0], h[h > 0])
+        same(d[d > 0], h[h > 0])
+    with cuda.gpus[1]:
+        m0 = d > 0
+    with pytest.raises(ValueError, match="device"):
+        d1[m0]  # a mask of another device is refused, and nothing is queued
+    same(d1[d1 > 0], h[h > 0])
+
+
+def test_mask_inside_a_graph_capture_raises_and_then_works(rng):
+    from pygpu import cuda
+    from pygpu._ops import indexing
+
+    h = random_array(rng, (500,), np.float32)
+    d = dev(h)
+    m = d > 0
+    retired = len(indexing._retired)
+    with cuda.graph() as g:
+        with pytest.raises(pygpu.CudaError, match="capture"):
+            d[m]
+    assert len(indexing._retired) == retired + 1
+    word = indexing._retired[-1]
+    assert all(w is not word for w in indexing._words)
+    g.replay()  # the recorded selection writes into the retired word, not a live one
+    g.replay()
+    same(d[m], h[h > 0])
+    same(d[d < 0], h[h < 0])
+    assert word[0][0] == (h > 0).sum()  # (the graph's count)

@@ -10,7 +10,9 @@
  * tile), scan (one block: the tiles' counts to exclusive offsets, the total
  * after them; skipped for one tile, whose offset is 0) and a compaction
  * (each element's place: its tile's offset, the counts of the rows and warps
- * before it in the tile, the lanes before it in its warp's ballot). */
+ * before it in the tile, the lanes before it in its warp's ballot). A single
+ * tile is selected in one launch, which also leaves its count (x[mask] into
+ * an output of the tile's size). */
 #ifndef PYGPU_INDEX_H
 #define PYGPU_INDEX_H
 
@@ -159,10 +161,13 @@ scan(long long *counts, long long tiles)
 }
 
 /* Each true element e of mask[0, n) in order: emit(e, its place). offsets:
- * the tiles' exclusive offsets (NULL for one tile). */
+ * the tiles' exclusive offsets (NULL for one tile). total (one tile only, so
+ * one block: count and select in one launch), where not NULL: the number of
+ * true elements. */
 template <class Emit>
 PG_INDEX_FN void
-select(const unsigned char *mask, long long n, const long long *offsets, Emit emit)
+select(const unsigned char *mask, long long n, const long long *offsets, Emit emit,
+       long long *total = 0)
 {
     __shared__ int before[ROWS * WARPS];
     const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
@@ -197,6 +202,9 @@ select(const unsigned char *mask, long long n, const long long *offsets, Emit em
             for (int u = 0; u < PER; u++) {
                 before[lane * PER + u] = at;
                 at += mine[u];
+            }
+            if (total != 0 && lane == 31) { /* the last lane's end: the tile's count */
+                *total = at;
             }
         }
         __syncthreads();
