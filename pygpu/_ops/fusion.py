@@ -42,10 +42,10 @@ _REDUCTIONS = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min,
 _ARRAY_FUNCTIONS = {np.where: "where", **{f: n for n, f in _REDUCTIONS.items()}}
 
 
-def _unsupported(what):
-    return TypeError(f"pygpu.fuse: {what} is not supported in a fused function "
-                     "(supported: operators, pygpu's ufuncs as numpy.<ufunc>, numpy.where, "
-                     "astype, and one final reduction: sum, prod, max, min, mean, any, all)")
+def _unsupported(what, hint=None):
+    return TypeError(f"pygpu.fuse: {what} is not supported in a fused function; " + (
+        hint or "it takes operators, numpy's ufuncs (numpy.sin, ...), numpy.where, "
+        "astype, and one final reduction (sum, prod, max, min, mean, any, all)"))
 
 
 class _Node:
@@ -132,12 +132,12 @@ class _Tracer:
 
     # ---- what needs a value ------------------------------------------------------------
     def __bool__(self):
-        raise _unsupported("Python control flow (if, and, or, bool()) on a traced value; "
-                           "use numpy.where")
+        raise _unsupported("Python control flow (if, and, or, bool()) on a traced value",
+                           "use numpy.where(condition, x, y)")
 
     def __float__(self):
-        raise _unsupported("float() or a math.* function on a traced value; use numpy's "
-                           "ufunc (numpy.sin, ...)")
+        raise _unsupported("float(), int() or a math.* function on a traced value",
+                           "use numpy's ufunc (numpy.sin, not math.sin)")
 
     __int__ = __index__ = __complex__ = __float__
 
@@ -148,6 +148,8 @@ class _Tracer:
         raise _unsupported("iterating over a traced value")
 
     def __getattr__(self, name):
+        if name.startswith("__"):  # protocols numpy and Python probe for
+            raise AttributeError(name)
         raise _unsupported(f"the attribute {name!r} of a traced value")
 
     __hash__ = None
@@ -186,15 +188,15 @@ def _node_of(x):
     NumPy scalar of a device dtype)."""
     if isinstance(x, _Tracer):
         if x.node.kind == "reduce":
-            raise _unsupported("an operation on the result of a reduction (a reduction "
-                               "must be the function's result)")
+            raise _unsupported("an operation on the result of a reduction",
+                               "a reduction must be the function's result")
         return x.node
+    if isinstance(x, np.generic):  # before float: numpy.float64 is a float
+        return _Node("const", _device_char(x.dtype), value=x)
     if isinstance(x, bool):
         return _Node("const", "?", value=x)
     if isinstance(x, (int, float, complex)):
         return _Node("const", _WEAK[type(x)], weak=type(x), value=x)
-    if isinstance(x, np.generic):
-        return _Node("const", _device_char(x.dtype), value=x)
     if isinstance(x, DeviceArray):
         raise _unsupported("a DeviceArray that is not an argument (a closure's or a "
                            "global's); pass it as an argument")
@@ -355,12 +357,12 @@ def _descr(name, x):
     """What a kernel depends on of an argument: its kind and type."""
     if isinstance(x, DeviceArray):
         return ("a", canonical(x.dtype.char))
+    if isinstance(x, np.generic):  # before float: numpy.float64 is a float
+        return ("s", _device_char(x.dtype))
     if isinstance(x, bool):
         return ("s", "?")
     if isinstance(x, (int, float, complex)):
         return ("w", type(x))
-    if isinstance(x, np.generic):
-        return ("s", _device_char(x.dtype))
     if isinstance(x, np.ndarray):
         raise _uf._host_array_error(name, x)
     raise TypeError(f"{name}: pygpu.fuse takes DeviceArrays and scalars, not "
@@ -399,10 +401,10 @@ class Fused:
 
     def __init__(self, func, name=None):
         self.func = func
+        functools.update_wrapper(self, func)
         self.__name__ = name or getattr(func, "__name__", "fused")
         self._kernels = {}
         self._lock = threading.Lock()
-        functools.update_wrapper(self, func)
 
     def kernel(self, *args):
         """The traced kernel for these arguments (the cache's entry)."""
