@@ -14,9 +14,13 @@ the one compile path and its caches, and ufunc.py's broadcasting and launch
 all serve it unchanged. `sin(x) * 2 + sqrt(abs(x))` reads x once and writes
 once.
 
-A final reduction (`.sum()`, `np.sum(e)`, `max`, `min`, `prod`, `mean`,
-`any`, `all`, `np.add.reduce(e)`) runs after the fused elementwise kernel, as
-pygpu's reduction of its result: two passes, the second over the result.
+A final reduction (`.sum()`, `np.sum(e)`, `max`, `min`, `prod`, with axis,
+dtype and keepdims, or `np.add.reduce(e)`) of an expression of one array is
+one pass: the expression is the map of a Reduction (table.py) that
+reduction.py's one template runs (`_map_reduce`). Otherwise (`mean`, `any`,
+`all`, or an expression of several arrays or of scalar arguments, which the
+reduction kernels cannot take) the fused elementwise kernel writes the
+expression and pygpu's reduction reads it: two passes.
 
 An area of pygpu/_ops (see its __init__.py): __all__, NUMPY and ATTRIBUTES
 are what the rest of pygpu reads."""
@@ -383,8 +387,49 @@ def _trace(func, descrs):
     return _Kernel(result.node, len(descrs))
 
 
+_MAPPED = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minimum"}
+
+
+def _map_reduce(kernel, x):
+    """The final reduction with the fused expression as its map: one pass,
+    reading x (the expression's one array) and writing only the result, by
+    reduction.py's _reduce on a Reduction of the table's kind registered
+    under the kernel's name."""
+    from . import reduction as R
+    from .table import REDUCTIONS, Reduction
+
+    name, kwargs = kernel.reduction
+    opname = _MAPPED[name]
+    axis, dtype, keepdims = kwargs.get("axis"), kwargs.get("dtype"), kwargs.get("keepdims",
+                                                                                False)
+    fchar = kernel.loop[1]
+    # NumPy's answer on a stand-in (each axis one element): the dtype, and the errors
+    standin = np.zeros((1,) * x.ndim, np.dtype(fchar))
+    rdt = np.asarray(_REDUCTIONS[name](standin, **kwargs)).dtype
+    loop = R._op_loop(opname, fchar, dtype)
+    spec = f"{kernel.op.name}_{name}"
+    if spec not in REDUCTIONS:
+        from .codegen import compute
+
+        body = (f"[&]() -> A {{ typedef X T0; typedef {compute(fchar)} R0; T0 in0 = x; "
+                f"R0 out0; {{ {kernel.op.code} }} return pg::cast<A>(out0); }}()")
+        REDUCTIONS.setdefault(spec, Reduction(spec, op=opname, map=body))
+    axes = R._axes(axis, x.ndim)
+    kept, shape = R._shapes(x, axes, keepdims)
+    with x.device:
+        res = R._result(None, kept, np.dtype(loop), x)
+        R._reduce(spec, spec, x, axes, loop, canonical(loop), res)
+        if res.dtype != rdt:
+            res = res.astype(rdt)
+        return R._finish(res, None, shape)
+
+
 def _run(kernel, args):
     operands = [args[v] if where == "arg" else v for where, v in kernel.sources]
+    if (kernel.reduction is not None and kernel.reduction[0] in _MAPPED and
+            len(operands) == 1 and isinstance(operands[0], DeviceArray) and
+            operands[0].size > 0):
+        return _map_reduce(kernel, operands[0])
     arrays = [x for x in operands if isinstance(x, DeviceArray)]
     shape = _uf._broadcast(arrays, [None])
     with _uf._device_of(arrays):

@@ -150,3 +150,26 @@ def test_rendered_source_compiles_with_nvrtc():
     a weak scalar, where, a cast and a non-finite constant: the source NVRTC
     gets on a GPU."""
     assert run_with_nvrtc(NVRTC_CHECK).strip() == "('eddd', 'f')"
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "max", "min"])
+@pytest.mark.parametrize("axis,keepdims", [(None, False), (0, True), (1, False)])
+def test_reduction_of_one_array_is_one_pass(name, axis, keepdims, rng):
+    x = rng.uniform(0.5, 1.5, (16, 24)).astype(np.float32)
+    f = pygpu.fuse(lambda x: getattr(np.sin(x) * 0.5 + 1, name)(axis=axis, keepdims=keepdims))
+    elementwise = len(codegen._units)
+    got = f(pygpu.asarray(x))
+    assert len(codegen._units) == elementwise  # the expression is the reduction's map
+    want = getattr(np.sin(x) * 0.5 + 1, name)(axis=axis, keepdims=keepdims)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got.copy_to_host(), want, rtol=2e-5)
+
+
+def test_reduction_dtype_is_numpys():
+    x = np.arange(100, dtype=np.int8)
+    got = pygpu.fuse(lambda x: (x * 2).sum())(pygpu.asarray(x))  # int8 wraps, int64 sum
+    assert got.dtype == np.int64 and int(got.copy_to_host()) == (x * 2).sum()
+    h = np.linspace(-1, 1, 7).astype(np.float16)
+    got = pygpu.fuse(lambda x: np.exp(x).sum(dtype=np.float64))(pygpu.asarray(h))
+    assert got.dtype == np.float64
+    assert float(got.copy_to_host()) == np.exp(h).sum(dtype=np.float64)
