@@ -390,13 +390,27 @@ def _trace(func, descrs):
 _MAPPED = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minimum"}
 
 
+def _map_spec(kernel):
+    """The name of the Reduction (table.py's REDUCTIONS, registered at first
+    use) whose map is the kernel's expression."""
+    from .codegen import compute
+    from .table import REDUCTIONS, Reduction
+
+    name = kernel.reduction[0]
+    spec = f"{kernel.op.name}_{name}"
+    if spec not in REDUCTIONS:
+        body = (f"[&]() -> A {{ typedef X T0; typedef {compute(kernel.loop[1])} R0; "
+                f"T0 in0 = x; R0 out0; {{ {kernel.op.code} }} return pg::cast<A>(out0); }}()")
+        REDUCTIONS.setdefault(spec, Reduction(spec, op=_MAPPED[name], map=body))
+    return spec
+
+
 def _map_reduce(kernel, x):
     """The final reduction with the fused expression as its map: one pass,
     reading x (the expression's one array) and writing only the result, by
     reduction.py's _reduce on a Reduction of the table's kind registered
     under the kernel's name."""
     from . import reduction as R
-    from .table import REDUCTIONS, Reduction
 
     name, kwargs = kernel.reduction
     opname = _MAPPED[name]
@@ -407,13 +421,7 @@ def _map_reduce(kernel, x):
     standin = np.zeros((1,) * x.ndim, np.dtype(fchar))
     rdt = np.asarray(_REDUCTIONS[name](standin, **kwargs)).dtype
     loop = R._op_loop(opname, fchar, dtype)
-    spec = f"{kernel.op.name}_{name}"
-    if spec not in REDUCTIONS:
-        from .codegen import compute
-
-        body = (f"[&]() -> A {{ typedef X T0; typedef {compute(fchar)} R0; T0 in0 = x; "
-                f"R0 out0; {{ {kernel.op.code} }} return pg::cast<A>(out0); }}()")
-        REDUCTIONS.setdefault(spec, Reduction(spec, op=opname, map=body))
+    spec = _map_spec(kernel)
     axes = R._axes(axis, x.ndim)
     kept, shape = R._shapes(x, axes, keepdims)
     with x.device:
