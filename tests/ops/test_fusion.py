@@ -179,3 +179,21 @@ def test_reduction_dtype_is_numpys():
     got = pygpu.fuse(lambda x: np.exp(x).sum(dtype=np.float64))(pygpu.asarray(h))
     assert got.dtype == np.float64
     assert float(got.copy_to_host()) == np.exp(h).sum(dtype=np.float64)
+
+
+def test_empty_0d_and_many_axes(rng):
+    f = pygpu.fuse(lambda x, y: x * y + 1)
+    e = f(pygpu.asarray(np.zeros((0, 3), np.float32)), pygpu.asarray(np.ones(3, np.float32)))
+    assert e.shape == (0, 3) and e.dtype == np.float32
+    z = f(pygpu.asarray(np.float64(2.0)), 3)
+    assert z.shape == () and float(z.copy_to_host()) == 7.0
+    a = rng.standard_normal((2, 3, 2, 3, 2, 3))  # more axes than the kernels fold
+    b = rng.standard_normal((3, 1, 3, 2, 1))
+    got = f(pygpu.asarray(a)[..., ::2], pygpu.asarray(b))
+    np.testing.assert_array_equal(got.copy_to_host(), a[..., ::2] * b + 1)
+
+
+def test_a_closures_device_array_is_refused():
+    d = pygpu.asarray(np.ones(4, np.float32))
+    with pytest.raises(TypeError, match="pass it as an argument"):
+        pygpu.fuse(lambda x: x + d)(d)
