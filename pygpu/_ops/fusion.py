@@ -226,12 +226,20 @@ def _apply(name, inputs):
     if loop not in op.loops:
         raise TypeError(f"pygpu.fuse: {name} has no loop for {loop[0]}->{loop[1]}")
     for a, c in zip(args, loop[0], strict=True):
-        if a.kind == "const" and a.weak is int and c in "bBhHiIqQ":
-            info = np.iinfo(np.dtype(c))
-            if not info.min <= a.value <= info.max:
-                raise OverflowError(f"Python integer {a.value} out of bounds for "
-                                    f"{np.dtype(c)}")
+        if a.weak is int and c in "bBhHiIqQ":
+            if a.kind == "const":
+                _check_int(a.value, c)
+            else:  # an argument: checked at each call (_run)
+                a.value = (a.value or "") + c
     return _Tracer(_Node("op", loop[1][0], op=op, loop=loop, args=args))
+
+
+def _check_int(value, char):
+    """NumPy's OverflowError for a Python int that the loop's type cannot hold
+    (NEP 50)."""
+    info = np.iinfo(np.dtype(char))
+    if not info.min <= value <= info.max:
+        raise OverflowError(f"Python integer {value} out of bounds for {np.dtype(char)}")
 
 
 def _where(cond, x, y):
@@ -349,6 +357,9 @@ class _Kernel:
         leaves = _collect(result, nargs)
         self.sources = [("arg", leaf.index) if leaf.kind == "arg" else ("const", leaf.value)
                         for leaf in leaves]
+        # Python int arguments and the integer types of the loops they meet
+        self.ints = [(leaf.index, leaf.value) for leaf in leaves
+                     if leaf.kind == "arg" and leaf.weak is int and leaf.value]
         code = _render(result, leaves)
         self.loop = ("".join(leaf.char for leaf in leaves), result.char)
         digest = hashlib.sha1(f"{self.loop}{code}".encode()).hexdigest()[:16]
@@ -434,6 +445,9 @@ def _map_reduce(kernel, x):
 
 def _run(kernel, args):
     operands = [args[v] if where == "arg" else v for where, v in kernel.sources]
+    for index, chars in kernel.ints:
+        for c in chars:
+            _check_int(args[index], c)
     if (kernel.reduction is not None and kernel.reduction[0] in _MAPPED and
             len(operands) == 1 and isinstance(operands[0], DeviceArray) and
             operands[0].size > 0):

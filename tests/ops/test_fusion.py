@@ -197,3 +197,13 @@ def test_a_closures_device_array_is_refused():
     d = pygpu.asarray(np.ones(4, np.float32))
     with pytest.raises(TypeError, match="pass it as an argument"):
         pygpu.fuse(lambda x: x + d)(d)
+
+
+def test_a_python_int_beyond_the_loops_type_is_numpys_overflow_error():
+    f = pygpu.fuse(lambda x, k: x + k)
+    x = np.arange(5, dtype=np.int8)
+    np.testing.assert_array_equal(f(pygpu.asarray(x), 100).copy_to_host(), x + 100)
+    with pytest.raises(OverflowError, match="out of bounds for int8"):
+        f(pygpu.asarray(x), 1000)
+    with pytest.raises(OverflowError, match="out of bounds for int8"):
+        pygpu.fuse(lambda x: x * 300)(pygpu.asarray(x))
