@@ -391,7 +391,14 @@ def _trace(func, descrs):
             tracers.append(_Tracer(_Node("arg", _WEAK[t], weak=t, index=k)))
         else:
             tracers.append(_Tracer(_Node("arg", t, index=k)))
-    result = func(*tracers)
+    try:
+        result = func(*tracers)
+    except TypeError as exc:  # pygpu's own functions take no tracers (ufunc.py's _operand)
+        if "_Tracer" not in str(exc):
+            raise
+        raise _unsupported("a pygpu function (pygpu.sin, pygpu.where, ...) on a traced value",
+                           "use numpy's (numpy.sin, numpy.where), which a fused function "
+                           "traces") from exc
     if not isinstance(result, _Tracer):
         raise _unsupported(f"a result of type {type(result).__name__} (a fused function "
                            "returns one traced value)")

@@ -120,6 +120,7 @@ def test_vectorize_picks_the_first_safe_signature(rng):
     (lambda x: x[0], "indexing"),
     (lambda x: np.divmod(x, 2), "more than one output"),
     (lambda x: 3, "result of type int"),
+    (lambda x: pygpu.sin(x), "use numpy's"),
 ])
 def test_unsupported_is_a_type_error_naming_it(body, what):
     with pytest.raises(TypeError, match=what):
