@@ -27,6 +27,7 @@ are what the rest of pygpu reads."""
 
 import functools
 import hashlib
+import math
 import threading
 
 import numpy as np
@@ -539,6 +540,41 @@ def _parse_signature(sig):
     return tuple(np.dtype(t) for t in ins), np.dtype(out)
 
 
+def _jit_kernel(dev, nin):
+    """A @cuda.jit kernel applying the device function `dev` to nin flat
+    inputs, each read at i * its step (0 for a scalar)."""
+    from .._jit import device as cuda
+    from .._jit.dispatcher import jit
+
+    if nin == 1:
+        def apply1(out, n, a, sa):
+            i = cuda.grid(1)
+            if i < n:
+                out[i] = dev(a[i * sa])
+        return jit(apply1)
+    if nin == 2:
+        def apply2(out, n, a, sa, b, sb):
+            i = cuda.grid(1)
+            if i < n:
+                out[i] = dev(a[i * sa], b[i * sb])
+        return jit(apply2)
+    if nin == 3:
+        def apply3(out, n, a, sa, b, sb, c, sc):
+            i = cuda.grid(1)
+            if i < n:
+                out[i] = dev(a[i * sa], b[i * sb], c[i * sc])
+        return jit(apply3)
+    if nin == 4:
+        def apply4(out, n, a, sa, b, sb, c, sc, d, sd):
+            i = cuda.grid(1)
+            if i < n:
+                out[i] = dev(a[i * sa], b[i * sb], c[i * sc], d[i * sd])
+        return jit(apply4)
+    raise TypeError(f"pygpu.vectorize: a function of {nin} arguments that the tracer cannot "
+                    "take (math.*, control flow) compiles through pygpu.cuda.jit, which "
+                    "vectorize does for at most 4 arguments")
+
+
 class Vectorized:
     """A scalar function applied elementwise with NumPy's broadcasting, in one
     kernel per signature (pygpu.vectorize). Its body is traced as pygpu.fuse
@@ -604,7 +640,42 @@ class Vectorized:
         if not any(isinstance(x, DeviceArray) for x in args):
             raise TypeError(f"{self.__name__}: a vectorized function takes at least one "
                             "DeviceArray")
-        return f(*args)
+        if not isinstance(f, Fused):
+            return self._jit_call(f, ins, out, args)
+        try:
+            return f(*args)
+        except TypeError as exc:
+            if "pygpu.fuse:" not in str(exc) or "traced value" not in str(exc):
+                raise
+        # the body needs values (math.sin, if): Numba's way, a device function
+        # of pygpu.cuda.jit applied by a kernel
+        from .._jit.dispatcher import Dispatcher
+
+        dev = Dispatcher(self.func, device=True)
+        f = self._fused[key] = _jit_kernel(dev, len(ins))
+        return self._jit_call(f, ins, out, args)
+
+    def _jit_call(self, kernel, ins, out, args):
+        from .._core import empty
+        from .manipulation import broadcast_to
+
+        arrays = [x for x in args if isinstance(x, DeviceArray)]
+        shape = _uf._broadcast(arrays, [None])
+        n = math.prod(shape)
+        flat = []
+        with _uf._device_of(arrays):
+            for x, d in zip(args, ins, strict=True):
+                if isinstance(x, DeviceArray):
+                    x = x if x.dtype == d else x.astype(d)
+                    if x.shape != tuple(shape) or not x.flags["C_CONTIGUOUS"]:
+                        x = broadcast_to(x, shape).copy()
+                    flat += [x.reshape(-1), 1]
+                else:
+                    flat += [_uf._core.asarray(np.array([x], dtype=d)), 0]
+            result = empty(n, out)
+            if n:
+                kernel[-(-n // 256), 256](result, n, *flat)
+        return result.reshape(shape)
 
     def _lazy(self, *args):
         f = self._fused.get(None)

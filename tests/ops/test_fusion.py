@@ -208,3 +208,23 @@ def test_a_python_int_beyond_the_loops_type_is_numpys_overflow_error():
         f(pygpu.asarray(x), 1000)
     with pytest.raises(OverflowError, match="out of bounds for int8"):
         pygpu.fuse(lambda x: x * 300)(pygpu.asarray(x))
+
+
+@pygpu.vectorize(["float32(float32, float32)", "float64(float64, float64)"])
+def _branchy(a, b):
+    if a > b:
+        return math.sin(a) * b
+    return math.sqrt(abs(b)) + 1.0
+
+
+def test_vectorize_with_math_and_control_flow_compiles_through_the_jit():
+    x = np.linspace(-2, 2, 11).astype(np.float32)
+    y = np.linspace(1, -1, 11).astype(np.float32)
+    want = np.array([_branchy.func(a, b) for a, b in zip(x.tolist(), y.tolist(), strict=True)])
+    got = _branchy(pygpu.asarray(x), pygpu.asarray(y))
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got.copy_to_host(), want, rtol=1e-6)
+    got = _branchy(pygpu.asarray(x.reshape(11, 1)), 0.5)  # broadcast, a scalar
+    assert got.shape == (11, 1)
+    np.testing.assert_allclose(got.copy_to_host()[:, 0],
+                               [_branchy.func(a, 0.5) for a in x.tolist()], rtol=1e-6)
