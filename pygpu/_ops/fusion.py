@@ -22,6 +22,13 @@ reduction.py's one template runs (`_map_reduce`). Otherwise (`mean`, `any`,
 reduction kernels cannot take) the fused elementwise kernel writes the
 expression and pygpu's reduction reads it: two passes.
 
+pygpu.vectorize(signatures)(f) picks the first signature that takes the
+arguments by safe casting (numba.vectorize's rule), and traces f as fuse
+does, on tracers of the signature's types, its result cast to the
+signature's; a body the tracer cannot take (math.sin, `if` on a value)
+becomes a device function of pygpu.cuda.jit (pygpu/_jit) applied by a
+@cuda.jit kernel to the broadcast inputs, as Numba does.
+
 An area of pygpu/_ops (see its __init__.py): __all__, NUMPY and ATTRIBUTES
 are what the rest of pygpu reads."""
 
@@ -577,9 +584,8 @@ def _jit_kernel(dev, nin):
 
 class Vectorized:
     """A scalar function applied elementwise with NumPy's broadcasting, in one
-    kernel per signature (pygpu.vectorize). Its body is traced as pygpu.fuse
-    traces: Python operators and numpy's ufuncs on its arguments (numpy.sin,
-    not math.sin)."""
+    kernel per signature (pygpu.vectorize): traced as pygpu.fuse traces, else
+    (math.*, control flow) compiled by pygpu.cuda.jit as a device function."""
 
     def __init__(self, func, signatures):
         self.func = func
