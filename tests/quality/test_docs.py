@@ -1,6 +1,7 @@
 """The notebooks and the README's examples run as written."""
 
 import importlib.util
+import os
 import re
 import shutil
 import subprocess
@@ -61,7 +62,9 @@ def test_readme_python_examples_run(tmp_path):
             continue  # the scikit-learn example: pip install -e ".[test-sklearn]"
         script = tmp_path / f"example{i}.py"
         script.write_text(code)
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+            filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
         r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                           timeout=300, cwd=ROOT)
+                           timeout=300, cwd=ROOT, env=env)
         assert r.returncode == 0, r.stderr
         assert "True" in r.stdout
