@@ -30,6 +30,11 @@ MAX_DIMS = 4
 UNROLL = 8  # elements a thread per step of the contiguous kernels (H200, 2^28 float32/64:
 # 4 gave 0.90-0.99x the copy, 8 0.93-1.00x, 16 0.49-1.00x)
 MAX_BLOCKS = 1 << 20
+# NVRTC contracts a * b + c into one fused multiply-add unless told not to;
+# the host compiler (and NumPy's C loops) round each operation, so without
+# this a GPU's answers differ in the last bits and at the infinities (the
+# table's code calls pg::fma where NumPy's loops fuse)
+OPTIONS = ("--fmad=false",)
 INCLUDE = Path(__file__).resolve().parent.parent / "include"
 
 # a type character -> the name it has in kernel names
@@ -169,7 +174,7 @@ def function(op, ins, outs, layout, mask):
     with _lock:
         unit = _units.get((device, op.name, loops, only))
         if unit is None:
-            unit = RawModule(render(op, loops, only), check=False)
+            unit = RawModule(render(op, loops, only), options=OPTIONS, check=False)
             _units[(device, op.name, loops, only)] = unit
     f = unit.get_function(kernel_name(op, ins, outs, layout, mask))
     _functions[key] = f

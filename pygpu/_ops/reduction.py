@@ -230,7 +230,7 @@ def _function(family, call, kern):
     with _lock:
         unit = _units.get((device, group))
         if unit is None:
-            unit = RawModule(render(group), check=False)
+            unit = RawModule(render(group), options=codegen.OPTIONS, check=False)
             _units[(device, group)] = unit
     f = unit.get_function(_name(kern))
     _functions[(device, kern)] = f
