@@ -303,6 +303,13 @@ class ElementwiseKernel:
                                 shape)
 
 
+@dataclass(frozen=True)
+class _Reduction(Reduction):
+    """A user's Reduction: the table's fields and C placed before it
+    (reduction.render writes it once a unit)."""
+    preamble: str = ""
+
+
 class ReductionKernel:
     """A reduction from C snippets, as cupy.ReductionKernel:
     `ReductionKernel('T x', 'T y', 'x * x', 'a + b', 'y = sqrt(a)', '0', 'l2norm')`.
@@ -382,9 +389,9 @@ class ReductionKernel:
                 f"{{ {self.post_map_expr}\n; }} return {out.name}; }}()")
         combine = (f"{defs} typedef A _type_reduce; const A a = in0; const A b = in1; "
                    f"out0 = pg::cast<A>({self.reduce_expr});")
-        reduction.CUSTOM[name] = Reduction(name, combine=combine,
-                                           identity=f"pg::cast<A>({self.identity})",
-                                           map=mapping, post=post)
+        reduction.CUSTOM[name] = _Reduction(name, combine=combine,
+                                            identity=f"pg::cast<A>({self.identity})",
+                                            map=mapping, post=post, preamble=self.preamble)
         return name
 
     def __call__(self, *args, out=None, axis=None, keepdims=False, stream=None):
@@ -401,8 +408,6 @@ class ReductionKernel:
         operands = [_operand(kname, x) for x in args[:self.nin]]
         ins, outc, types = _bind(kname, self.in_params, self.out_params, operands, outs)
         loop = self._reduce_char(types, outc)
-        if self.preamble:
-            raise NotImplementedError("ReductionKernel: preamble is not supported yet")
         arrays = [x for x in operands if isinstance(x, DeviceArray)]
         if not arrays:
             operands[0] = _core.asarray(np.asarray(operands[0], dtype=np.dtype(ins[0])))
@@ -429,7 +434,8 @@ class ReductionKernel:
                            for p, c in zip(self.in_params, ins, strict=True))
         defs = " ".join(f"typedef {codegen.compute(c)} {t};" for t, c in types.items())
         return ElementwiseKernel(params, f"{np.dtype(loop).name} _pg_mapped",
-                                 f"{defs} _pg_mapped = {self.map_expr};", self.name)
+                                 f"{defs} _pg_mapped = {self.map_expr};", self.name,
+                                 preamble=self.preamble)
 
     def _finish(self, x, spec, loop, outc, out, axis, keepdims):
         axes = tuple(range(x.ndim)) if axis is None else normalize_axis_tuple(axis, x.ndim)

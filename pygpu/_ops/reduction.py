@@ -191,7 +191,8 @@ def render(kernels):
     """The CUDA C of a unit: each reduction struct once, then the kernels."""
     kernels = list(dict.fromkeys(kernels))
     functors = dict.fromkeys((k[1], k[3]) for k in kernels)
-    return "\n".join(["#include <pygpu/reduce.h>\n"] +
+    preambles = dict.fromkeys(getattr(_spec(s), "preamble", "") for s, _ in functors)
+    return "\n".join(["#include <pygpu/reduce.h>\n", *preambles] +  # a user's (custom.py)
                      [_functor(_spec(s), loop) for s, loop in functors] +
                      [_kernel(k) for k in kernels])
 
