@@ -385,7 +385,8 @@ class ReductionKernel:
             mapping = "pg::cast<A>(x)"
         out = self.out_params[0]
         ot = codegen.compute(outc)
-        post = (f"[&]() -> {ot} {{ {defs} typedef A _type_reduce; {ot} {out.name} = {ot}(); "
+        post = (f"[&]() -> {ot} {{ {defs} typedef A _type_reduce; typedef {ot} _type_out; "
+                f"_type_out {out.name} = _type_out(); "
                 f"{{ {self.post_map_expr}\n; }} return {out.name}; }}()")
         combine = (f"{defs} typedef A _type_reduce; const A a = in0; const A b = in1; "
                    f"out0 = pg::cast<A>({self.reduce_expr});")
