@@ -190,8 +190,8 @@ class ElementwiseKernel:
     type placeholder (any other identifier, as T) bound at each call by the
     dtypes of the arrays passed for it (scalars bind it where no array does;
     outputs given bind it too). The operation is C over those names (inputs
-    in their compute types: float for float16; outputs are write-only, each
-    must be set), `i` (the index in the broadcast shape) and `_ind.size()`
+    in their compute types: float for float16; outputs given hold their
+    values, else each must be set), `i` (the index in the broadcast shape) and `_ind.size()`
     (the number of elements); preamble is C placed before the kernel.
     Called as `kernel(*inputs, *outputs, size=None)` (or out=): arrays of a
     fixed type's other dtype are cast (same_kind), scalars cast to the
@@ -227,11 +227,14 @@ class ElementwiseKernel:
     def __repr__(self):
         return f"<pygpu.ElementwiseKernel {self.name!r}>"
 
-    def _code(self):
+    def _code(self, first):
+        """The op's C code; first: where the outputs' current values are among
+        the inputs (outputs given: they are read too), or None."""
         ins, outs = self.in_params, self.out_params
         lines = [_typedefs(ins, outs)]
         lines += [f"const T{k} {p.name} = in{k};" for k, p in enumerate(ins)]
-        lines += [f"R{k} {p.name};" for k, p in enumerate(outs)]
+        lines += [f"R{k} {p.name};" if first is None else
+                  f"R{k} {p.name} = pg::cast<R{k}>(in{first + k});" for k, p in enumerate(outs)]
         if "_ind" in self.operation:
             lines.append("struct { long long n_; PG_FN long long size() const "
                          "{ return n_; } } _ind = {n};")
@@ -239,10 +242,12 @@ class ElementwiseKernel:
         lines += [f"out{k} = {p.name};" for k, p in enumerate(outs)]
         return "\n".join(lines)
 
-    def _op(self, loop):
-        op = self._ops.get(loop)
+    def _op(self, loop, first):
+        op = self._ops.get((loop, first))
         if op is None:
-            op = self._ops[loop] = _KernelOp(self._id, self._code(), (loop,), self.preamble)
+            name = self._id if first is None else f"{self._id}_io"
+            op = self._ops[loop, first] = _KernelOp(name, self._code(first), (loop,),
+                                                    self.preamble)
         return op
 
     def __call__(self, *args, size=None, out=None, **kwargs):
@@ -292,15 +297,19 @@ class ElementwiseKernel:
             raise ValueError(f"{kname}: loop size is undecided: pass an array or size=")
         else:
             shape = (int(size),)
-        if not arrays:  # scalars alone: the first as a 0-d array (the kernels take one)
-            operands = [_core.asarray(np.asarray(operands[0], dtype=np.dtype(ins[0]))),
-                        *operands[1:]]
-            arrays = operands[:1]
         device = _uf._device_of(arrays + given) if arrays or given else \
             contextlib.nullcontext()
         with device:
-            return _uf._compute(self._op((ins, outs_)), (ins, outs_), operands, outs, True,
-                                shape)
+            first = None
+            if given:  # outputs given: their values are read too (inputs after the others)
+                outs = [o if o is not None else _core.empty(shape, np.dtype(c))
+                        for o, c in zip(outs, outs_, strict=True)]
+                first, ins, operands = len(ins), ins + outs_, operands + outs
+            elif not arrays:  # scalars alone: the first as a 0-d array (the kernels take one)
+                operands = [_core.asarray(np.asarray(operands[0], dtype=np.dtype(ins[0]))),
+                            *operands[1:]]
+            return _uf._compute(self._op((ins, outs_), first), (ins, outs_), operands, outs,
+                                True, shape)
 
 
 @dataclass(frozen=True)

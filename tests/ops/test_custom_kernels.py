@@ -72,6 +72,23 @@ def test_output_given_is_written_and_returned(rng):
                                rtol=1e-6)
 
 
+def test_outputs_given_are_read_in_place(rng):
+    # as CuPy's: an output given holds its values (y += x, conditional writes)
+    x = sample(rng, (4, 5), np.float32)
+    y0 = sample(rng, (4, 5), np.float32)
+    y = pygpu.asarray(y0)
+    acc = pygpu.ElementwiseKernel("T x", "T y", "y += x", "acc")
+    assert acc(pygpu.asarray(x), y) is y
+    np.testing.assert_allclose(y.copy_to_host(), y0 + x, rtol=1e-6)
+    relu = pygpu.ElementwiseKernel("T x", "T y", "if (x > 0) y = x;", "relu_into")
+    o = pygpu.asarray(np.full((4, 5), -7, np.float64))
+    relu(pygpu.asarray(x.astype(np.float64)), out=o)
+    np.testing.assert_array_equal(o.copy_to_host(), np.where(x > 0, x, -7))
+    # in place on an input that is also the output (the same elements)
+    acc(y, y)
+    np.testing.assert_allclose(y.copy_to_host(), 2 * (y0 + x), rtol=1e-6)
+
+
 def test_index_size_preamble_and_multiple_outputs(rng):
     x = sample(rng, (3, 4), np.float64)
     k = pygpu.ElementwiseKernel(
@@ -161,8 +178,9 @@ pre = "template <class U> __device__ U twice(U v) { return v + v; }"
 k = pygpu.ElementwiseKernel(
     "T x, float32 s", "T y, int64 j",
     "y = twice(x) * pg::cast<T>(s) + pg::cast<T>(_ind.size()); j = i", "nv", preamble=pre)
-for loop in (("ef", "eq"), ("Ff", "Fq"), ("qf", "qq")):
-    op = k._op(loop)
+for loop, first in ((("ef", "eq"), None), (("Ff", "Fq"), None), (("qf", "qq"), None),
+                    (("efeq", "eq"), 2)):  # outputs given: read too
+    op = k._op(loop, first)
     rawkernel.compile_cuda(codegen.render(op, op.loops), arch="sm_90")
 r = pygpu.ReductionKernel("T x", "T y", "twice(x) * x", "a + b", "y = sqrt(a)", "0", "l2",
                           preamble=pre)
