@@ -43,13 +43,14 @@ _C_NAMES = {"bool": "?", "char": "b", "signed char": "b", "unsigned char": "B",
 
 
 def _type_char(text):
-    """A dtype's canonical character from a NumPy dtype name ("float32"), or
-    None where text is not one."""
+    """A dtype's canonical character from a name NumPy knows ("float32",
+    "double", "f4"), or None for a type placeholder (any other identifier,
+    and every single capital letter, as T)."""
+    if len(text) == 1 and text.isupper():
+        return None
     try:
         d = np.dtype(text)
     except TypeError:
-        return None
-    if d.name != text and text not in ("bool", "float", "int", "complex"):
         return None
     if d.char not in DEVICE_TYPES:
         raise TypeError(f"pygpu has no device type {text!r} (dtype {d})")

@@ -97,6 +97,11 @@ def test_index_size_preamble_and_multiple_outputs(rng):
     y, j = k(pygpu.asarray(x))
     np.testing.assert_allclose(y.copy_to_host(), 2 * x + x.size)
     np.testing.assert_array_equal(j.copy_to_host(), np.arange(12).reshape(3, 4))
+    # NumPy's names of types ("double", "i4"), a placeholder of several letters
+    mixed = pygpu.ElementwiseKernel("double x, Tin s", "i4 y", "y = (int)(x * s)", "mixed")
+    r = mixed(pygpu.asarray(x), np.float32(3))
+    assert r.dtype == np.int32
+    np.testing.assert_array_equal(r.copy_to_host(), (x * np.float32(3)).astype(np.int32))
     iota = pygpu.ElementwiseKernel("", "int32 y", "y = i * 3", "iota")
     np.testing.assert_array_equal(iota(size=7).copy_to_host(), np.arange(7) * 3)
     assert pygpu.ElementwiseKernel("float32 a", "float32 b", "b = a", "nr",
@@ -112,6 +117,8 @@ def test_elementwise_errors_are_clear(rng):
         pygpu.ElementwiseKernel("T x, T x", "T z", "z = x")
     with pytest.raises(ValueError, match="neither a dtype name nor a type placeholder"):
         pygpu.ElementwiseKernel("3 x", "T z", "z = x")
+    with pytest.raises(TypeError, match="no device type 'object'"):
+        pygpu.ElementwiseKernel("object x", "T z", "z = x")
     with pytest.raises(TypeError, match="type is mismatched: T is float32"):
         GENERIC(d32, d64)
     with pytest.raises(TypeError, match="cannot determine the type of output"):
