@@ -357,7 +357,7 @@ class ReductionKernel:
         self.nin = len(self.in_params)
         self._id = f"custom_{name}_" + _digest(in_params, out_params, map_expr, reduce_expr,
                                                post_map_expr, identity, reduce_type, preamble)
-        self._mapper = None
+        self._mappers = {}  # (ins, loop) -> the map as an ElementwiseKernel
 
     def __repr__(self):
         return f"<pygpu.ReductionKernel {self.name!r}>"
@@ -441,12 +441,16 @@ class ReductionKernel:
 
     def _map(self, ins, loop, types):
         """The map as an ElementwiseKernel: inputs -> the accumulator's type."""
+        k = self._mappers.get((ins, loop))
+        if k is not None:
+            return k
         params = ", ".join(f"{np.dtype(c).name} {p.name}"
                            for p, c in zip(self.in_params, ins, strict=True))
         defs = " ".join(f"typedef {codegen.compute(c)} {t};" for t, c in types.items())
-        return ElementwiseKernel(params, f"{np.dtype(loop).name} _pg_mapped",
-                                 f"{defs} _pg_mapped = {self.map_expr};", self.name,
-                                 preamble=self.preamble)
+        k = self._mappers[ins, loop] = ElementwiseKernel(
+            params, f"{np.dtype(loop).name} _pg_mapped", f"{defs} _pg_mapped = {self.map_expr};",
+            self.name, preamble=self.preamble)
+        return k
 
     def _finish(self, x, spec, loop, outc, out, axis, keepdims):
         axes = tuple(range(x.ndim)) if axis is None else normalize_axis_tuple(axis, x.ndim)
