@@ -108,6 +108,7 @@ def _spec(name):
     spec = REDUCTIONS.get(name)
     return spec if spec is not None else CUSTOM[name]
 
+
 def _acc_char(spec, loop):
     """The type character of a scalar accumulator (real for var's)."""
     return _REAL.get(loop, loop) if spec.acc == "real" else loop
