@@ -143,7 +143,7 @@ def blocks(layout, n, threads):
 def render(op, loops, only=None):
     """The CUDA C of a unit: every layout and scalar choice of each loop (or
     only the one (layout, mask))."""
-    parts = ["#include <pygpu/ufunc.h>\n"]
+    parts = ["#include <pygpu/ufunc.h>\n", getattr(op, "preamble", "")]  # a user's (custom.py)
     for ins, outs in loops:
         for layout in ("c", "s"):
             for mask in masks(len(ins)):

@@ -100,6 +100,15 @@ _OP_FUNCTIONS = {
 
 # ---- kernels ------------------------------------------------------------------
 
+CUSTOM = {}  # name -> Reduction: the users' (custom.py's ReductionKernel), beside the table's
+
+
+def _spec(name):
+    """The Reduction of a name: the table's, or a user's (CUSTOM)."""
+    spec = REDUCTIONS.get(name)
+    return spec if spec is not None else CUSTOM[name]
+
+
 def _acc_char(spec, loop):
     """The type character of a scalar accumulator (real for var's)."""
     return _REAL.get(loop, loop) if spec.acc == "real" else loop
@@ -183,8 +192,9 @@ def render(kernels):
     """The CUDA C of a unit: each reduction struct once, then the kernels."""
     kernels = list(dict.fromkeys(kernels))
     functors = dict.fromkeys((k[1], k[3]) for k in kernels)
-    return "\n".join(["#include <pygpu/reduce.h>\n"] +
-                     [_functor(REDUCTIONS[s], loop) for s, loop in functors] +
+    preambles = dict.fromkeys(getattr(_spec(s), "preamble", "") for s, _ in functors)
+    return "\n".join(["#include <pygpu/reduce.h>\n", *preambles] +  # a user's (custom.py)
+                     [_functor(_spec(s), loop) for s, loop in functors] +
                      [_kernel(k) for k in kernels])
 
 
@@ -438,7 +448,7 @@ def _reduce(family, spec, x, axes, loop, outc, result, *, ordered=False, aux=Non
             xa, xb, k)
         return result
     # partials [n_out, gy] of the accumulator, then reduced along gy
-    part = _core.empty((n_out * gy * _acc_size(REDUCTIONS[spec], loop),), np.uint8)
+    part = _core.empty((n_out * gy * _acc_size(_spec(spec), loop),), np.uint8)
     f = _function(family, call, (first, *call[1:4], ""))
     _go(trace, f[(gx, gy), (tb, tr)], x, part, auxp, n_out, nb, R, sa, sb, sr, nb, 1, xa, xb,
         k)
@@ -460,7 +470,7 @@ def _scan(family, spec, x, axis, loop, result):
     if n_out == 0 or R == 0:
         return result
     call = ("scan", spec, canonical(x.dtype.char), loop, canonical(result.dtype.char))
-    acc = _acc_size(REDUCTIONS[spec], loop)
+    acc = _acc_size(_spec(spec), loop)
     tile = _SCAN_THREADS * (_SCAN_BYTES // (4 if acc <= 4 else 8 if acc <= 8 else 16))
     if n_out == 1 and R > tile:
         # one long row: one pass, the tiles chained by decoupled look-back
@@ -484,7 +494,7 @@ def _scan(family, spec, x, axis, loop, result):
     offsets = x
     if nc > 1:
         m = nc - 1  # the totals of all chunks but the last
-        offsets = _core.empty((n_out * m * _acc_size(REDUCTIONS[spec], loop),), np.uint8)
+        offsets = _core.empty((n_out * m * _acc_size(_spec(spec), loop),), np.uint8)
         if nb == 1:  # (output along a, chunk) -> totals[o * m + c]
             n2, inner2, sa2, sb2, oa2, ob2 = n_out * m, m, sa, chunk * sr, m, 1
         else:  # (chunk, output along b)
