@@ -713,6 +713,11 @@ template <class T> PG_FN complex<T> arcsinh(complex<T> a)
         }
         return mk(nan<T>(), nan<T>());
     }
+    if (x == 0 && fabs(y) <= 1) {
+        /* the imaginary segment (arcsin's real one): i asin(y), exactly; the
+         * formula below leaves a rounding's worth of real part on a GPU */
+        return mk(x, asin(y));
+    }
     /* log(z + sqrt(z^2 + 1)) */
     complex<T> z = mk(fabs(x), fabs(y));
     complex<T> r = far_out(z) ? log_twice(z) : log(z + sqrt(z * z + mk((T)1, (T)0)));
