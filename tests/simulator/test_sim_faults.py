@@ -39,12 +39,12 @@ def _cache(tmp_path_factory, monkeypatch):
 FAULTS = r'''
 extern "C" __global__ void far_write(int *x)
 {
-    x[(1 << 28) + threadIdx.x] = 1;
+    x[(1LL << 60) + threadIdx.x] = 1; /* 2^62 bytes away: no process maps that */
 }
 
 extern "C" __global__ void far_read(int *x)
 {
-    x[threadIdx.x] = x[threadIdx.x - (1 << 28)];
+    x[threadIdx.x] = x[(long long)threadIdx.x - (1LL << 60)];
 }
 
 __device__ int deeper(volatile int *depth, int n)
