@@ -920,16 +920,20 @@ def _method_nonzero(self):
     return nonzero(self)
 
 
-def where(condition, *xy):
-    """numpy.where: with one argument, nonzero(condition); with three, the
-    elementwise choice (functions.where)."""
-    if not xy:
+_NEITHER = object()
+
+
+def where(condition, x1=_NEITHER, x2=_NEITHER, /):
+    """numpy.where (the array API's where(condition, x1, x2, /)): with one
+    argument, nonzero(condition); with three, the elementwise choice
+    (functions.where)."""
+    if x1 is _NEITHER and x2 is _NEITHER:
         return nonzero(condition)
-    if len(xy) != 2:
+    if x1 is _NEITHER or x2 is _NEITHER:
         raise ValueError("either both or neither of x and y should be given")
     from .functions import where as choose
 
-    return choose(condition, *xy)
+    return choose(condition, x1, x2)
 
 
 NUMPY = {np.take: take, np.take_along_axis: take_along_axis, np.put: put,
