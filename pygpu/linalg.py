@@ -880,22 +880,12 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):  # noqa: A002
 
 # ---- products ------------------------------------------------------------------------------
 
-_MATMUL_TYPES = {np.dtype(t) for t in ("float16", "float32", "float64", "complex64",
-                                       "complex128")}
-
 
 def _matmul(a, b):
-    """a @ b with NumPy's result type, integers and bools included (which
-    cuBLAS and pygpu's matmul kernels do not take: a broadcast product and a
-    sum there)."""
-    pg = _pg()
+    """a @ b with NumPy's result type (pygpu's matmul takes every device
+    dtype, integers and bools included)."""
     dt = np.result_type(a.dtype, b.dtype)
-    if dt in _MATMUL_TYPES:
-        return (a if a.dtype == dt else a.astype(dt)) @ (b if b.dtype == dt else b.astype(dt))
-    p = pg.expand_dims(a, -1) * pg.expand_dims(b, -3)
-    if dt.kind == "b":
-        return pg.any(p, axis=-2)
-    return pg.sum(p, axis=-2, dtype=dt)
+    return (a if a.dtype == dt else a.astype(dt)) @ (b if b.dtype == dt else b.astype(dt))
 
 
 def matmul(x1, x2, /):

@@ -438,8 +438,9 @@ def vecdot(x1, x2, /, *, axis=-1):
 def tensordot(x1, x2, /, *, axes=2):
     """The sum of products over the last `axes` axes of x1 and the first of
     x2 (an int), or over the axes paired by axes=(axes of x1, axes of x2);
-    the dtype is their result type. Floating and complex products go through
-    matmul (cuBLAS on a GPU); integer ones are products and a sum."""
+    the dtype is their result type, through matmul (cuBLAS on a GPU for
+    floats, pygpu's integer kernel for integers and bools); float16 as
+    products and a sum."""
     from . import reduction
     from .ufunc import UFUNCS
 
@@ -475,11 +476,9 @@ def tensordot(x1, x2, /, *, axes=2):
     shape = tuple(x1.shape[i] for i in free1) + tuple(x2.shape[j] for j in free2)
     x1 = x1.astype(dtype, copy=False).transpose(tuple(free1) + a1).reshape((m, k))
     x2 = x2.astype(dtype, copy=False).transpose(a2 + tuple(free2)).reshape((k, n))
-    if dtype.kind in "fc" and dtype.itemsize > 2:
+    if dtype.kind != "f" or dtype.itemsize > 2:
         return (x1 @ x2).reshape(shape)
     products = UFUNCS["multiply"](x1.reshape((m, k, 1)), x2.reshape((1, k, n)))
-    if dtype.kind == "b":
-        return reduction.any(products, axis=1).reshape(shape)
     return reduction.sum(products, axis=1, dtype=dtype).reshape(shape)
 
 
