@@ -250,6 +250,13 @@ def _ufunc_names():
 
 def __getattr__(name):
     if not name.startswith("_") and name not in _SUBMODULES:
+        # a ufunc (pygpu.sin) without the namespace's module, but for the ones
+        # whose special values the standard and NumPy differ on (STANDARD)
+        from ._ops.ufunc import STANDARD_UFUNCS, UFUNCS
+
+        if name in UFUNCS and name not in STANDARD_UFUNCS:
+            value = globals()[name] = UFUNCS[name]
+            return value
         # the array API's names first: where the standard and NumPy differ
         # (clip), pygpu.f is the standard's and np.f(d) NumPy's
         from ._ops import namespace

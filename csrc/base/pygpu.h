@@ -699,9 +699,11 @@ PyObject *pg_array_ufunc(PyObject *self, PyObject *const *args, Py_ssize_t nargs
  * pygpu._ops.ufunc.operator(name, a, b, inplace), name being NumPy's ufunc
  * ("divide", "negative", ...) and b NULL for a unary operator. */
 PyObject *pg_python_operator(const char *name, PyObject *a, PyObject *b, int inplace);
-/* a.<name>() with no arguments (sum, max, mean, argmax, ...) from a plan of
- * pygpu._ops.reduction: 1 with *res set, 0 where there is none, -1 on error */
-int pg_replay_reduction(pg_state *st, const char *name, PyObject *a, PyObject **res);
+/* a.<name>() (sum, max, mean, argmax, ...) with no arguments but an int axis
+ * (axis: that int or None) from a plan of pygpu._ops.reduction: 1 with *res
+ * set, 0 where there is none, -1 on error */
+int pg_replay_reduction(pg_state *st, const char *name, PyObject *a, PyObject *axis,
+                        PyObject **res);
 
 /* ---- matmul.c: matmul and @, by the BLAS library or pygpu's kernels ---------- */
 

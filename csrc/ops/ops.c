@@ -947,7 +947,8 @@ done:
  * ...the call's other arguments): dtype and keepdims for sum, prod, max,
  * min, any, all and mean, keepdims for argmax and argmin. */
 int
-pg_replay_reduction(pg_state *st, const char *name, PyObject *a, PyObject **res)
+pg_replay_reduction(pg_state *st, const char *name, PyObject *a, PyObject *axis,
+                    PyObject **res)
 {
     static const char *const with_dtype[] = {"sum", "prod", "max", "min",
                                              "any", "all",  "mean"};
@@ -976,11 +977,11 @@ pg_replay_reduction(pg_state *st, const char *name, PyObject *a, PyObject **res)
     key = dtype_arg > 0 ? Py_BuildValue("(OONNiOOO)", family, (PyObject *)x->descr,
                                         PyArray_IntTupleFromIntp(x->nd, x->shape),
                                         PyArray_IntTupleFromIntp(x->nd, x->strides),
-                                        pg_array_device(x), Py_None, Py_None, Py_False)
+                                        pg_array_device(x), axis, Py_None, Py_False)
                         : Py_BuildValue("(OONNiOO)", family, (PyObject *)x->descr,
                                         PyArray_IntTupleFromIntp(x->nd, x->shape),
                                         PyArray_IntTupleFromIntp(x->nd, x->strides),
-                                        pg_array_device(x), Py_None, Py_False);
+                                        pg_array_device(x), axis, Py_False);
     Py_DECREF(family);
     if (key == NULL) {
         PyErr_Clear();

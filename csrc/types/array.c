@@ -369,9 +369,19 @@ py_method(PyObject *self, const char *name, PyObject *const *args, Py_ssize_t na
     PyObject *mod, *fn = NULL, *res = NULL, *small[16], **stack = small;
     Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
     pg_state *st;
-    if (nargs == 0 && nkw == 0 && (st = STATE_OR_NULL(self)) != NULL) {
-        /* d.sum(), d.max(), ...: a plan of pygpu._ops.reduction first */
-        int done = pg_replay_reduction(st, name, self, &res);
+    if (nargs + nkw <= 1 && (st = STATE_OR_NULL(self)) != NULL) {
+        /* d.sum(), d.max(axis=0), d.sum(1), ...: a plan of
+         * pygpu._ops.reduction first (an int axis, the call's one argument) */
+        PyObject *axis = Py_None;
+        if (nargs + nkw == 1) {
+            axis = PyLong_CheckExact(args[0]) &&
+                           (nkw == 0 ||
+                            PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0),
+                                                             "axis") == 0)
+                       ? args[0]
+                       : NULL;
+        }
+        int done = axis != NULL ? pg_replay_reduction(st, name, self, axis, &res) : 0;
         if (done != 0) {
             return res;
         }

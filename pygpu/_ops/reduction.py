@@ -178,6 +178,11 @@ def _kernel(kern):
         return (f'extern "C" __global__ void {_name(kern)}({params})\n{{\n'
                 f"    pg::scan_row<K_{spec}_{_TAGS[loop]}, {storage_in}, {storage_out}>"
                 f"({args});\n}}\n")
+    if what == "reduce_cols":  # pg::reduce_cols: 16 bytes of neighbouring outputs a load
+        params, args = _PARAMS["reduce"]
+        return (f'extern "C" __global__ void {_name(kern)}({params})\n{{\n'
+                f"    pg::reduce_cols<K_{spec}_{_TAGS[loop]}, {storage_in}, {storage_out}, "
+                f"{'true' if outs else 'false'}>({args});\n}}\n")
     template = what.split("_")[0]  # "reduce_vec": pg::reduce loading 16 bytes at once
     params, args = _PARAMS[template]
     flags = ["true" if ins else "false", "true" if outs else "false"]
@@ -198,6 +203,12 @@ def render(kernels):
                      [_kernel(k) for k in kernels])
 
 
+def _cols(ins, spec, loop):
+    """Whether pg::reduce_cols takes an input of type ins: 4- and 8-byte
+    elements (4 or 2 outputs a thread), accumulators of at most 16 bytes."""
+    return np.dtype(ins).itemsize in (4, 8) and _acc_size(_spec(spec), loop) <= 16
+
+
 def _variants(what, spec, ins, loop, outs):
     """The kernels one call of (what, spec, dtypes) may launch: a reduction
     whole, split (to partials) and final (partials to the output), the first
@@ -206,6 +217,8 @@ def _variants(what, spec, ins, loop, outs):
     if what == "reduce":
         vec = [("reduce_vec", spec, ins, loop, outs), ("reduce_vec", spec, ins, loop, "")] \
             if np.dtype(ins).itemsize <= 8 else []
+        if _cols(ins, spec, loop):
+            vec += [("reduce_cols", spec, ins, loop, outs), ("reduce_cols", spec, ins, loop, "")]
         return [("reduce", spec, ins, loop, outs), ("reduce", spec, ins, loop, ""),
                 ("reduce", spec, "", loop, outs), *vec]
     return [("scan", spec, ins, loop, outs), ("scan", spec, "", loop, ""),
@@ -431,17 +444,27 @@ def _reduce(family, spec, x, axes, loop, outc, result, *, ordered=False, aux=Non
     if n_out == 0:
         return result
     call = ("reduce", spec, canonical(x.dtype.char), loop, outc)
-    tb, tr = _block(n_out, nb, R, sb, sr)
-    # short rows, a thread each: PG_REDUCE_OUTPUTS outputs a thread (reduce.h)
-    gx = _grid(n_out, tb * (_OUTPUTS if tr == 1 and R <= _SHORT else 1))
+    size = x.itemsize
+    v = 16 // size
+    if (R > _SMALL_R and nb > 1 and sb == size and abs(sb) < abs(sr) and nb % v == 0 and
+            x.ptr % 16 == 0 and sr % 16 == 0 and (na == 1 or sa % 16 == 0) and
+            _cols(call[2], spec, loop)):
+        # outputs side by side, rows aligned: a thread loads 16 bytes of v outputs
+        first = "reduce_cols"
+        tb = _b.min(32, _pow2(nb // v))
+        tr = _THREADS // tb
+        gx = _grid(n_out // v, tb)
+    else:
+        tb, tr = _block(n_out, nb, R, sb, sr)
+        # short rows, a thread each: PG_REDUCE_OUTPUTS outputs a thread (reduce.h)
+        gx = _grid(n_out, tb * (_OUTPUTS if tr == 1 and R <= _SHORT else 1))
+        # rows contiguous and 16-byte aligned: the threads load 16 bytes at once
+        first = "reduce_vec" if (sr == size and size <= 8 and tr > 1 and R >= _VEC_MIN and
+                                 x.ptr % 16 == 0 and (na == 1 or sa % 16 == 0) and
+                                 (nb == 1 or sb % 16 == 0)) else "reduce"
     gy = _splits(x.device, gx, R, tr, _MAX_GRID_Y)
     auxp = aux if aux is not None else x
     k = np.float64(k)
-    # rows contiguous and 16-byte aligned: the threads load 16 bytes at once
-    size = x.itemsize
-    first = "reduce_vec" if (sr == size and size <= 8 and tr > 1 and R >= _VEC_MIN and
-                             x.ptr % 16 == 0 and (na == 1 or sa % 16 == 0) and
-                             (nb == 1 or sb % 16 == 0)) else "reduce"
     if gy == 1:
         f = _function(family, call, (first, *call[1:]))
         _go(trace, f[(gx, 1), (tb, tr)], x, result, auxp, n_out, nb, R, sa, sb, sr, oa, ob,

@@ -244,6 +244,25 @@ PG_FN typename K::A in_order(typename K::A a, typename K::A b)
     }
 }
 
+/* o's place (a, b) in the kept dims [a, inner): no division where there is
+ * one row of outputs (a short-row reduction divides for every output, and a
+ * 64-bit division costs more than the loads), 32 bits where they suffice */
+PG_FN void out_place(long long o, long long inner, long long n_out, long long &a, long long &b)
+{
+    if (inner >= n_out) {
+        a = 0;
+        b = o;
+    }
+    else if (((unsigned long long)o | (unsigned long long)inner) < (1ull << 32)) {
+        a = (long long)((unsigned int)o / (unsigned int)inner);
+        b = o - a * inner;
+    }
+    else {
+        a = o / inner;
+        b = o - a * inner;
+    }
+}
+
 /* The reduction (the section's head says how): each thread issues its U
  * loads before it combines any, so that all are in flight at once. */
 template <class K, class In, class Out, bool MAP, bool POST, bool VEC = false>
@@ -269,7 +288,8 @@ PG_FN void reduce(const char *in, char *out, const char *aux, long long n_out,
             for (int u = 0; u < OU; u++) {
                 const long long o = first + (long long)u * TB;
                 if (o < n_out) {
-                    const long long a = o / inner, b = o - a * inner;
+                    long long a, b;
+                    out_place(o, inner, n_out, a, b);
                     const char *q = in + a * sa + b * sb;
 #pragma unroll
                     for (int r = 0; r < RS; r++) {
@@ -283,7 +303,8 @@ PG_FN void reduce(const char *in, char *out, const char *aux, long long n_out,
             for (int u = 0; u < OU; u++) {
                 const long long o = first + (long long)u * TB;
                 if (o < n_out) {
-                    const long long a = o / inner, b = o - a * inner;
+                    long long a, b;
+                    out_place(o, inner, n_out, a, b);
                     const long long xo = a * xa + b * xb;
                     A acc = reduce_take<K, In, MAP>(w[u][0], 0, aux, xo);
 #pragma unroll
@@ -306,7 +327,8 @@ PG_FN void reduce(const char *in, char *out, const char *aux, long long n_out,
     for (long long first = (long long)blockIdx.x * TB; first < n_out;
          first += (long long)gridDim.x * TB) {
         const long long o = first + tx;
-        const long long a = o / inner, b = o - a * inner;
+        long long a, b;
+        out_place(o, inner, n_out, a, b);
         const long long xo = a * xa + b * xb;
         A acc = K::identity();
         if (o < n_out) {
@@ -404,6 +426,102 @@ PG_FN void reduce(const char *in, char *out, const char *aux, long long n_out,
             }
             else {
                 ((A *)out)[(a * oa + b * ob) * gridDim.y + blockIdx.y] = acc;
+            }
+        }
+    }
+}
+
+/* The reduction over rows of outputs that lie side by side (b the contiguous
+ * axis: sum(axis=0) of a C array), where b's run is a multiple of 16 bytes
+ * and every row 16-byte aligned: a thread takes V = 16 / sizeof(In)
+ * neighbouring outputs and loads their 16 bytes of a row at once, U rows in
+ * flight, so that a warp reads 512 bytes of a row where one element a thread
+ * reads 128. Otherwise as reduce (MAP: the input's elements; POST: the
+ * outputs, else the partials of gridDim.y splits of r). */
+template <class K, class In, class Out, bool POST>
+PG_FN void reduce_cols(const char *in, char *out, const char *aux, long long n_out,
+                       long long inner, long long R, long long sa, long long sb,
+                       long long sr, long long oa, long long ob, long long xa,
+                       long long xb, double k)
+{
+    typedef typename K::A A;
+    typedef typename compute_of<In>::type C;
+    enum { U = PG_REDUCE_UNROLL, V = 16 / sizeof(In) };
+    __shared__ A buf[256 * V];
+    const int tx = threadIdx.x, ty = threadIdx.y, TB = blockDim.x, TR = blockDim.y;
+    const long long groups = n_out / V, ginner = inner / V;
+    const long long step = (long long)TR * gridDim.y, jump = step * sr;
+    for (long long first = (long long)blockIdx.x * TB; first < groups;
+         first += (long long)gridDim.x * TB) {
+        const long long g = first + tx;
+        long long a, bg;
+        out_place(g, ginner, groups, a, bg);
+        const long long b = bg * V, xo = a * xa + b * xb;
+        A acc[V];
+#pragma unroll
+        for (int v = 0; v < V; v++) {
+            acc[v] = K::identity();
+        }
+        if (g < groups) {
+            long long r = (long long)blockIdx.y * TR + ty;
+            const char *q = in + a * sa + b * sb + r * sr;
+            while (r + (U - 1) * step < R) {
+                pack16<In> w[U];
+#pragma unroll
+                for (int u = 0; u < U; u++) {
+                    w[u].raw = *(const raw16 *)(q + u * jump);
+                }
+#pragma unroll
+                for (int u = 0; u < U; u++) {
+#pragma unroll
+                    for (int v = 0; v < V; v++) {
+                        acc[v] = K::next(acc[v], K::map(cast<C>(w[u].e[v]), r + u * step,
+                                                        aux, xo + v * xb));
+                    }
+                }
+                r += U * step;
+                q += U * jump;
+            }
+            for (; r < R; r += step, q += jump) {
+                pack16<In> w;
+                w.raw = *(const raw16 *)q;
+#pragma unroll
+                for (int v = 0; v < V; v++) {
+                    acc[v] = K::next(acc[v], K::map(cast<C>(w.e[v]), r, aux, xo + v * xb));
+                }
+            }
+        }
+        if (TR > 1) {
+#pragma unroll
+            for (int v = 0; v < V; v++) {
+                buf[(ty * TB + tx) * V + v] = acc[v];
+            }
+            __syncthreads();
+            for (int s = TR / 2; s > 0; s >>= 1) {
+                if (ty < s) {
+#pragma unroll
+                    for (int v = 0; v < V; v++) {
+                        buf[(ty * TB + tx) * V + v] = K::combine(
+                            buf[(ty * TB + tx) * V + v], buf[((ty + s) * TB + tx) * V + v]);
+                    }
+                }
+                __syncthreads();
+            }
+#pragma unroll
+            for (int v = 0; v < V; v++) {
+                acc[v] = buf[tx * V + v];
+            }
+            __syncthreads();
+        }
+        if (ty == 0 && g < groups) {
+#pragma unroll
+            for (int v = 0; v < V; v++) {
+                if constexpr (POST) {
+                    *(Out *)(out + a * oa + (b + v) * ob) = cast<Out>(K::post(acc[v], k));
+                }
+                else {
+                    ((A *)out)[(a * oa + (b + v) * ob) * gridDim.y + blockIdx.y] = acc[v];
+                }
             }
         }
     }
