@@ -281,6 +281,11 @@ PG_FN void reduce(const char *in, char *out, const char *aux, long long n_out,
         /* short rows, a thread an output: PG_REDUCE_OUTPUTS outputs a thread
          * at once, every load issued before any is combined */
         enum { OU = PG_REDUCE_OUTPUTS, RS = PG_REDUCE_SHORT };
+        /* a row of 8 or 16 contiguous, aligned bytes is one load */
+        const long long row = R * (long long)sizeof(In);
+        const bool packed = sr == (long long)sizeof(In) && (row == 8 || row == 16) &&
+                            (unsigned long long)in % row == 0 && sa % row == 0 &&
+                            sb % row == 0;
         for (long long first = (long long)blockIdx.x * TB * OU + tx; first < n_out;
              first += (long long)gridDim.x * TB * OU) {
             typename loaded<K, In, MAP>::type w[OU][RS];
@@ -291,6 +296,28 @@ PG_FN void reduce(const char *in, char *out, const char *aux, long long n_out,
                     long long a, b;
                     out_place(o, inner, n_out, a, b);
                     const char *q = in + a * sa + b * sb;
+                    if constexpr (MAP && sizeof(In) <= 8) {
+                        if (packed) {
+                            union {
+                                raw16 raw;
+                                unsigned long long half[2];
+                                In e[16 / sizeof(In)];
+                            } p;
+                            if (row == 16) {
+                                p.raw = *(const raw16 *)q;
+                            }
+                            else {
+                                p.half[0] = *(const unsigned long long *)q;
+                            }
+#pragma unroll
+                            for (int r = 0; r < RS; r++) {
+                                if (r < R && r < 16 / (int)sizeof(In)) {
+                                    w[u][r] = p.e[r];
+                                }
+                            }
+                            continue;
+                        }
+                    }
 #pragma unroll
                     for (int r = 0; r < RS; r++) {
                         if (r < R) {
