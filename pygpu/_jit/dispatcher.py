@@ -81,9 +81,10 @@ def _converter(t):
 class _Compiled:
     """One kernel compiled for one tuple of argument types."""
 
-    __slots__ = ("function", "argtypes", "dynamic_shared", "source", "converters")
+    __slots__ = ("function", "argtypes", "dynamic_shared", "source", "converters",
+                 "module", "unit", "record", "params")
 
-    def __init__(self, function, argtypes, dynamic_shared, source):
+    def __init__(self, function, argtypes, dynamic_shared, source, module, unit, params):
         self.function = function
         self.argtypes = argtypes
         self.dynamic_shared = dynamic_shared
@@ -91,6 +92,31 @@ class _Compiled:
         # how each scalar argument is passed: as it is (int64 from a Python int,
         # float64 from a float, bool), or through its NumPy type
         self.converters = tuple(_converter(t) for t in argtypes)
+        self.module = module
+        self.unit = unit  # where its asserts, barriers and shared arrays are
+        # the kernel's assert record (a DeviceArray view of the module's
+        # pg_jit_assert_record), read after each launch; None without asserts
+        self.record = (module.get_global("pg_jit_assert_record", np.uint32)
+                       if unit.asserts else None)
+        self.params = params  # C++ parameter index -> Python argument index
+
+
+def _c_params(argtypes):
+    """For each C++ parameter of a kernel, the index of the Python argument
+    it passes (an array passes its address, shape and strides; a tuple its
+    items)."""
+    out = []
+    for i, t in enumerate(argtypes):
+        out += [i] * _c_count(t)
+    return out
+
+
+def _c_count(t):
+    if isinstance(t, T.Array):
+        return 1 + 2 * t.ndim
+    if isinstance(t, T.Tuple):
+        return sum(_c_count(x) for x in t.items)
+    return 1
 
 
 class Dispatcher:
@@ -206,13 +232,15 @@ class Dispatcher:
         tr = Translator(self.source, argtypes, unit, kernel=True, cname=self._cname)
         unit.functions.append(tr.translate())
         self._captured += unit.keep
-        return unit.source(), tr.uses_dynamic_shared
+        return unit.source(), tr.uses_dynamic_shared, unit
 
     def _compile(self, argtypes):
         from ..rawkernel import CompileError, RawModule
-        source, dynamic_shared = self._translate(argtypes)
+        source, dynamic_shared, unit = self._translate(argtypes)
         try:
-            module = RawModule(source, options=self._nvrtc_options())
+            # check: the simulator's checking mode (None follows PYGPU_SIM_CHECK)
+            module = RawModule(source, options=self._nvrtc_options(),
+                               check=self.options.get("check"))
         except CompileError as exc:
             log = getattr(exc, "log", "")
             err = CompileError(f"the kernel {self.__name__}() did not compile for "
@@ -221,7 +249,7 @@ class Dispatcher:
             err.log = log
             raise err from None
         compiled = _Compiled(module.get_function(self._cname), argtypes, dynamic_shared,
-                             source)
+                             source, module, unit, _c_params(argtypes))
         self._kernels[(_core.get_device(), argtypes)] = compiled
         return compiled
 
@@ -249,7 +277,9 @@ class Dispatcher:
         """The CUDA C++ made for a signature ("void(float32[:, :])"), without
         compiling it; with none, {signature: C++} of what was compiled so far."""
         if signature is not None:
-            return self._translate(T.parse_signature(signature)[0])[0]
+            args = T.parse_signature(signature)[0]
+            found = self._kernels.get((_core.get_device(), args))
+            return found.source if found is not None else self._translate(args)[0]
         return {"(" + ", ".join(str(t) for t in k[1]) + ")": c.source
                 for k, c in self._kernels.items()}
 
@@ -431,10 +461,93 @@ class Dispatcher:
                 flat.append(conv(a))
         if compiled.dynamic_shared:
             flat.append(int(config[3]) if len(config) == 4 else 0)
-        compiled.function[config](*flat)
+        try:
+            compiled.function[config](*flat)
+            if compiled.record is not None:
+                _core.synchronize()  # only kernels with asserts wait for their end
+        except _core.KernelError as exc:
+            raise self._kernel_error(compiled, config, exc) from None
+        if compiled.record is not None and compiled.record[0:1].copy_to_host()[0]:
+            raise self._assertion(compiled) from None
         for host, d in copies:
             if host.flags.writeable:
                 host[...] = d.copy_to_host()
+
+
+    # -- what went wrong, in Python's terms ------------------------------------------
+
+    def _assertion(self, compiled):
+        """The KernelAssertionError of the assert that failed first (the
+        record names it, its thread and block); clears the record."""
+        record = compiled.record.copy_to_host()
+        compiled.module.memcpy_to_symbol("pg_jit_assert_record", np.zeros(8, np.uint32))
+        filename, line, function, in_kernel, test, message = \
+            compiled.unit.asserts[int(record[0]) - 1]
+        where = "" if in_kernel else f" (in device function {function}())"
+        text = (f"kernel '{self.__name__}', block ({record[4]}, {record[5]}, {record[6]}), "
+                f"thread ({record[1]}, {record[2]}, {record[3]}), {filename}:{line}{where}: "
+                f"assert {test} failed" + (f": {message}" if message is not None else ""))
+        exc = _core.KernelAssertionError(text)
+        exc.code, exc.name = 710, "cudaErrorAssert"  # what CUDA's own assert gives
+        return exc
+
+    def _kernel_error(self, compiled, config, exc):
+        """A launch's KernelError (from the simulator: the checking mode, a
+        divergent barrier) in Python's terms: the kernel's Python name, its
+        shared arrays by their Python names, an argument by its Python
+        index, a barrier by its Python line; or the assert that failed first,
+        where one did (its thread returned early, which may have caused the
+        error)."""
+        if compiled.record is not None:
+            try:
+                if compiled.record[0:1].copy_to_host()[0]:
+                    return self._assertion(compiled)
+            except _core.CudaError:
+                pass  # the context is gone (a GPU's fault): the error as it is
+        text = str(exc)
+        unit = compiled.unit
+        text = text.replace(f"kernel '{self._cname}'", f"kernel '{self.__name__}'")
+        text = text.replace(f"kernel {self._cname} ", f"kernel {self.__name__} ")
+
+        def shared(m):
+            filename, line, name = unit.shared.get(m.group(1), (None, None, None))
+            if filename is None:
+                return m.group(0)
+            return (f"cuda.shared.array {name!r} (made at {filename}:{line})" if name else
+                    f"the cuda.shared.array made at {filename}:{line}")
+        text = re.sub(r"__shared__ '(pg_shared_\w+)'", shared, text)
+
+        def param(m):
+            k = int(m.group(1))
+            if k >= len(compiled.params):
+                return m.group(0)
+            return f"(argument {compiled.params[k]} of {self.__name__}())"
+        text = re.sub(r"\(parameter (\d+)\)", param, text)
+        m = re.search(r"wait at __syncthreads\(\) \(the first, thread \((\d+), (\d+), "
+                      r"(\d+)\)\)", text)
+        if m and unit.barriers:
+            at = self._barrier_of(compiled, config, [int(g) for g in m.groups()])
+            if at is not None:
+                text = text[:m.end()] + f" at {at[0]}:{at[1]}" + text[m.end():]
+        new = type(exc)(text)
+        for name in ("code", "name"):
+            if hasattr(exc, name):
+                setattr(new, name, getattr(exc, name))
+        return new.with_traceback(exc.__traceback__)
+
+    def _barrier_of(self, compiled, config, thread):
+        """(file, line) of the barrier that thread waits at (the simulator
+        notes it in pg_jit_barrier_at), or None where that is not known."""
+        block = config[1]
+        dims = (tuple(block) + (1, 1))[:3] if isinstance(block, tuple) else (block, 1, 1)
+        rank = thread[0] + dims[0] * (thread[1] + dims[1] * thread[2])
+        try:
+            at = int(compiled.module.memcpy_from_symbol("pg_jit_barrier_at", np.uint32)
+                     [rank])
+        except (AttributeError, IndexError, _core.CudaError):
+            return None  # a GPU's module has no such record
+        return compiled.unit.barriers[at - 1] if 0 < at <= len(compiled.unit.barriers) \
+            else None
 
 
 class _Launch:
@@ -468,7 +581,7 @@ def jit(func_or_sig=None, device=False, **options):
     the Python that kernels may use.
     """
     known = {"debug", "opt", "lineinfo", "fastmath", "cache", "inline", "link",
-             "max_registers", "boundscheck"}
+             "max_registers", "boundscheck", "check"}
     unknown = set(options) - known
     if unknown:
         raise TypeError(f"cuda.jit got unknown options {sorted(unknown)}")
