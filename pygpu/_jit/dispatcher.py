@@ -226,6 +226,11 @@ class Dispatcher:
     def _translate(self, argtypes):
         """(CUDA C++, whether it takes the dynamic shared memory's size) of
         this kernel for argtypes."""
+        return self._translate_unit(argtypes)[:2]
+
+    def _translate_unit(self, argtypes):
+        """_translate's two, and the Unit (where its asserts, barriers and
+        shared arrays are)."""
         if self.device:
             raise TypeError(f"{self.__name__} is a device function: call it from a kernel")
         unit = Unit()
@@ -236,7 +241,7 @@ class Dispatcher:
 
     def _compile(self, argtypes):
         from ..rawkernel import CompileError, RawModule
-        source, dynamic_shared, unit = self._translate(argtypes)
+        source, dynamic_shared, unit = self._translate_unit(argtypes)
         try:
             # check: the simulator's checking mode (None follows PYGPU_SIM_CHECK)
             module = RawModule(source, options=self._nvrtc_options(),
@@ -278,7 +283,9 @@ class Dispatcher:
         compiling it; with none, {signature: C++} of what was compiled so far."""
         if signature is not None:
             args = T.parse_signature(signature)[0]
-            found = self._kernels.get((_core.get_device(), args))
+            # the source compiled for it (on any device), else translated now
+            # (no device needed: the C++ for NVRTC on a machine without one)
+            found = next((c for k, c in self._kernels.items() if k[1] == args), None)
             return found.source if found is not None else self._translate(args)[0]
         return {"(" + ", ".join(str(t) for t in k[1]) + ")": c.source
                 for k, c in self._kernels.items()}
