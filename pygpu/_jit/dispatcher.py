@@ -474,8 +474,10 @@ class Dispatcher:
                 _core.synchronize()  # only kernels with asserts wait for their end
         except _core.KernelError as exc:
             raise self._kernel_error(compiled, config, exc) from None
-        if compiled.record is not None and compiled.record[0:1].copy_to_host()[0]:
-            raise self._assertion(compiled) from None
+        if compiled.record is not None:
+            record = compiled.record.copy_to_host()
+            if record[0]:
+                raise self._assertion(compiled, record) from None
         for host, d in copies:
             if host.flags.writeable:
                 host[...] = d.copy_to_host()
@@ -483,10 +485,10 @@ class Dispatcher:
 
     # -- what went wrong, in Python's terms ------------------------------------------
 
-    def _assertion(self, compiled):
+    def _assertion(self, compiled, record):
         """The KernelAssertionError of the assert that failed first (the
-        record names it, its thread and block); clears the record."""
-        record = compiled.record.copy_to_host()
+        record, read after the launch, names it, its thread and block);
+        clears the record."""
         compiled.module.memcpy_to_symbol("pg_jit_assert_record", np.zeros(8, np.uint32))
         filename, line, function, in_kernel, test, message = \
             compiled.unit.asserts[int(record[0]) - 1]
@@ -507,8 +509,9 @@ class Dispatcher:
         error)."""
         if compiled.record is not None:
             try:
-                if compiled.record[0:1].copy_to_host()[0]:
-                    return self._assertion(compiled)
+                record = compiled.record.copy_to_host()
+                if record[0]:
+                    return self._assertion(compiled, record)
             except _core.CudaError:
                 pass  # the context is gone (a GPU's fault): the error as it is
         text = str(exc)
@@ -546,7 +549,8 @@ class Dispatcher:
         """(file, line) of the barrier that thread waits at (the simulator
         notes it in pg_jit_barrier_at), or None where that is not known."""
         block = config[1]
-        dims = (tuple(block) + (1, 1))[:3] if isinstance(block, tuple) else (block, 1, 1)
+        dims = ((tuple(block) + (1, 1))[:3] if isinstance(block, (tuple, list))
+                else (block, 1, 1))
         rank = thread[0] + dims[0] * (thread[1] + dims[1] * thread[2])
         try:
             at = int(compiled.module.memcpy_from_symbol("pg_jit_barrier_at", np.uint32)
