@@ -483,7 +483,6 @@ class Dispatcher:
             if host.flags.writeable:
                 host[...] = d.copy_to_host()
 
-
     # -- what went wrong, in Python's terms ------------------------------------------
 
     def _assertion(self, compiled, record):
