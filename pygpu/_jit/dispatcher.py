@@ -102,6 +102,20 @@ class _Compiled:
         self.params = params  # C++ parameter index -> Python argument index
 
 
+_DeviceArray = _core.DeviceArray
+_get_device = _core.get_device
+_AS_IS = object()  # a launch plan's mark: the argument passes as it is
+
+
+def _as_is(conv, a):
+    """Whether a scalar a passes to a parameter of conv's type unconverted:
+    a Python int as int64, a float as float64, a bool as bool, a NumPy
+    scalar of the parameter's type as it is."""
+    tp = type(a)
+    return (tp is conv or conv is np.int64 and tp is int or
+            conv is np.float64 and tp is float or conv is np.bool_ and tp is bool)
+
+
 def _c_params(argtypes):
     """For each C++ parameter of a kernel, the index of the Python argument
     it passes (an array passes its address, shape and strides; a tuple its
@@ -137,7 +151,9 @@ class Dispatcher:
         self.options = dict(options or {})
         self._source = None
         self._kernels = {}
-        self._fast = {}  # _fast_key(args) -> the kernel compiled for them
+        # the types of a launch's arguments (DeviceArrays, scalars) -> (the
+        # kernel compiled for them, how each passes: None where all as they are)
+        self._fast = {}
         self._launches = {}  # configuration -> its _Launch
         self._fixed = None
         self._captured = []  # device arrays the kernel reads as globals, kept alive
@@ -424,49 +440,63 @@ class Dispatcher:
         raise TypeError(f"{self.__name__}: no signature matches the arguments ({given}); "
                         f"its signatures: {known}")
 
-    def _fast_key(self, args):
-        """A cheap key of the arguments' types where all are DeviceArrays and
-        Python or NumPy scalars (None otherwise: the full typing runs)."""
-        key = [_core.get_device()]  # a module is loaded on one device
+    def _launch(self, config, args):
+        # the fast path: the arguments are DeviceArrays and Python or NumPy
+        # scalars of types seen before (the key), passed as they are (an
+        # array as its address, shape and strides) unless the plan converts
+        key = [_get_device()]  # a module is loaded on one device
+        flat = []
         for a in args:
             tp = type(a)
-            if tp is _core.DeviceArray:
+            if tp is _DeviceArray:
                 key.append((a.dtype, a.ndim, a.is_c_contiguous(), a.is_f_contiguous()))
-            elif tp is float or tp is bool or tp is complex or isinstance(a, np.generic):
+                flat.append(a)
+                flat += a.shape
+                flat += a.strides
+            elif tp is float or tp is bool or tp is complex or isinstance(a, np.generic) \
+                    or tp is int and -2**63 <= a < 2**63:
                 key.append(tp)
-            elif tp is int and -2**63 <= a < 2**63:
-                key.append(tp)
+                flat.append(a)
             else:
-                return None
-        return tuple(key)
-
-    def _launch(self, config, args):
-        key = self._fast_key(args)
-        compiled = self._fast.get(key) if key is not None else None
-        if compiled is not None:
-            prepared, copies = args, ()
+                key = None  # something else: the full typing
+                break
+        if key is not None:
+            key = tuple(key)
+        found = self._fast.get(key) if key is not None else None
+        if found is not None:
+            compiled, plan = found
+            if plan is not None:  # a scalar is converted to its parameter's type
+                flat = []
+                for a, how in zip(args, plan, strict=True):
+                    if how is None:
+                        flat.append(a)
+                        flat += a.shape
+                        flat += a.strides
+                    else:
+                        flat.append(a if how is _AS_IS else how(a))
+            copies = ()
         else:
             types, prepared, copies = self._types(args)
             if self._fixed is not None:
                 types = self._match_fixed(types)
-            compiled = self._kernels.get((_core.get_device(), types))
+            compiled = self._kernels.get((_get_device(), types))
             if compiled is None:
                 compiled = self._compile(types)
-            if key is not None:
-                self._fast[key] = compiled
-        flat = []
-        for a, conv in zip(prepared, compiled.converters, strict=True):
-            if conv is None:
-                flat.append(a)
-                flat += a.shape
-                flat += a.strides
-            elif type(conv) is tuple:
-                flat += conv[0](a)
-            elif conv is np.int64 and type(a) is int or conv is np.float64 and \
-                    type(a) is float or conv is np.bool_ and type(a) is bool:
-                flat.append(a)
-            else:
-                flat.append(conv(a))
+            flat = []
+            for a, conv in zip(prepared, compiled.converters, strict=True):
+                if conv is None:
+                    flat.append(a)
+                    flat += a.shape
+                    flat += a.strides
+                elif type(conv) is tuple:
+                    flat += conv[0](a)
+                else:
+                    flat.append(a if _as_is(conv, a) else conv(a))
+            if key is not None:  # remember how these types pass
+                plan = tuple(None if conv is None else _AS_IS if _as_is(conv, a) else conv
+                             for a, conv in zip(args, compiled.converters, strict=True))
+                self._fast[key] = (compiled, None if all(
+                    how is None or how is _AS_IS for how in plan) else plan)
         if compiled.dynamic_shared:
             flat.append(int(config[3]) if len(config) == 4 else 0)
         try:
