@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import api, compute, sim, targets
+from . import api, compute, jit, sim, targets
 from .tutorial import numba_kernels
 
 HERE = Path(__file__).resolve().parent
@@ -611,6 +611,13 @@ def compute_rows(t, smoke, sizes, peers, rng, reps):
     compute.first_call_rows(t, smoke)
 
 
+def jit_rows(t, smoke, sizes, peers, lib, rng, reps):
+    """Issue 24's rows: kernels written in Python (benchmarks/jit.py)."""
+    jit.gpu_rows(t, smoke, sizes, peers, lib, rng, reps,
+                 dict(interleaved=interleaved, python_burst=python_burst, launch_us=launch_us,
+                      gpu_ms_rounds=gpu_ms_rounds, absent=absent))
+
+
 def api_rows(t, smoke, peers, rng):
     """Issue 23's rows (benchmarks/api.py): sort, masks, random, FFT, inv/solve."""
     api.add_rows(t, smoke, peers, rng, gpu_ms_rounds, launch_us, absent)
@@ -850,6 +857,7 @@ def run(args):
         t = Table(smoke=smoke, simulator=True, target_list=targets.load_targets(args.targets))
         print(f"simulator rows on {cpu_name()}", flush=True)
         sim.add_rows(t, smoke)
+        jit.sim_rows(t, smoke)
         return t, metadata(args, "pygpu simulator (CPU)", True, ["sim"], {}, {})
 
     if not cuda.is_available():
@@ -879,9 +887,11 @@ def run(args):
     matmul_rows(t, smoke, sizes, peers, rng)
     transfer_rows(t, smoke, sizes, peers, raw, exe, rng)
     host_rows(t, smoke, sizes, peers, raw)
+    jit_rows(t, smoke, sizes, peers, lib, rng, reps)
     sections = ["gpu"] + (["multi"] if len(cuda.gpus) >= 2 else [])
     if not args.no_sim:
         sim.add_rows(t, smoke)
+        jit.sim_rows(t, smoke)
         sections.append("sim")
     versions = {name: getattr(mod, "__version__", "?") for name, mod in
                 (("CuPy", peers.get("cupy")), ("PyTorch", peers.get("torch"))) if mod}

@@ -197,12 +197,12 @@ def worker_compile():
 
 # ---- the parent: rows -------------------------------------------------------------------
 
-def child(args, env_extra, timeout=900):
-    """Run `python -m benchmarks.sim args` with env_extra; its JSON, or None."""
+def child(args, env_extra, timeout=900, module="benchmarks.sim"):
+    """Run `python -m <module> args` with env_extra; its JSON, or None."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])), **env_extra)
     try:
-        r = subprocess.run([sys.executable, "-m", "benchmarks.sim", *map(str, args)], cwd=ROOT,
+        r = subprocess.run([sys.executable, "-m", module, *map(str, args)], cwd=ROOT,
                            env=env, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         print(f"simulator rows: `{' '.join(map(str, args))}` ran past {timeout} s",

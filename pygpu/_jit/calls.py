@@ -371,12 +371,15 @@ def _grid(tr, node, size):
 
 def _sync(name, gives=None):
     def call(tr, node):
+        # on the simulator, each thread notes the barrier's line first, so that
+        # a divergent barrier is reported with it (nothing on a GPU)
+        at = f"PG_JIT_BARRIER_AT({tr.unit.barrier_id(tr.src.filename, tr.src.line(node))}u)"
         if gives is None:
             _positional(tr, node, 0, 0, f"cuda.{name}()")
-            return T.void, f"__{name.replace('syncthreads', 'syncthreads')}()"
+            return T.void, f"({at}, __{name}())"
         (a,) = _positional(tr, node, 1, 1, f"cuda.{name}()")
         t, code = tr.scalar(a)
-        return gives, f"__{name}({tr.truth(t, code, node)})"
+        return gives, f"({at}, __{name}({tr.truth(t, code, node)}))"
     return call
 
 
@@ -468,6 +471,11 @@ def _local_or_shared(space):
         at = T.Array(t0.dtype, len(shape), "C")
         n = int(np.prod(shape))
         store = f"pg_{space}_{getattr(node, 'lineno', 0)}_{getattr(node, 'col_offset', 0)}"
+        if space == "shared":  # the checking mode's messages name it as Python does
+            st = tr.stmt_node
+            name = (st.targets[0].id if isinstance(st, ast.Assign) and st.value is node
+                    and isinstance(st.targets[0], ast.Name) else None)
+            tr.unit.shared[store] = (tr.src.filename, tr.src.line(node), name)
         if space == "shared" and n == 0:
             if len(shape) != 1:
                 raise tr.error(node, "dynamic shared memory (a shape of 0) is 1-dimensional")
@@ -637,6 +645,10 @@ def _device_call(tr, disp, node):
     consts = tuple(_int_constant(tr, a) for a in node.args)
     cname, ret = disp._device_translate(tr.unit, argtypes, tr, node,
                                         consts if any(c is not None for c in consts) else None)
+    if cname in tr.unit.failing:  # its assert may fail: the caller returns too
+        tr.call_failed = True
+        if not tr.kernel:
+            tr.unit.failing.add(tr.cname)
     codes = [c for t, c in items if not isinstance(t, T.Global)]
     return ret, f"{cname}({', '.join(codes)})"
 

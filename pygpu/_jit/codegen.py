@@ -15,6 +15,7 @@ of its tuple types and its constant arrays.
 import ast
 import builtins
 import inspect
+import linecache
 import math
 import textwrap
 
@@ -38,7 +39,8 @@ class FunctionSource:
             raise TypeError(f"cuda.jit compiles Python functions, not {pyfunc!r}")
         self.filename = inspect.getsourcefile(pyfunc) or code.co_filename
         try:
-            lines, start = inspect.getsourcelines(pyfunc)
+            found = _def_lines(pyfunc) if self.name != "<lambda>" else None
+            lines, start = found or inspect.getsourcelines(pyfunc)
         except (OSError, TypeError) as exc:
             raise TypingError(f"cuda.jit needs the source of {self.name}() to compile it, "
                               f"and Python cannot find it ({exc}): define the function in "
@@ -84,6 +86,53 @@ class FunctionSource:
         return False, None
 
 
+def _last_line(code):
+    """The last source line of any instruction of code or of the code
+    objects in it (nested functions, lambdas, comprehensions)."""
+    last = code.co_firstlineno
+    for _, end, _, _ in code.co_positions():
+        if end is not None and end > last:
+            last = end
+    for const in code.co_consts:
+        if hasattr(const, "co_positions"):
+            last = max(last, _last_line(const))
+    return last
+
+
+def _def_lines(pyfunc):
+    """(lines, first line number) of a function's definition, decorators
+    included, as inspect.getsourcelines gives them, found from its code
+    object's line table rather than by tokenizing (a tenth of the time: the
+    first launch in a process pays it): from co_firstlineno to the last line
+    an instruction comes from, then on over the lines indented deeper than
+    the def (statements with no instructions, a trailing `pass`, comments).
+    None where that does not parse as one def (inspect then finds it)."""
+    code = pyfunc.__code__
+    lines = linecache.getlines(code.co_filename, pyfunc.__globals__)
+    first = code.co_firstlineno
+    if not lines or first > len(lines):
+        return None
+    end = min(_last_line(code), len(lines))
+    head = lines[first - 1]
+    indent = len(head) - len(head.lstrip())
+    while end < len(lines):
+        text = lines[end]
+        if text.strip() and len(text) - len(text.lstrip()) <= indent:
+            break
+        end += 1
+    while end > first and not lines[end - 1].strip():
+        end -= 1  # no trailing blank lines (inspect gives none either)
+    block = lines[first - 1:end]
+    try:
+        tree = ast.parse(textwrap.dedent("".join(block)))
+    except SyntaxError:
+        return None
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef) or \
+            tree.body[0].name != pyfunc.__name__:
+        return None
+    return block, first
+
+
 def _lambda_def(tree, code, start):
     """A lambda of the parsed lines, as `def` returning its body: the one
     that starts on the code's first line and takes its arguments (None where
@@ -117,6 +166,21 @@ class Unit:
         self.device = {}  # (id(dispatcher), argtypes) -> (cname, return type)
         self.busy = {}  # the device functions being translated: key -> Translator
         self.keep = []  # device arrays the code holds the address of
+        # where each assert is: (file, line, function, kind, condition, message);
+        # an assert's id in the record is its index + 1
+        self.asserts = []
+        self.assert_ids = {}  # (function, line, column) -> its id
+        self.barriers = []  # (file, line) of each barrier; its id is its index + 1
+        self.failing = set()  # the device functions (C++ names) that may assert
+        self.shared = {}  # C++ name of a shared array -> (file, line, Python name)
+
+    def barrier_id(self, filename, line):
+        """The id of the barrier at filename:line (its index in barriers + 1)."""
+        try:
+            return self.barriers.index((filename, line)) + 1
+        except ValueError:
+            self.barriers.append((filename, line))
+            return len(self.barriers)
 
     def tuple_type(self, t):
         if t.ctype not in self.structs:
@@ -184,6 +248,11 @@ class Unit:
             parts.insert(0, "#include <pygpu/ufunc.h>")  # pg::complex
         parts += list(self.structs.values())
         parts += [c[3] for c in self.consts.values()]
+        if self.asserts:
+            parts.append("__device__ unsigned int pg_jit_assert_record[8];")
+        if self.barriers:
+            parts.append("#ifndef __CUDACC__\n__device__ unsigned int pg_jit_barrier_at[1024];"
+                         "\n#endif")
         parts += self.functions
         return "\n".join(parts) + "\n"
 
@@ -399,6 +468,8 @@ class Translator:
         self.params = ()
         self.param_consts = ()  # per parameter, its value where the call's is constant
         self.uses_dynamic_shared = False
+        self.call_failed = False  # the statement called a device function that may assert
+        self.stmt_node = None  # the statement being translated
 
     # -- messages ---------------------------------------------------------------
 
@@ -428,6 +499,8 @@ class Translator:
                                    f"{len(self.argtypes)} given")
         self.params = names
         self._check_assigned_before_use(fdef, set(names))
+        if not self.kernel and any(isinstance(n, ast.Assert) for n in ast.walk(fdef)):
+            self.unit.failing.add(self.cname)  # before the body: it may call itself
         for name, t in zip(names, self.argtypes, strict=True):
             self.unit.need(t)
             self.vars[name] = t
@@ -515,6 +588,32 @@ class Translator:
         return out
 
     def stmt(self, node, ind):
+        outer, outer_node = self.call_failed, self.stmt_node
+        self.call_failed, self.stmt_node = False, node
+        try:
+            out = self._stmt(node, ind)
+            if self.call_failed:  # a device function's assert failed: return too
+                out = out + [f"{'    ' * ind}{self.fail_check()}"]
+        finally:
+            self.call_failed, self.stmt_node = outer, outer_node
+        return out
+
+    def fail_return(self):
+        """The return of a function whose assert (or callee's) failed."""
+        if self.kernel or self.ret in (None, T.void):
+            return "return;"
+        return "return {};"
+
+    def fail_check(self):
+        return f"if (pg_jit::failed(pg_jit_assert_record)) {self.fail_return()}"
+
+    def header_failed(self):
+        """Whether the header just translated (an if's or while's test)
+        called a device function that may assert; clears the flag."""
+        found, self.call_failed = self.call_failed, False
+        return found
+
+    def _stmt(self, node, ind):
         pad = "    " * ind
         kind = type(node)
         if kind in _UNSUPPORTED_STATEMENTS:
@@ -552,6 +651,9 @@ class Translator:
             if known is not None:  # Numba prunes a branch a constant rules out
                 return self.block(node.body if known else node.orelse, ind)
             cond = self.test(node.test)
+            if self.header_failed():  # the test first, then whether it failed
+                cond = (f"bool pg_c = ({cond}); pg_jit::failed(pg_jit_assert_record)) "
+                        f"{{ {self.fail_return()} }} else if (pg_c")
             out = head + [f"{pad}if ({cond}) {{"] + self.block(node.body, ind + 1)
             if node.orelse:
                 out += [f"{pad}}} else {{"] + self.block(node.orelse, ind + 1)
@@ -560,6 +662,11 @@ class Translator:
             if node.orelse:
                 raise self.error(node, "while ... else is not supported in kernels")
             cond = self.test(node.test)
+            if self.header_failed():  # the test, whether it failed, then the body
+                return head + [f"{pad}for (;;) {{", f"{pad}    bool pg_c = ({cond});",
+                               f"{pad}    {self.fail_check()}",
+                               f"{pad}    if (!pg_c) break;"] + \
+                    self.block(node.body, ind + 1) + [f"{pad}}}"]
             return head + [f"{pad}while ({cond}) {{"] + self.block(node.body, ind + 1) + \
                 [f"{pad}}}"]
         if isinstance(node, ast.For):
@@ -572,14 +679,22 @@ class Translator:
             return head + self.return_(node, pad)
         if isinstance(node, ast.Assert):
             cond = self.test(node.test)
-            text = "assert " + ast.unparse(node.test)
             if node.msg is not None:
                 if not (isinstance(node.msg, ast.Constant) and isinstance(node.msg.value,
                                                                           str)):
                     raise self.error(node, "an assert's message must be a str constant")
-                text += ", " + node.msg.value
-            return head + [f"{pad}if (!({cond})) {{ PG_JIT_ASSERT({_c_string(text)}, "
-                           f"{_c_string(self.src.name)}); }}"]
+            message = node.msg.value if node.msg is not None else None
+            key = (self.cname, node.lineno, node.col_offset)
+            if key not in self.unit.assert_ids:
+                self.unit.asserts.append((self.src.filename, self.src.line(node),
+                                          self.src.name, self.kernel,
+                                          ast.unparse(node.test), message))
+                self.unit.assert_ids[key] = len(self.unit.asserts)
+            if not self.kernel:
+                self.unit.failing.add(self.cname)
+            return head + [f"{pad}if (!({cond})) {{ pg_jit::assert_failed("
+                           f"pg_jit_assert_record, {self.unit.assert_ids[key]}u); "
+                           f"{self.fail_return()} }}"]
         raise self.error(node, f"the statement {kind.__name__} is not supported in kernels")
 
     def known_test(self, test):

@@ -18,6 +18,7 @@ import re
 import numpy as np
 
 from .. import _core
+from . import calls  # noqa: F401 (the translator loads with the first @cuda.jit, not at its first launch)
 from . import types as T
 from .codegen import FunctionSource, Translator, Unit
 from .errors import TypingError
@@ -81,9 +82,10 @@ def _converter(t):
 class _Compiled:
     """One kernel compiled for one tuple of argument types."""
 
-    __slots__ = ("function", "argtypes", "dynamic_shared", "source", "converters")
+    __slots__ = ("function", "argtypes", "dynamic_shared", "source", "converters",
+                 "module", "unit", "record", "params")
 
-    def __init__(self, function, argtypes, dynamic_shared, source):
+    def __init__(self, function, argtypes, dynamic_shared, source, module, unit, params):
         self.function = function
         self.argtypes = argtypes
         self.dynamic_shared = dynamic_shared
@@ -91,6 +93,45 @@ class _Compiled:
         # how each scalar argument is passed: as it is (int64 from a Python int,
         # float64 from a float, bool), or through its NumPy type
         self.converters = tuple(_converter(t) for t in argtypes)
+        self.module = module
+        self.unit = unit  # where its asserts, barriers and shared arrays are
+        # the kernel's assert record (a DeviceArray view of the module's
+        # pg_jit_assert_record), read after each launch; None without asserts
+        self.record = (module.get_global("pg_jit_assert_record", np.uint32)
+                       if unit.asserts else None)
+        self.params = params  # C++ parameter index -> Python argument index
+
+
+_DeviceArray = _core.DeviceArray
+_get_device = _core.get_device
+_AS_IS = object()  # a launch plan's mark: the argument passes as it is
+
+
+def _as_is(conv, a):
+    """Whether a scalar a passes to a parameter of conv's type unconverted:
+    a Python int as int64, a float as float64, a bool as bool, a NumPy
+    scalar of the parameter's type as it is."""
+    tp = type(a)
+    return (tp is conv or conv is np.int64 and tp is int or
+            conv is np.float64 and tp is float or conv is np.bool_ and tp is bool)
+
+
+def _c_params(argtypes):
+    """For each C++ parameter of a kernel, the index of the Python argument
+    it passes (an array passes its address, shape and strides; a tuple its
+    items)."""
+    out = []
+    for i, t in enumerate(argtypes):
+        out += [i] * _c_count(t)
+    return out
+
+
+def _c_count(t):
+    if isinstance(t, T.Array):
+        return 1 + 2 * t.ndim
+    if isinstance(t, T.Tuple):
+        return sum(_c_count(x) for x in t.items)
+    return 1
 
 
 class Dispatcher:
@@ -110,7 +151,9 @@ class Dispatcher:
         self.options = dict(options or {})
         self._source = None
         self._kernels = {}
-        self._fast = {}  # _fast_key(args) -> the kernel compiled for them
+        # the types of a launch's arguments (DeviceArrays, scalars) -> (the
+        # kernel compiled for them, how each passes: None where all as they are)
+        self._fast = {}
         self._launches = {}  # configuration -> its _Launch
         self._fixed = None
         self._captured = []  # device arrays the kernel reads as globals, kept alive
@@ -200,19 +243,26 @@ class Dispatcher:
     def _translate(self, argtypes):
         """(CUDA C++, whether it takes the dynamic shared memory's size) of
         this kernel for argtypes."""
+        return self._translate_unit(argtypes)[:2]
+
+    def _translate_unit(self, argtypes):
+        """_translate's two, and the Unit (where its asserts, barriers and
+        shared arrays are)."""
         if self.device:
             raise TypeError(f"{self.__name__} is a device function: call it from a kernel")
         unit = Unit()
         tr = Translator(self.source, argtypes, unit, kernel=True, cname=self._cname)
         unit.functions.append(tr.translate())
         self._captured += unit.keep
-        return unit.source(), tr.uses_dynamic_shared
+        return unit.source(), tr.uses_dynamic_shared, unit
 
     def _compile(self, argtypes):
         from ..rawkernel import CompileError, RawModule
-        source, dynamic_shared = self._translate(argtypes)
+        source, dynamic_shared, unit = self._translate_unit(argtypes)
         try:
-            module = RawModule(source, options=self._nvrtc_options())
+            # check: the simulator's checking mode (None follows PYGPU_SIM_CHECK)
+            module = RawModule(source, options=self._nvrtc_options(),
+                               check=self.options.get("check"))
         except CompileError as exc:
             log = getattr(exc, "log", "")
             err = CompileError(f"the kernel {self.__name__}() did not compile for "
@@ -221,7 +271,7 @@ class Dispatcher:
             err.log = log
             raise err from None
         compiled = _Compiled(module.get_function(self._cname), argtypes, dynamic_shared,
-                             source)
+                             source, module, unit, _c_params(argtypes))
         self._kernels[(_core.get_device(), argtypes)] = compiled
         return compiled
 
@@ -249,7 +299,11 @@ class Dispatcher:
         """The CUDA C++ made for a signature ("void(float32[:, :])"), without
         compiling it; with none, {signature: C++} of what was compiled so far."""
         if signature is not None:
-            return self._translate(T.parse_signature(signature)[0])[0]
+            args = T.parse_signature(signature)[0]
+            # the source compiled for it (on any device), else translated now
+            # (no device needed: the C++ for NVRTC on a machine without one)
+            found = next((c for k, c in self._kernels.items() if k[1] == args), None)
+            return found.source if found is not None else self._translate(args)[0]
         return {"(" + ", ".join(str(t) for t in k[1]) + ")": c.source
                 for k, c in self._kernels.items()}
 
@@ -386,55 +440,155 @@ class Dispatcher:
         raise TypeError(f"{self.__name__}: no signature matches the arguments ({given}); "
                         f"its signatures: {known}")
 
-    def _fast_key(self, args):
-        """A cheap key of the arguments' types where all are DeviceArrays and
-        Python or NumPy scalars (None otherwise: the full typing runs)."""
-        key = [_core.get_device()]  # a module is loaded on one device
+    def _launch(self, config, args):
+        # the fast path: the arguments are DeviceArrays and Python or NumPy
+        # scalars of types seen before (the key), passed as they are (an
+        # array as its address, shape and strides) unless the plan converts
+        key = [_get_device()]  # a module is loaded on one device
+        flat = []
         for a in args:
             tp = type(a)
-            if tp is _core.DeviceArray:
+            if tp is _DeviceArray:
                 key.append((a.dtype, a.ndim, a.is_c_contiguous(), a.is_f_contiguous()))
-            elif tp is float or tp is bool or tp is complex or isinstance(a, np.generic):
+                flat.append(a)
+                flat += a.shape
+                flat += a.strides
+            elif tp is float or tp is bool or tp is complex or isinstance(a, np.generic) \
+                    or tp is int and -2**63 <= a < 2**63:
                 key.append(tp)
-            elif tp is int and -2**63 <= a < 2**63:
-                key.append(tp)
+                flat.append(a)
             else:
-                return None
-        return tuple(key)
-
-    def _launch(self, config, args):
-        key = self._fast_key(args)
-        compiled = self._fast.get(key) if key is not None else None
-        if compiled is not None:
-            prepared, copies = args, ()
+                key = None  # something else: the full typing
+                break
+        if key is not None:
+            key = tuple(key)
+        found = self._fast.get(key) if key is not None else None
+        if found is not None:
+            compiled, plan = found
+            if plan is not None:  # a scalar is converted to its parameter's type
+                flat = []
+                for a, how in zip(args, plan, strict=True):
+                    if how is None:
+                        flat.append(a)
+                        flat += a.shape
+                        flat += a.strides
+                    else:
+                        flat.append(a if how is _AS_IS else how(a))
+            copies = ()
         else:
             types, prepared, copies = self._types(args)
             if self._fixed is not None:
                 types = self._match_fixed(types)
-            compiled = self._kernels.get((_core.get_device(), types))
+            compiled = self._kernels.get((_get_device(), types))
             if compiled is None:
                 compiled = self._compile(types)
-            if key is not None:
-                self._fast[key] = compiled
-        flat = []
-        for a, conv in zip(prepared, compiled.converters, strict=True):
-            if conv is None:
-                flat.append(a)
-                flat += a.shape
-                flat += a.strides
-            elif type(conv) is tuple:
-                flat += conv[0](a)
-            elif conv is np.int64 and type(a) is int or conv is np.float64 and \
-                    type(a) is float or conv is np.bool_ and type(a) is bool:
-                flat.append(a)
-            else:
-                flat.append(conv(a))
+            flat = []
+            for a, conv in zip(prepared, compiled.converters, strict=True):
+                if conv is None:
+                    flat.append(a)
+                    flat += a.shape
+                    flat += a.strides
+                elif type(conv) is tuple:
+                    flat += conv[0](a)
+                else:
+                    flat.append(a if _as_is(conv, a) else conv(a))
+            if key is not None:  # remember how these types pass
+                plan = tuple(None if conv is None else _AS_IS if _as_is(conv, a) else conv
+                             for a, conv in zip(args, compiled.converters, strict=True))
+                self._fast[key] = (compiled, None if all(
+                    how is None or how is _AS_IS for how in plan) else plan)
         if compiled.dynamic_shared:
             flat.append(int(config[3]) if len(config) == 4 else 0)
-        compiled.function[config](*flat)
+        try:
+            compiled.function[config](*flat)
+            if compiled.record is not None:
+                _core.synchronize()  # only kernels with asserts wait for their end
+        except _core.KernelError as exc:
+            raise self._kernel_error(compiled, config, exc) from None
+        if compiled.record is not None:
+            record = compiled.record.copy_to_host()
+            if record[0]:
+                raise self._assertion(compiled, record) from None
         for host, d in copies:
             if host.flags.writeable:
                 host[...] = d.copy_to_host()
+
+    # -- what went wrong, in Python's terms ------------------------------------------
+
+    def _assertion(self, compiled, record):
+        """The KernelAssertionError of the assert that failed first (the
+        record, read after the launch, names it, its thread and block);
+        clears the record."""
+        compiled.module.memcpy_to_symbol("pg_jit_assert_record", np.zeros(8, np.uint32))
+        filename, line, function, in_kernel, test, message = \
+            compiled.unit.asserts[int(record[0]) - 1]
+        where = "" if in_kernel else f" (in device function {function}())"
+        text = (f"kernel '{self.__name__}', block ({record[4]}, {record[5]}, {record[6]}), "
+                f"thread ({record[1]}, {record[2]}, {record[3]}), {filename}:{line}{where}: "
+                f"assert {test} failed" + (f": {message}" if message is not None else ""))
+        exc = _core.KernelAssertionError(text)
+        exc.code, exc.name = 710, "cudaErrorAssert"  # what CUDA's own assert gives
+        return exc
+
+    def _kernel_error(self, compiled, config, exc):
+        """A launch's KernelError (from the simulator: the checking mode, a
+        divergent barrier) in Python's terms: the kernel's Python name, its
+        shared arrays by their Python names, an argument by its Python
+        index, a barrier by its Python line; or the assert that failed first,
+        where one did (its thread returned early, which may have caused the
+        error)."""
+        if compiled.record is not None:
+            try:
+                record = compiled.record.copy_to_host()
+                if record[0]:
+                    return self._assertion(compiled, record)
+            except _core.CudaError:
+                pass  # the context is gone (a GPU's fault): the error as it is
+        text = str(exc)
+        unit = compiled.unit
+        text = text.replace(f"kernel '{self._cname}'", f"kernel '{self.__name__}'")
+        text = text.replace(f"kernel {self._cname} ", f"kernel {self.__name__} ")
+
+        def shared(m):
+            filename, line, name = unit.shared.get(m.group(1), (None, None, None))
+            if filename is None:
+                return m.group(0)
+            return (f"cuda.shared.array {name!r} (made at {filename}:{line})" if name else
+                    f"the cuda.shared.array made at {filename}:{line}")
+        text = re.sub(r"__shared__ '(pg_shared_\w+)'", shared, text)
+
+        def param(m):
+            k = int(m.group(1))
+            if k >= len(compiled.params):
+                return m.group(0)
+            return f"(argument {compiled.params[k]} of {self.__name__}())"
+        text = re.sub(r"\(parameter (\d+)\)", param, text)
+        m = re.search(r"wait at __syncthreads\(\) \(the first, thread \((\d+), (\d+), "
+                      r"(\d+)\)\)", text)
+        if m and unit.barriers:
+            at = self._barrier_of(compiled, config, [int(g) for g in m.groups()])
+            if at is not None:
+                text = text[:m.end()] + f" at {at[0]}:{at[1]}" + text[m.end():]
+        new = type(exc)(text)
+        for name in ("code", "name"):
+            if hasattr(exc, name):
+                setattr(new, name, getattr(exc, name))
+        return new.with_traceback(exc.__traceback__)
+
+    def _barrier_of(self, compiled, config, thread):
+        """(file, line) of the barrier that thread waits at (the simulator
+        notes it in pg_jit_barrier_at), or None where that is not known."""
+        block = config[1]
+        dims = ((tuple(block) + (1, 1))[:3] if isinstance(block, (tuple, list))
+                else (block, 1, 1))
+        rank = thread[0] + dims[0] * (thread[1] + dims[1] * thread[2])
+        try:
+            at = int(compiled.module.memcpy_from_symbol("pg_jit_barrier_at", np.uint32)
+                     [rank])
+        except (AttributeError, IndexError, _core.CudaError):
+            return None  # a GPU's module has no such record
+        return compiled.unit.barriers[at - 1] if 0 < at <= len(compiled.unit.barriers) \
+            else None
 
 
 class _Launch:
@@ -468,7 +622,7 @@ def jit(func_or_sig=None, device=False, **options):
     the Python that kernels may use.
     """
     known = {"debug", "opt", "lineinfo", "fastmath", "cache", "inline", "link",
-             "max_registers", "boundscheck"}
+             "max_registers", "boundscheck", "check"}
     unknown = set(options) - known
     if unknown:
         raise TypeError(f"cuda.jit got unknown options {sorted(unknown)}")

@@ -143,13 +143,42 @@ nan64()
     return __longlong_as_double(0x7ff8000000000000LL);
 }
 
-/* assert in a kernel: on the simulator, pygpu.KernelAssertionError naming the
- * Python file and line (the #line before the statement gives them); on a GPU,
- * CUDA's device-side assert, which prints them */
+/* assert in a kernel, as Numba's debug mode does it: no trap (on a GPU a
+ * trap ends the context). The first thread whose assert fails writes into
+ * the module's record (pg_jit_assert_record, 8 unsigned ints: which assert,
+ * the thread, the block) and returns; the dispatcher reads the record after
+ * the launch and raises KernelAssertionError naming the Python file and line.
+ * A statement that called a device function with asserts returns when the
+ * record is set (the callee returned a zero value). */
+PG_JIT_FN void
+assert_failed(unsigned int *record, unsigned int id)
+{
+    if (atomicCAS(record, 0u, id) == 0u) {
+        record[1] = threadIdx.x;
+        record[2] = threadIdx.y;
+        record[3] = threadIdx.z;
+        record[4] = blockIdx.x;
+        record[5] = blockIdx.y;
+        record[6] = blockIdx.z;
+        __threadfence();
+    }
+}
+
+PG_JIT_FN bool
+failed(unsigned int *record)
+{
+    return *(volatile unsigned int *)record != 0u;
+}
+
+/* On the simulator, the Python line of the barrier each thread of the block
+ * waits at (pg_jit_barrier_at, by the thread's rank), so that a divergent
+ * barrier is reported with its line; nothing on a GPU. */
 #ifdef __CUDACC__
-#define PG_JIT_ASSERT(text, function) __assertfail(text, __FILE__, __LINE__, function, 1)
+#define PG_JIT_BARRIER_AT(id) ((void)0)
 #else
-#define PG_JIT_ASSERT(text, function) pg_sim::assert_failed(text, __FILE__, __LINE__, function)
+#define PG_JIT_BARRIER_AT(id)                                                          \
+    (pg_jit_barrier_at[threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)] = \
+         (id))
 #endif
 
 /* Python's // and %: the quotient rounded down, the remainder with the
