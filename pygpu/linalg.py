@@ -699,13 +699,44 @@ def lstsq(a, b, rcond=None):
     return x, resid, np.int32(rank), s
 
 
+def _cutoff_scale(rcond, a, dtype, name):
+    """rcond (or rtol) as pinv and matrix_rank use it against the largest
+    singular value of each matrix of a: a scalar of dtype's real type, or a
+    DeviceArray on a's device of shape (*batch, 1) that broadcasts against
+    the (*a.shape[:-2], 1) maxima without growing them (NumPy's rule)."""
+    if isinstance(rcond, DeviceArray):
+        if rcond.device != a.device:
+            raise ValueError(f"pygpu.linalg.{name}: rtol is on {rcond.device}, the matrices "
+                             f"on {a.device}")
+        if rcond.dtype.kind not in "biuf":
+            raise TypeError(f"pygpu.linalg.{name}: rtol must be a real floating-point array, "
+                            f"not {rcond.dtype}")
+        batch = a.shape[:-2]
+        try:
+            grown = np.broadcast_shapes(rcond.shape, batch)
+        except ValueError:
+            grown = None
+        if grown != batch:
+            raise ValueError(f"pygpu.linalg.{name}: rtol of shape {rcond.shape} does not "
+                             f"broadcast to the stack of matrices, shape {batch}")
+        return _pg().expand_dims(rcond, -1)
+    if isinstance(rcond, np.ndarray) and rcond.ndim:
+        raise TypeError(f"pygpu.linalg.{name}: rtol is a numpy.ndarray in host memory; pygpu "
+                        "does not copy between host and device implicitly: give a Python "
+                        "float or a DeviceArray (pygpu.asarray(rtol))")
+    try:
+        return _real(dtype).type(float(rcond))
+    except (TypeError, ValueError):
+        raise TypeError(f"pygpu.linalg.{name}: rtol must be a real number or a DeviceArray, "
+                        f"not {type(rcond).__name__}") from None
+
+
 def pinv(a, rcond=None, hermitian=False, *, rtol=_NoValue):
     """numpy.linalg.pinv: the Moore-Penrose pseudo-inverse of each matrix by
     its SVD, singular values at most rcond * max(s) dropped (rcond default
-    1e-15; rtol=None: max(M, N) * eps)."""
+    1e-15; rtol=None: max(M, N) * eps). rcond or rtol may be a DeviceArray
+    that broadcasts against the stack of matrices (one per matrix)."""
     a = _array(a, "pinv")
-    if a.ndim >= 2 and a.size == 0:
-        return _on_host(np.linalg.pinv, [a], rcond, hermitian, rtol=rtol)
     if rcond is None:
         if rtol is _NoValue:
             rcond = 1e-15
@@ -717,13 +748,14 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=_NoValue):
         raise ValueError("`rtol` and `rcond` can't be both set.")
     _stacked_2d(a)
     dtype = _linalg_dtype(a)
+    rc = _cutoff_scale(rcond, a, dtype, "pinv")
     pg = _pg()
     with a.device:
+        if a.size == 0:  # NumPy's answer, rcond unread: of a's own dtype for empty matrices
+            m, n = a.shape[-2:]
+            return pg.empty(a.shape[:-2] + (n, m),
+                            dtype=a.dtype if m * n == 0 else dtype)
         u, s, vh = svd(a.conj() if dtype.kind == "c" else a, full_matrices=False)
-        if isinstance(rcond, DeviceArray):
-            rc = pg.expand_dims(rcond, -1)
-        else:
-            rc = _real(dtype).type(rcond)
         cutoff = rc * pg.max(s, axis=-1, keepdims=True)
         large = s > cutoff
         sinv = pg.where(large, 1 / pg.where(large, s, 1), 0).astype(dtype)
@@ -745,7 +777,7 @@ def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):  # noqa: N803
         if tol is None:
             if rtol is None:
                 rtol = max(A.shape[-2:]) * np.finfo(S.dtype).eps
-            rt = pg.expand_dims(rtol, -1) if isinstance(rtol, DeviceArray) else rtol
+            rt = _cutoff_scale(rtol, A, S.dtype, "matrix_rank")
             tol = pg.max(S, axis=-1, keepdims=True, initial=0) * rt
         elif isinstance(tol, DeviceArray):
             tol = pg.expand_dims(tol, -1)

@@ -424,6 +424,34 @@ def test_pinv_and_matrix_rank_match_numpy(path, dtype):
         la.pinv(d(a), 1e-3, rtol=1e-3)
 
 
+@pytest.mark.parametrize("rtol", [np.array([0.5, 1e-3]), np.array([0.3]), np.array(0.2),
+                                  np.array([0.5, 1e-3], np.float32)])
+def test_pinv_and_matrix_rank_take_an_rtol_per_matrix(path, rtol):
+    a = rand((2, 5, 3))
+    close(la.pinv(d(a), rtol=d(rtol)), np.linalg.pinv(a, rtol=rtol), scale=10)
+    close(la.pinv(d(a), d(rtol)), np.linalg.pinv(a, rtol), scale=10)
+    close(la.matrix_rank(d(a), rtol=d(rtol)), np.linalg.matrix_rank(a, rtol=rtol))
+    for empty in (np.zeros((2, 0, 3)), np.zeros((2, 3, 0), np.int32)):
+        close(la.pinv(d(empty), rtol=d(rtol)), np.linalg.pinv(empty, rtol=rtol))
+    close(la.pinv(d(np.zeros((0, 3, 3))), rtol=d(rtol[..., :0] if rtol.ndim else rtol)),
+          np.linalg.pinv(np.zeros((0, 3, 3))))
+
+
+def test_pinv_says_what_rtol_it_takes():
+    a = d(rand((2, 3, 3)))
+    with pytest.raises(ValueError, match=r"rtol of shape \(4, 2\) does not broadcast to the "
+                       r"stack of matrices, shape \(2,\)"):
+        la.pinv(a, rtol=d(np.ones((4, 2))))
+    with pytest.raises(ValueError, match="does not broadcast"):
+        la.matrix_rank(a, rtol=d(np.ones(3)))
+    with pytest.raises(TypeError, match="host memory"):
+        la.pinv(a, rtol=np.ones(2))
+    with pytest.raises(TypeError, match="real floating-point array, not complex128"):
+        la.pinv(a, rtol=d(np.ones(2, complex)))
+    with pytest.raises(TypeError, match="real number or a DeviceArray, not str"):
+        la.pinv(a, rtol="small")
+
+
 # ---- norms and products (pygpu's own operations) -----------------------------------------------
 
 @pytest.mark.parametrize("ord", [None, "fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf])
