@@ -1,6 +1,6 @@
 """Linear algebra on device arrays, as numpy.linalg and the array API's
-linalg extension: cuSOLVER (LU, Cholesky, QR, SVD, symmetric eigenvalues)
-and pygpu's own operations and `@` (cuBLAS) for the rest.
+linalg extension: cuSOLVER (LU, Cholesky, QR, SVD, symmetric and general
+eigenvalues) and pygpu's own operations and `@` (cuBLAS) for the rest.
 
 cuSOLVER is loaded with ctypes at the first call that needs it, never at
 `import pygpu` or `import pygpu.linalg`, through pygpu/_libs.py's one search
@@ -20,7 +20,13 @@ inv factors A^T and solves with the identity, which leaves inv(A)^T in
 column-major order, that is inv(A) row-major; solve factors A^T and solves
 with op T; cholesky factors A^T with the other triangle; qr, svd of a tall
 matrix and eigh take a column-major copy (the transpose's C-order copy);
-svd of a wide matrix factors A^T and reads U and V^H swapped.
+svd of a wide matrix factors A^T and reads U and V^H swapped. eig and
+eigvals take the column-major copy too (the 64-bit API's cusolverDnXgeev,
+cuSOLVER 11.7 / CUDA 12.6 on; an older one raises MissingLibraryError for
+them alone): for a real matrix every type given is real, so W holds the
+real parts then the imaginary ones and VR packs a conjugate pair's vectors
+in two real columns, as LAPACK's dgeev; the pairs are unpacked on the
+device where the stack has a complex eigenvalue.
 
 On the simulator (and for empty matrices) NumPy computes on a host copy,
 with the same dtypes, shapes and errors, as pygpu's own kernels stand in
@@ -59,6 +65,11 @@ class EighResult(NamedTuple):
     eigenvectors: DeviceArray
 
 
+class EigResult(NamedTuple):
+    eigenvalues: DeviceArray
+    eigenvectors: DeviceArray
+
+
 class QRResult(NamedTuple):
     Q: DeviceArray
     R: DeviceArray
@@ -69,7 +80,8 @@ class SlogdetResult(NamedTuple):
     logabsdet: DeviceArray
 
 
-_RESULTS = {c.__name__: c for c in (SVDResult, EighResult, QRResult, SlogdetResult)}
+_RESULTS = {c.__name__: c for c in (SVDResult, EigResult, EighResult, QRResult,
+                                    SlogdetResult)}
 
 
 def _pg():
@@ -189,10 +201,19 @@ _LOWER, _UPPER = 0, 1  # CUBLAS_FILL_MODE_LOWER, CUBLAS_FILL_MODE_UPPER
 _NOVECTOR, _VECTOR = 0, 1  # CUSOLVER_EIG_MODE_NOVECTOR, CUSOLVER_EIG_MODE_VECTOR
 _PREFIX = {np.dtype("float32"): "S", np.dtype("float64"): "D",
            np.dtype("complex64"): "C", np.dtype("complex128"): "Z"}
+# library_types.h's cudaDataType, for the 64-bit (X) API
+_CUDA_TYPE = {np.dtype("float32"): 0, np.dtype("float64"): 1, np.dtype("complex64"): 4,
+              np.dtype("complex128"): 5}  # CUDA_R_32F, CUDA_R_64F, CUDA_C_32F, CUDA_C_64F
 
 _I, _P, _H = ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p
 _IP = ctypes.POINTER(ctypes.c_int)
 _CH = ctypes.c_char
+_L, _Z = ctypes.c_int64, ctypes.c_size_t
+_ZP = ctypes.POINTER(ctypes.c_size_t)
+# functions that older cuSOLVERs lack: declared where present, and the calls
+# that need one say so (cusolverDnXgeev came with cuSOLVER 11.7, CUDA 12.6)
+_OPTIONAL = {"cusolverDnXgeev_bufferSize": "11.7 (CUDA 12.6)",
+             "cusolverDnXgeev": "11.7 (CUDA 12.6)"}
 
 
 def _signatures():
@@ -202,6 +223,14 @@ def _signatures():
         "cusolverGetProperty": [_I, _IP],
         "cusolverDnCreate": [ctypes.POINTER(_H)],
         "cusolverDnSetStream": [_H, _P],
+        "cusolverDnCreateParams": [ctypes.POINTER(_P)],
+        "cusolverDnDestroyParams": [_P],
+        # handle, params, jobvl, jobvr, n, A (type, pointer, lda), W (type, pointer),
+        # VL (type, pointer, ld), VR (type, pointer, ld), compute type, ...
+        "cusolverDnXgeev_bufferSize": [_H, _P, _I, _I, _L, _I, _P, _L, _I, _P, _I, _P, _L, _I,
+                                       _P, _L, _I, _ZP, _ZP],
+        "cusolverDnXgeev": [_H, _P, _I, _I, _L, _I, _P, _L, _I, _P, _I, _P, _L, _I, _P, _L, _I,
+                            _P, _Z, _P, _Z, _P],
     }
     for t in "SDCZ":
         real = t in "SD"
@@ -241,11 +270,23 @@ def _solver():
         with _lock:
             if _lib is None:
                 for name, argtypes in _signatures().items():
+                    if name in _OPTIONAL and not hasattr(lib, name):
+                        continue
                     fn = getattr(lib, name)
                     fn.argtypes = argtypes
                     fn.restype = ctypes.c_int
                 _lib = lib
     return _lib
+
+
+def _require(lib, name, what):
+    """Raise MissingLibraryError where the loaded cuSOLVER lacks name."""
+    if name in _OPTIONAL and not hasattr(lib, name):
+        where = _libs.loaded().get("cusolver", "the cuSOLVER loaded")
+        raise _libs.MissingLibraryError(
+            f"pygpu.linalg.{what} needs {name}, which cuSOLVER has from version "
+            f"{_OPTIONAL[name]}; {where} lacks it: install a newer cuSOLVER "
+            f"({_libs.INSTALL['cusolver'][1]})")
 
 
 def _raise_status(call, status):
@@ -649,6 +690,97 @@ def eigh(a, UPLO="L"):  # noqa: N803  (NumPy's name)
 def eigvalsh(a, UPLO="L"):  # noqa: N803
     """numpy.linalg.eigvalsh: the eigenvalues of each Hermitian matrix, ascending."""
     return _eigh(a, UPLO, False, "eigvalsh")
+
+
+def _unpack_real_pairs(vr, wi):
+    """LAPACK's real eigenvectors (rows of vr, C-contiguous (..., n, n): the
+    column-major VR) as complex ones: for a pair wi[j] > 0 > wi[j + 1],
+    v[j] = VR[:, j] + i VR[:, j + 1] and v[j + 1] = VR[:, j] - i VR[:, j + 1]."""
+    pg = _pg()
+    zero = pg.zeros(vr.shape[:-2] + (1, vr.shape[-1]), dtype=vr.dtype)
+    nxt = pg.concat([vr[..., 1:, :], zero], axis=-2)
+    prv = pg.concat([zero, vr[..., :-1, :]], axis=-2)
+    first = pg.expand_dims(wi > 0, -1)
+    second = pg.expand_dims(wi < 0, -1)
+    re = pg.where(second, prv, vr)
+    im = pg.where(first, nxt, pg.where(second, -vr, 0))
+    return re + 1j * im
+
+
+def _eig(a, vectors, name):
+    """numpy.linalg.eig (vectors) and eigvals: cusolverDnXgeev on each
+    matrix's column-major copy; for real matrices its real and imaginary
+    parts, complex results unless every eigenvalue of the stack is real."""
+    a = _array(a, name)
+    _stacked_2d(a)
+    _stacked_square(a)
+    dtype = _linalg_dtype(a)
+    if _host_path(a):
+        return _on_host(np.linalg.eig if vectors else np.linalg.eigvals, [a])
+    pg = _pg()
+    with a.device:
+        if not bool(pg.all(pg.isfinite(a))):
+            raise LinAlgError("Array must not contain infs or NaNs")
+    n = a.shape[-1]
+    batch = _batch(a)
+    lead = a.shape[:-2]
+    real = dtype.kind == "f"
+    dt = _CUDA_TYPE[dtype]
+    jobvr = _VECTOR if vectors else _NOVECTOR
+    with _session(a) as (lib, h):
+        _require(lib, "cusolverDnXgeev", name)
+        cm = _cm_copy(a, dtype)
+        w = pg.empty(lead + ((2 * n,) if real else (n,)), dtype=dtype)  # real: wr then wi
+        vr = pg.empty(lead + (n, n), dtype=dtype) if vectors else None
+        info = pg.zeros(batch, dtype="int32")
+        params = _P()
+        _call(lib, "cusolverDnCreateParams", ctypes.byref(params))
+        try:
+            dev_bytes, host_bytes = _Z(), _Z()
+            _call(lib, "cusolverDnXgeev_bufferSize", h, params, _NOVECTOR, jobvr, n, dt,
+                  cm.ptr, n, dt, w.ptr, dt, None, 1, dt, vr.ptr if vectors else None,
+                  n if vectors else 1, dt, ctypes.byref(dev_bytes), ctypes.byref(host_bytes))
+            work = pg.empty(max(dev_bytes.value, 1), dtype="uint8")
+            host_work = ctypes.create_string_buffer(max(host_bytes.value, 1))
+            for i in range(batch):
+                _call(lib, "cusolverDnXgeev", h, params, _NOVECTOR, jobvr, n, dt,
+                      _ptr(cm, i, n * n), n, dt, _ptr(w, i, w.shape[-1]), dt, None, 1, dt,
+                      _ptr(vr, i, n * n) if vectors else None, n if vectors else 1, dt,
+                      work.ptr, dev_bytes.value, ctypes.addressof(host_work),
+                      host_bytes.value, _ptr(info, i, 1))
+            codes = _infos(info)
+        finally:
+            _call(lib, "cusolverDnDestroyParams", params)
+    if (codes > 0).any():
+        raise LinAlgError("Eigenvalues did not converge")
+    _check_infos(codes, "cusolverDnXgeev")
+    with a.device:
+        if real:
+            wr, wi = w[..., :n], w[..., n:]
+            if bool(pg.all(wi == 0)):  # NumPy's rule: real results for the whole stack
+                values, vecs = wr.copy(), vr
+            else:
+                values = wr + 1j * wi
+                vecs = _unpack_real_pairs(vr, wi) if vectors else None
+        else:
+            values, vecs = w, vr
+        if not vectors:
+            return values
+        return EigResult(values, _mT(vecs))
+
+
+def eig(a):
+    """numpy.linalg.eig: EigResult(eigenvalues, eigenvectors as columns of
+    unit norm, largest component real) of each general matrix, in LAPACK's
+    order. Real matrices give real results where every eigenvalue of the
+    stack is real, else complex ones (NumPy's rule)."""
+    return _eig(a, True, "eig")
+
+
+def eigvals(a):
+    """numpy.linalg.eigvals: the eigenvalues of each general matrix, real
+    or complex as eig's."""
+    return _eig(a, False, "eigvals")
 
 
 # ---- built on the factorizations -------------------------------------------------------------
@@ -1207,7 +1339,8 @@ NUMPY = {
     np.linalg.inv: inv, np.linalg.solve: solve, np.linalg.det: det,
     np.linalg.slogdet: slogdet, np.linalg.cholesky: cholesky, np.linalg.qr: qr,
     np.linalg.svd: svd, np.linalg.svdvals: svdvals, np.linalg.eigh: eigh,
-    np.linalg.eigvalsh: eigvalsh, np.linalg.lstsq: lstsq, np.linalg.pinv: pinv,
+    np.linalg.eigvalsh: eigvalsh, np.linalg.eig: eig, np.linalg.eigvals: eigvals,
+    np.linalg.lstsq: lstsq, np.linalg.pinv: pinv,
     np.linalg.matrix_rank: matrix_rank, np.linalg.norm: norm,
     np.linalg.matrix_norm: matrix_norm, np.linalg.vector_norm: vector_norm,
     np.linalg.outer: outer, np.linalg.tensordot: tensordot, np.linalg.vecdot: vecdot,
@@ -1216,8 +1349,8 @@ NUMPY = {
     np.linalg.diagonal: diagonal, np.einsum: einsum,
 }
 
-__all__ = ["EighResult", "LinAlgError", "QRResult", "SVDResult", "SlogdetResult", "cholesky",
-           "cross", "cusolver_version", "det", "diagonal", "eigh", "eigvalsh", "einsum", "inv",
-           "lstsq", "matmul", "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose",
-           "norm", "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "tensordot",
-           "trace", "vecdot", "vector_norm"]
+__all__ = ["EigResult", "EighResult", "LinAlgError", "QRResult", "SVDResult", "SlogdetResult",
+           "cholesky", "cross", "cusolver_version", "det", "diagonal", "eig", "eigh", "eigvals",
+           "eigvalsh", "einsum", "inv", "lstsq", "matmul", "matrix_norm", "matrix_power",
+           "matrix_rank", "matrix_transpose", "norm", "outer", "pinv", "qr", "slogdet", "solve",
+           "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm"]
