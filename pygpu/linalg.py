@@ -1077,11 +1077,11 @@ def matmul(x1, x2, /):
 
 
 def matrix_transpose(x, /):
-    """numpy.linalg.matrix_transpose: each matrix transposed (a view)."""
-    x = _array(x, "matrix_transpose")
-    if x.ndim < 2:
-        raise ValueError(f"Input array must be at least 2-dimensional, but it is {x.ndim}")
-    return _mT(x)
+    """numpy.linalg.matrix_transpose: each matrix transposed (a view), by
+    the namespace's one implementation."""
+    from ._ops.manipulation import matrix_transpose as transpose
+
+    return transpose(_array(x, "matrix_transpose"))
 
 
 def diagonal(x, /, *, offset=0):
@@ -1139,37 +1139,28 @@ def outer(x1, x2, /):
 
 def tensordot(x1, x2, /, *, axes=2):
     """numpy.linalg.tensordot: the sum of products over the given axes (the
-    last `axes` of x1 with the first of x2), as one matrix product."""
+    last `axes` of x1 with the first of x2, or the pairs of axes given),
+    with NumPy's reading of axes and its errors; the product is the
+    namespace's one implementation (namespace.contract)."""
+    from ._ops.namespace import contract
+
     a = _array(x1, "tensordot")
     b = _array(x2, "tensordot")
-    pg = _pg()
     try:
         iter(axes)
     except TypeError:
         axes = operator.index(axes)
-        if axes < 0:
-            raise ValueError(f"axes must be at least 0, not {axes}") from None
-        axes_a, axes_b = list(range(-axes, 0)), list(range(0, axes))
+        axes_a, axes_b = list(range(-axes, 0)), list(range(axes))
     else:
         axes_a, axes_b = axes
-    axes_a = [operator.index(axes_a)] if not hasattr(axes_a, "__len__") else list(axes_a)
-    axes_b = [operator.index(axes_b)] if not hasattr(axes_b, "__len__") else list(axes_b)
-    as_, bs = a.shape, b.shape
+    axes_a = list(axes_a) if hasattr(axes_a, "__len__") else [operator.index(axes_a)]
+    axes_b = list(axes_b) if hasattr(axes_b, "__len__") else [operator.index(axes_b)]
+    if len(set(axes_a)) != len(axes_a) or len(set(axes_b)) != len(axes_b):
+        raise ValueError("duplicate axes are not allowed in tensordot")
     if len(axes_a) != len(axes_b) or any(
-            as_[i] != bs[j] for i, j in zip(axes_a, axes_b, strict=True)):
+            a.shape[i] != b.shape[j] for i, j in zip(axes_a, axes_b, strict=True)):
         raise ValueError("shape-mismatch for sum")
-    axes_a = [i % a.ndim if a.ndim else i for i in axes_a]
-    axes_b = [i % b.ndim if b.ndim else i for i in axes_b]
-    notin_a = [k for k in range(a.ndim) if k not in axes_a]
-    notin_b = [k for k in range(b.ndim) if k not in axes_b]
-    k = math.prod(as_[i] for i in axes_a)
-    with a.device:
-        at = pg.permute_dims(a, tuple(notin_a + axes_a)).reshape(
-            (math.prod(as_[i] for i in notin_a), k))
-        bt = pg.permute_dims(b, tuple(axes_b + notin_b)).reshape(
-            (k, math.prod(bs[i] for i in notin_b)))
-        res = _matmul(at, bt)
-        return res.reshape(tuple(as_[i] for i in notin_a) + tuple(bs[i] for i in notin_b))
+    return contract(a, b, [i % a.ndim for i in axes_a], [j % b.ndim for j in axes_b])
 
 
 def vecdot(x1, x2, /, *, axis=-1):

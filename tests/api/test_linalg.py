@@ -657,6 +657,17 @@ def test_products_match_numpy():
     close(la.tensordot(d(ti), d(ti.T.copy()), axes=1), np.tensordot(ti, ti.T, axes=1))
     with pytest.raises(ValueError, match="shape-mismatch"):
         la.tensordot(d(t), d(u), axes=1)
+    # NumPy's reading of axes (np.linalg.tensordot), the namespace's product
+    close(la.tensordot(d(t), d(u), axes=-1), np.linalg.tensordot(t, u, axes=-1))
+    close(la.tensordot(d(t), d(u), axes=([-2, 2], [0, -2])),
+          np.linalg.tensordot(t, u, axes=([-2, 2], [0, -2])))
+    h = t.astype(np.float16)  # float16: products summed in float32, as the namespace's
+    close(la.tensordot(d(h), d(u.astype(np.float16))), pygpu.tensordot(
+        d(h), d(u.astype(np.float16))).copy_to_host(), np.float16)
+    with pytest.raises(ValueError, match="duplicate axes are not allowed in tensordot"):
+        la.tensordot(d(t), d(u), axes=([1, 1], [0, 0]))
+    with pytest.raises(IndexError):
+        la.tensordot(d(t), d(u), axes=([5], [0]))
     c = rand((3, 4), np.complex64)
     close(la.vecdot(d(c), d(c[0])), np.linalg.vecdot(c, c[0]), np.complex64)
     close(la.vecdot(d(t), d(t), axis=1), np.linalg.vecdot(t, t, axis=1))
@@ -911,6 +922,11 @@ def test_gpu_cusolver_matches_numpy(dtype):
         close(u @ (pygpu.expand_dims(s, -1).astype(dtype) * vh), x, dtype, 100)
         q, r = la.qr(d(x))
         close(q @ r, x, dtype, 100)
+    g = rand((2, 16, 16), dtype)  # general matrices: complex eigenvalues
+    eig_check(g, *la.eig(d(g)), dtype)
+    eig_check(g, la.eigvals(d(g)), None, dtype)
+    t = np.triu(g[0]) + np.diag(np.arange(16)).astype(dtype)  # real eigenvalues
+    eig_check(t, *la.eig(d(t)), dtype)
     with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
         la.inv(d(np.ones((4, 4), dtype)))
 
