@@ -18,6 +18,8 @@ sorts along an axis of an N-d array, the indices are sorted with the keys
 NaN class, real part, imaginary part), sorted least significant first, as
 lexsort sorts its keys; the rows of an N-d array are one more key, the most
 significant. partition and argpartition sort fully (a valid partition).
+unique along an axis sorts the subarrays as lexsort sorts its keys, each
+element of a subarray (in C order) one key, the first the most significant.
 """
 
 import collections
