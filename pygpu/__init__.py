@@ -116,37 +116,40 @@ def ones(shape, dtype=None, order="C", *, device=None):
     return full(shape, 1, "float64" if dtype is None else dtype, order, device=device)
 
 
-def _like(make, x, args, device):
-    if device is None and isinstance(x, DeviceArray) and x.device.id != _core.get_device():
-        device = x.device  # the standard: on x's device
-    if device is None:
-        return make(x, *args)
-    with _on(device):
-        return make(x, *args)
+# the standard's *_like signatures: adapters of creation.py's (NumPy's
+# signatures, which np.zeros_like(d) reaches), the one implementation
 
 
 def empty_like(x, /, dtype=None, *, device=None):
     """An uninitialized array of x's shape and dtype (unless dtype says), on
     x's device (unless device says)."""
-    return _like(_core.empty_like, x, (dtype,), device)
+    from ._ops import creation
+
+    return creation.empty_like(x, dtype, device=device)
 
 
 def zeros_like(x, /, dtype=None, *, device=None):
     """Zeros of x's shape and dtype (unless dtype says), on x's device (unless
     device says)."""
-    return _like(_core.zeros_like, x, (dtype,), device)
+    from ._ops import creation
+
+    return creation.zeros_like(x, dtype, device=device)
 
 
 def ones_like(x, /, dtype=None, *, device=None):
     """Ones of x's shape and dtype (unless dtype says), on x's device (unless
     device says)."""
-    return _like(_core.ones_like, x, (dtype,), device)
+    from ._ops import creation
+
+    return creation.ones_like(x, dtype, device=device)
 
 
 def full_like(x, /, fill_value, dtype=None, *, device=None):
     """fill_value in x's shape and dtype (unless dtype says), on x's device
     (unless device says)."""
-    return _like(_core.full_like, x, (fill_value, dtype), device)
+    from ._ops import creation
+
+    return creation.full_like(x, fill_value, dtype, device=device)
 
 
 class MemoryPool:

@@ -272,19 +272,10 @@ def memory_allocated(device=None):
     """Bytes of device memory that live pygpu arrays hold on `device` (an
     index or a Device; default: the current device), as the memory pool
     counts them (rounded up to 512 bytes each). ValueError for a device that
-    does not exist."""
-    if device is not None:
-        index = device.id if isinstance(device, Device) else device
-        if isinstance(index, (bool, _np.bool_)) or not isinstance(index, (int, _np.integer)):
-            raise TypeError(f"memory_allocated: device must be an int or a Device, not "
-                            f"{type(device).__name__}")
-        count = _core.device_count()
-        if not 0 <= index < count:
-            raise ValueError(f"memory_allocated: there is no device {index}: "
-                             f"{'the device is' if count == 1 else 'devices are'} "
-                             f"0{'' if count == 1 else f' to {count - 1}'}")
-        device = int(index)
-    return _core.memory_allocated(device)
+    does not exist, in the words of the C functions' device argument."""
+    from ._ops.namespace import device_id
+
+    return _core.memory_allocated(device_id(device, "memory_allocated"))
 
 
 def device_array(shape, dtype=float, strides=None, order="C", stream=None):

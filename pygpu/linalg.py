@@ -1,6 +1,6 @@
 """Linear algebra on device arrays, as numpy.linalg and the array API's
-linalg extension: cuSOLVER (LU, Cholesky, QR, SVD, symmetric eigenvalues)
-and pygpu's own operations and `@` (cuBLAS) for the rest.
+linalg extension: cuSOLVER (LU, Cholesky, QR, SVD, symmetric and general
+eigenvalues) and pygpu's own operations and `@` (cuBLAS) for the rest.
 
 cuSOLVER is loaded with ctypes at the first call that needs it, never at
 `import pygpu` or `import pygpu.linalg`, through pygpu/_libs.py's one search
@@ -20,7 +20,13 @@ inv factors A^T and solves with the identity, which leaves inv(A)^T in
 column-major order, that is inv(A) row-major; solve factors A^T and solves
 with op T; cholesky factors A^T with the other triangle; qr, svd of a tall
 matrix and eigh take a column-major copy (the transpose's C-order copy);
-svd of a wide matrix factors A^T and reads U and V^H swapped.
+svd of a wide matrix factors A^T and reads U and V^H swapped. eig and
+eigvals take the column-major copy too (the 64-bit API's cusolverDnXgeev,
+cuSOLVER 11.7 / CUDA 12.6 on; an older one raises MissingLibraryError for
+them alone): for a real matrix every type given is real, so W holds the
+real parts then the imaginary ones and VR packs a conjugate pair's vectors
+in two real columns, as LAPACK's dgeev; the pairs are unpacked on the
+device where the stack has a complex eigenvalue.
 
 On the simulator (and for empty matrices) NumPy computes on a host copy,
 with the same dtypes, shapes and errors, as pygpu's own kernels stand in
@@ -59,6 +65,11 @@ class EighResult(NamedTuple):
     eigenvectors: DeviceArray
 
 
+class EigResult(NamedTuple):
+    eigenvalues: DeviceArray
+    eigenvectors: DeviceArray
+
+
 class QRResult(NamedTuple):
     Q: DeviceArray
     R: DeviceArray
@@ -69,7 +80,8 @@ class SlogdetResult(NamedTuple):
     logabsdet: DeviceArray
 
 
-_RESULTS = {c.__name__: c for c in (SVDResult, EighResult, QRResult, SlogdetResult)}
+_RESULTS = {c.__name__: c for c in (SVDResult, EigResult, EighResult, QRResult,
+                                    SlogdetResult)}
 
 
 def _pg():
@@ -189,10 +201,19 @@ _LOWER, _UPPER = 0, 1  # CUBLAS_FILL_MODE_LOWER, CUBLAS_FILL_MODE_UPPER
 _NOVECTOR, _VECTOR = 0, 1  # CUSOLVER_EIG_MODE_NOVECTOR, CUSOLVER_EIG_MODE_VECTOR
 _PREFIX = {np.dtype("float32"): "S", np.dtype("float64"): "D",
            np.dtype("complex64"): "C", np.dtype("complex128"): "Z"}
+# library_types.h's cudaDataType, for the 64-bit (X) API
+_CUDA_TYPE = {np.dtype("float32"): 0, np.dtype("float64"): 1, np.dtype("complex64"): 4,
+              np.dtype("complex128"): 5}  # CUDA_R_32F, CUDA_R_64F, CUDA_C_32F, CUDA_C_64F
 
 _I, _P, _H = ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p
 _IP = ctypes.POINTER(ctypes.c_int)
 _CH = ctypes.c_char
+_L, _Z = ctypes.c_int64, ctypes.c_size_t
+_ZP = ctypes.POINTER(ctypes.c_size_t)
+# functions that older cuSOLVERs lack: declared where present, and the calls
+# that need one say so (cusolverDnXgeev came with cuSOLVER 11.7, CUDA 12.6)
+_OPTIONAL = {"cusolverDnXgeev_bufferSize": "11.7 (CUDA 12.6)",
+             "cusolverDnXgeev": "11.7 (CUDA 12.6)"}
 
 
 def _signatures():
@@ -202,6 +223,14 @@ def _signatures():
         "cusolverGetProperty": [_I, _IP],
         "cusolverDnCreate": [ctypes.POINTER(_H)],
         "cusolverDnSetStream": [_H, _P],
+        "cusolverDnCreateParams": [ctypes.POINTER(_P)],
+        "cusolverDnDestroyParams": [_P],
+        # handle, params, jobvl, jobvr, n, A (type, pointer, lda), W (type, pointer),
+        # VL (type, pointer, ld), VR (type, pointer, ld), compute type, ...
+        "cusolverDnXgeev_bufferSize": [_H, _P, _I, _I, _L, _I, _P, _L, _I, _P, _I, _P, _L, _I,
+                                       _P, _L, _I, _ZP, _ZP],
+        "cusolverDnXgeev": [_H, _P, _I, _I, _L, _I, _P, _L, _I, _P, _I, _P, _L, _I, _P, _L, _I,
+                            _P, _Z, _P, _Z, _P],
     }
     for t in "SDCZ":
         real = t in "SD"
@@ -241,11 +270,23 @@ def _solver():
         with _lock:
             if _lib is None:
                 for name, argtypes in _signatures().items():
+                    if name in _OPTIONAL and not hasattr(lib, name):
+                        continue
                     fn = getattr(lib, name)
                     fn.argtypes = argtypes
                     fn.restype = ctypes.c_int
                 _lib = lib
     return _lib
+
+
+def _require(lib, name, what):
+    """Raise MissingLibraryError where the loaded cuSOLVER lacks name."""
+    if name in _OPTIONAL and not hasattr(lib, name):
+        where = _libs.loaded().get("cusolver", "the cuSOLVER loaded")
+        raise _libs.MissingLibraryError(
+            f"pygpu.linalg.{what} needs {name}, which cuSOLVER has from version "
+            f"{_OPTIONAL[name]}; {where} lacks it: install a newer cuSOLVER "
+            f"({_libs.INSTALL['cusolver'][1]})")
 
 
 def _raise_status(call, status):
@@ -651,6 +692,97 @@ def eigvalsh(a, UPLO="L"):  # noqa: N803
     return _eigh(a, UPLO, False, "eigvalsh")
 
 
+def _unpack_real_pairs(vr, wi):
+    """LAPACK's real eigenvectors (rows of vr, C-contiguous (..., n, n): the
+    column-major VR) as complex ones: for a pair wi[j] > 0 > wi[j + 1],
+    v[j] = VR[:, j] + i VR[:, j + 1] and v[j + 1] = VR[:, j] - i VR[:, j + 1]."""
+    pg = _pg()
+    zero = pg.zeros(vr.shape[:-2] + (1, vr.shape[-1]), dtype=vr.dtype)
+    nxt = pg.concat([vr[..., 1:, :], zero], axis=-2)
+    prv = pg.concat([zero, vr[..., :-1, :]], axis=-2)
+    first = pg.expand_dims(wi > 0, -1)
+    second = pg.expand_dims(wi < 0, -1)
+    re = pg.where(second, prv, vr)
+    im = pg.where(first, nxt, pg.where(second, -vr, 0))
+    return re + 1j * im
+
+
+def _eig(a, vectors, name):
+    """numpy.linalg.eig (vectors) and eigvals: cusolverDnXgeev on each
+    matrix's column-major copy; for real matrices its real and imaginary
+    parts, complex results unless every eigenvalue of the stack is real."""
+    a = _array(a, name)
+    _stacked_2d(a)
+    _stacked_square(a)
+    dtype = _linalg_dtype(a)
+    if _host_path(a):
+        return _on_host(np.linalg.eig if vectors else np.linalg.eigvals, [a])
+    pg = _pg()
+    with a.device:
+        if not bool(pg.all(pg.isfinite(a))):
+            raise LinAlgError("Array must not contain infs or NaNs")
+    n = a.shape[-1]
+    batch = _batch(a)
+    lead = a.shape[:-2]
+    real = dtype.kind == "f"
+    dt = _CUDA_TYPE[dtype]
+    jobvr = _VECTOR if vectors else _NOVECTOR
+    with _session(a) as (lib, h):
+        _require(lib, "cusolverDnXgeev", name)
+        cm = _cm_copy(a, dtype)
+        w = pg.empty(lead + ((2 * n,) if real else (n,)), dtype=dtype)  # real: wr then wi
+        vr = pg.empty(lead + (n, n), dtype=dtype) if vectors else None
+        info = pg.zeros(batch, dtype="int32")
+        params = _P()
+        _call(lib, "cusolverDnCreateParams", ctypes.byref(params))
+        try:
+            dev_bytes, host_bytes = _Z(), _Z()
+            _call(lib, "cusolverDnXgeev_bufferSize", h, params, _NOVECTOR, jobvr, n, dt,
+                  cm.ptr, n, dt, w.ptr, dt, None, 1, dt, vr.ptr if vectors else None,
+                  n if vectors else 1, dt, ctypes.byref(dev_bytes), ctypes.byref(host_bytes))
+            work = pg.empty(max(dev_bytes.value, 1), dtype="uint8")
+            host_work = ctypes.create_string_buffer(max(host_bytes.value, 1))
+            for i in range(batch):
+                _call(lib, "cusolverDnXgeev", h, params, _NOVECTOR, jobvr, n, dt,
+                      _ptr(cm, i, n * n), n, dt, _ptr(w, i, w.shape[-1]), dt, None, 1, dt,
+                      _ptr(vr, i, n * n) if vectors else None, n if vectors else 1, dt,
+                      work.ptr, dev_bytes.value, ctypes.addressof(host_work),
+                      host_bytes.value, _ptr(info, i, 1))
+            codes = _infos(info)
+        finally:
+            _call(lib, "cusolverDnDestroyParams", params)
+    if (codes > 0).any():
+        raise LinAlgError("Eigenvalues did not converge")
+    _check_infos(codes, "cusolverDnXgeev")
+    with a.device:
+        if real:
+            wr, wi = w[..., :n], w[..., n:]
+            if bool(pg.all(wi == 0)):  # NumPy's rule: real results for the whole stack
+                values, vecs = wr.copy(), vr
+            else:
+                values = wr + 1j * wi
+                vecs = _unpack_real_pairs(vr, wi) if vectors else None
+        else:
+            values, vecs = w, vr
+        if not vectors:
+            return values
+        return EigResult(values, _mT(vecs))
+
+
+def eig(a):
+    """numpy.linalg.eig: EigResult(eigenvalues, eigenvectors as columns of
+    unit norm, largest component real) of each general matrix, in LAPACK's
+    order. Real matrices give real results where every eigenvalue of the
+    stack is real, else complex ones (NumPy's rule)."""
+    return _eig(a, True, "eig")
+
+
+def eigvals(a):
+    """numpy.linalg.eigvals: the eigenvalues of each general matrix, real
+    or complex as eig's."""
+    return _eig(a, False, "eigvals")
+
+
 # ---- built on the factorizations -------------------------------------------------------------
 
 def lstsq(a, b, rcond=None):
@@ -699,13 +831,44 @@ def lstsq(a, b, rcond=None):
     return x, resid, np.int32(rank), s
 
 
+def _cutoff_scale(rcond, a, dtype, name):
+    """rcond (or rtol) as pinv and matrix_rank use it against the largest
+    singular value of each matrix of a: a scalar of dtype's real type, or a
+    DeviceArray on a's device of shape (*batch, 1) that broadcasts against
+    the (*a.shape[:-2], 1) maxima without growing them (NumPy's rule)."""
+    if isinstance(rcond, DeviceArray):
+        if rcond.device != a.device:
+            raise ValueError(f"pygpu.linalg.{name}: rtol is on {rcond.device}, the matrices "
+                             f"on {a.device}")
+        if rcond.dtype.kind not in "biuf":
+            raise TypeError(f"pygpu.linalg.{name}: rtol must be a real floating-point array, "
+                            f"not {rcond.dtype}")
+        batch = a.shape[:-2]
+        try:
+            grown = np.broadcast_shapes(rcond.shape, batch)
+        except ValueError:
+            grown = None
+        if grown != batch:
+            raise ValueError(f"pygpu.linalg.{name}: rtol of shape {rcond.shape} does not "
+                             f"broadcast to the stack of matrices, shape {batch}")
+        return _pg().expand_dims(rcond, -1)
+    if isinstance(rcond, np.ndarray) and rcond.ndim:
+        raise TypeError(f"pygpu.linalg.{name}: rtol is a numpy.ndarray in host memory; pygpu "
+                        "does not copy between host and device implicitly: give a Python "
+                        "float or a DeviceArray (pygpu.asarray(rtol))")
+    try:
+        return _real(dtype).type(float(rcond))
+    except (TypeError, ValueError):
+        raise TypeError(f"pygpu.linalg.{name}: rtol must be a real number or a DeviceArray, "
+                        f"not {type(rcond).__name__}") from None
+
+
 def pinv(a, rcond=None, hermitian=False, *, rtol=_NoValue):
     """numpy.linalg.pinv: the Moore-Penrose pseudo-inverse of each matrix by
     its SVD, singular values at most rcond * max(s) dropped (rcond default
-    1e-15; rtol=None: max(M, N) * eps)."""
+    1e-15; rtol=None: max(M, N) * eps). rcond or rtol may be a DeviceArray
+    that broadcasts against the stack of matrices (one per matrix)."""
     a = _array(a, "pinv")
-    if a.ndim >= 2 and a.size == 0:
-        return _on_host(np.linalg.pinv, [a], rcond, hermitian, rtol=rtol)
     if rcond is None:
         if rtol is _NoValue:
             rcond = 1e-15
@@ -717,13 +880,14 @@ def pinv(a, rcond=None, hermitian=False, *, rtol=_NoValue):
         raise ValueError("`rtol` and `rcond` can't be both set.")
     _stacked_2d(a)
     dtype = _linalg_dtype(a)
+    rc = _cutoff_scale(rcond, a, dtype, "pinv")
     pg = _pg()
     with a.device:
+        if a.size == 0:  # NumPy's answer, rcond unread: of a's own dtype for empty matrices
+            m, n = a.shape[-2:]
+            return pg.empty(a.shape[:-2] + (n, m),
+                            dtype=a.dtype if m * n == 0 else dtype)
         u, s, vh = svd(a.conj() if dtype.kind == "c" else a, full_matrices=False)
-        if isinstance(rcond, DeviceArray):
-            rc = pg.expand_dims(rcond, -1)
-        else:
-            rc = _real(dtype).type(rcond)
         cutoff = rc * pg.max(s, axis=-1, keepdims=True)
         large = s > cutoff
         sinv = pg.where(large, 1 / pg.where(large, s, 1), 0).astype(dtype)
@@ -745,7 +909,7 @@ def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):  # noqa: N803
         if tol is None:
             if rtol is None:
                 rtol = max(A.shape[-2:]) * np.finfo(S.dtype).eps
-            rt = pg.expand_dims(rtol, -1) if isinstance(rtol, DeviceArray) else rtol
+            rt = _cutoff_scale(rtol, A, S.dtype, "matrix_rank")
             tol = pg.max(S, axis=-1, keepdims=True, initial=0) * rt
         elif isinstance(tol, DeviceArray):
             tol = pg.expand_dims(tol, -1)
@@ -913,11 +1077,11 @@ def matmul(x1, x2, /):
 
 
 def matrix_transpose(x, /):
-    """numpy.linalg.matrix_transpose: each matrix transposed (a view)."""
-    x = _array(x, "matrix_transpose")
-    if x.ndim < 2:
-        raise ValueError(f"Input array must be at least 2-dimensional, but it is {x.ndim}")
-    return _mT(x)
+    """numpy.linalg.matrix_transpose: each matrix transposed (a view), by
+    the namespace's one implementation."""
+    from ._ops.manipulation import matrix_transpose as transpose
+
+    return transpose(_array(x, "matrix_transpose"))
 
 
 def diagonal(x, /, *, offset=0):
@@ -975,37 +1139,28 @@ def outer(x1, x2, /):
 
 def tensordot(x1, x2, /, *, axes=2):
     """numpy.linalg.tensordot: the sum of products over the given axes (the
-    last `axes` of x1 with the first of x2), as one matrix product."""
+    last `axes` of x1 with the first of x2, or the pairs of axes given),
+    with NumPy's reading of axes and its errors; the product is the
+    namespace's one implementation (namespace.contract)."""
+    from ._ops.namespace import contract
+
     a = _array(x1, "tensordot")
     b = _array(x2, "tensordot")
-    pg = _pg()
     try:
         iter(axes)
     except TypeError:
         axes = operator.index(axes)
-        if axes < 0:
-            raise ValueError(f"axes must be at least 0, not {axes}") from None
-        axes_a, axes_b = list(range(-axes, 0)), list(range(0, axes))
+        axes_a, axes_b = list(range(-axes, 0)), list(range(axes))
     else:
         axes_a, axes_b = axes
-    axes_a = [operator.index(axes_a)] if not hasattr(axes_a, "__len__") else list(axes_a)
-    axes_b = [operator.index(axes_b)] if not hasattr(axes_b, "__len__") else list(axes_b)
-    as_, bs = a.shape, b.shape
+    axes_a = list(axes_a) if hasattr(axes_a, "__len__") else [operator.index(axes_a)]
+    axes_b = list(axes_b) if hasattr(axes_b, "__len__") else [operator.index(axes_b)]
+    if len(set(axes_a)) != len(axes_a) or len(set(axes_b)) != len(axes_b):
+        raise ValueError("duplicate axes are not allowed in tensordot")
     if len(axes_a) != len(axes_b) or any(
-            as_[i] != bs[j] for i, j in zip(axes_a, axes_b, strict=True)):
+            a.shape[i] != b.shape[j] for i, j in zip(axes_a, axes_b, strict=True)):
         raise ValueError("shape-mismatch for sum")
-    axes_a = [i % a.ndim if a.ndim else i for i in axes_a]
-    axes_b = [i % b.ndim if b.ndim else i for i in axes_b]
-    notin_a = [k for k in range(a.ndim) if k not in axes_a]
-    notin_b = [k for k in range(b.ndim) if k not in axes_b]
-    k = math.prod(as_[i] for i in axes_a)
-    with a.device:
-        at = pg.permute_dims(a, tuple(notin_a + axes_a)).reshape(
-            (math.prod(as_[i] for i in notin_a), k))
-        bt = pg.permute_dims(b, tuple(axes_b + notin_b)).reshape(
-            (k, math.prod(bs[i] for i in notin_b)))
-        res = _matmul(at, bt)
-        return res.reshape(tuple(as_[i] for i in notin_a) + tuple(bs[i] for i in notin_b))
+    return contract(a, b, [i % a.ndim for i in axes_a], [j % b.ndim for j in axes_b])
 
 
 def vecdot(x1, x2, /, *, axis=-1):
@@ -1175,7 +1330,8 @@ NUMPY = {
     np.linalg.inv: inv, np.linalg.solve: solve, np.linalg.det: det,
     np.linalg.slogdet: slogdet, np.linalg.cholesky: cholesky, np.linalg.qr: qr,
     np.linalg.svd: svd, np.linalg.svdvals: svdvals, np.linalg.eigh: eigh,
-    np.linalg.eigvalsh: eigvalsh, np.linalg.lstsq: lstsq, np.linalg.pinv: pinv,
+    np.linalg.eigvalsh: eigvalsh, np.linalg.eig: eig, np.linalg.eigvals: eigvals,
+    np.linalg.lstsq: lstsq, np.linalg.pinv: pinv,
     np.linalg.matrix_rank: matrix_rank, np.linalg.norm: norm,
     np.linalg.matrix_norm: matrix_norm, np.linalg.vector_norm: vector_norm,
     np.linalg.outer: outer, np.linalg.tensordot: tensordot, np.linalg.vecdot: vecdot,
@@ -1184,8 +1340,8 @@ NUMPY = {
     np.linalg.diagonal: diagonal, np.einsum: einsum,
 }
 
-__all__ = ["EighResult", "LinAlgError", "QRResult", "SVDResult", "SlogdetResult", "cholesky",
-           "cross", "cusolver_version", "det", "diagonal", "eigh", "eigvalsh", "einsum", "inv",
-           "lstsq", "matmul", "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose",
-           "norm", "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "tensordot",
-           "trace", "vecdot", "vector_norm"]
+__all__ = ["EigResult", "EighResult", "LinAlgError", "QRResult", "SVDResult", "SlogdetResult",
+           "cholesky", "cross", "cusolver_version", "det", "diagonal", "eig", "eigh", "eigvals",
+           "eigvalsh", "einsum", "inv", "lstsq", "matmul", "matrix_norm", "matrix_power",
+           "matrix_rank", "matrix_transpose", "norm", "outer", "pinv", "qr", "slogdet", "solve",
+           "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm"]

@@ -165,15 +165,12 @@ def launch(f, n, *args):
 
 def device_context(device):
     """A context where pygpu.Device `device` (a Device, its id, or None for the
-    current one) is current; ValueError for an id no device has."""
+    current one) is current; checked by namespace.device_id, the one check."""
+    from .namespace import device_id
+
     if device is None:
         return contextlib.nullcontext()
-    if isinstance(device, _core.Device):
-        return _core.Device(device.id)
-    if isinstance(device, (int, np.integer)) and not isinstance(device, (bool, np.bool_)):
-        return _core.Device(int(device))
-    raise TypeError(f"device must be a pygpu.Device, a device id (int) or None, not "
-                    f"{type(device).__name__} {device!r}")
+    return _core.Device(device_id(device))
 
 
 def device_dtype(dtype, what):
@@ -625,41 +622,52 @@ def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
         return _core.full(shape, fill_value, dtype, order)
 
 
-def _like_shape(prototype, dtype, shape):
-    p = _standin(prototype)
-    dt = np.asarray(p).dtype if dtype is None else np.dtype(dtype)
-    return (np.shape(p) if shape is None else shape), dt
-
-
-def _like_device(prototype, device):
+def _like(like, make, prototype, fill, dtype, order, shape, device):
+    """The *_like functions' one implementation (numpy's signature; the
+    namespace's pygpu.zeros_like and the rest are adapters of the
+    standard's): on device, else the prototype's device (a DeviceArray's) or
+    the current one. Without shape, order 'K' and 'A' keep the prototype's
+    layout (like: pygpu._core's C function); otherwise make(shape, *fill,
+    dtype, order) in C or F order as asked."""
+    if order not in ("K", "A", "C", "F"):
+        raise ValueError(f"order must be one of 'C', 'F', 'A', or 'K' (got {order!r})")
     if device is None and isinstance(prototype, DeviceArray):
-        return prototype.device
-    return device
+        device = prototype.device
+    with device_context(device):
+        if shape is None and order in ("K", "A"):
+            return like(prototype, *fill, dtype)
+        p = _standin(prototype)
+        dt = np.asarray(p).dtype if dtype is None else np.dtype(dtype)
+        fortran = order == "F" or (order == "A" and isinstance(prototype, DeviceArray) and
+                                   prototype.is_f_contiguous() and
+                                   not prototype.is_c_contiguous())
+        return make(np.shape(p) if shape is None else shape, *fill, dt,
+                    "F" if fortran else "C")
 
 
 def empty_like(prototype, dtype=None, order="K", subok=True, shape=None, *, device=None):
     """numpy.empty_like, with device= (default: the prototype's device)."""
-    shape, dt = _like_shape(prototype, dtype, shape)
-    return empty(shape, dt, device=_like_device(prototype, device))
+    return _like(_core.empty_like, _core.empty, prototype, (), dtype, order, shape, device)
 
 
 def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
     """numpy.zeros_like, with device=."""
-    shape, dt = _like_shape(a, dtype, shape)
-    return zeros(shape, dt, device=_like_device(a, device))
+    return _like(_core.zeros_like, _core.zeros, a, (), dtype, order, shape, device)
 
 
 def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
     """numpy.ones_like, with device=."""
-    shape, dt = _like_shape(a, dtype, shape)
-    return ones(shape, dt, device=_like_device(a, device))
+    return _like(_core.ones_like, _ones, a, (), dtype, order, shape, device)
+
+
+def _ones(shape, dtype, order):
+    return _core.full(shape, 1, dtype, order)
 
 
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
     """numpy.full_like, with device=: fill_value converted as NumPy converts
     it into the dtype."""
-    shape, dt = _like_shape(a, dtype, shape)
-    return full(shape, fill_value, dt, device=_like_device(a, device))
+    return _like(_core.full_like, _core.full, a, (fill_value,), dtype, order, shape, device)
 
 
 def _diagonal_method(self, offset=0, axis1=0, axis2=1):

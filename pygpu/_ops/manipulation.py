@@ -15,6 +15,9 @@ output element reads an input element chosen by an index along one axis
 (repeat with counts, pad's edge, reflect, symmetric and wrap) one gather
 kernel does it (UNIT), its index vector made on the host by NumPy itself
 (numpy.repeat, numpy.pad of arange(n)), so that its errors are NumPy's.
+pad's other modes (linear_ramp, maximum, mean, median, minimum, the odd
+reflections) take NumPy's own steps (numpy/lib/_arraypad_impl.py) on
+slices of the result, with pygpu's reductions, linspace and sort.
 """
 
 import itertools
@@ -561,62 +564,221 @@ _PAD_KWARGS = {"constant": ("constant_values",), "edge": (), "empty": (),
                "minimum": ("stat_length",)}
 
 
-def pad(array, pad_width, mode="constant", **kwargs):
-    """numpy.pad with the modes constant (constant_values), edge, reflect and
-    symmetric (reflect_type 'even'), wrap and empty; NumPy's order along the
-    axes (the corners take the later axes' padding)."""
+def _pad_widths(pad_width, ndim):
+    """numpy.pad's pad_width as ((before, after), ...) per axis: an int, a
+    pair, a pair per axis, or a dict {axis: int or (before, after)}."""
     from numpy.lib._arraypad_impl import _as_pairs
 
-    array = _array("pad", array)
+    if isinstance(pad_width, DeviceArray):
+        raise TypeError("pad: pad_width is a DeviceArray; give it as ints (the result's "
+                        "shape depends on it, so it is read on the host): "
+                        "pad_width.tolist()")
+    if isinstance(pad_width, dict):
+        seq = [(0, 0)] * ndim
+        for axis, width in pad_width.items():
+            if isinstance(width, int):
+                seq[axis] = width, width
+            elif isinstance(width, tuple) and len(width) == 2 and \
+                    all(isinstance(w, int) for w in width):
+                seq[axis] = width
+            else:
+                raise TypeError(f"pad: pad_width[{axis!r}] must be an int or a pair of ints "
+                                f"(before, after), not {width!r}")
+        pad_width = seq
     pad_width = np.asarray(pad_width)
     if pad_width.dtype.kind != "i":
         raise TypeError("`pad_width` must be of integral type.")
-    pad_width = _as_pairs(pad_width, array.ndim, as_index=True)
+    return _as_pairs(pad_width, ndim, as_index=True)
+
+
+def _at_axis(sl, axis):
+    """numpy's _slice_at_axis: sl on axis, everything elsewhere."""
+    return (slice(None),) * axis + (sl, Ellipsis)
+
+
+def _pad_area(padded, axis, widths, values):
+    """numpy's _set_pad_area: the two pad areas along axis set to values."""
+    left, right = widths
+    padded[_at_axis(slice(None, left), axis)] = values[0]
+    padded[_at_axis(slice(padded.shape[axis] - right, None), axis)] = values[1]
+
+
+def _pad_edges(padded, axis, widths):
+    """numpy's _get_edges: the first and last element along axis of the area
+    between the pad widths (views keeping the axis)."""
+    left = widths[0]
+    right = padded.shape[axis] - widths[1]
+    return (padded[_at_axis(slice(left, left + 1), axis)],
+            padded[_at_axis(slice(right - 1, right), axis)])
+
+
+def _pad_ramps(pg, padded, axis, widths, ends):
+    """numpy's _get_linear_ramps: from each end value to the edge (excluded),
+    by numpy.linspace's arithmetic in padded's dtype."""
+    ramps = [pg.linspace(end, edge.squeeze(axis), width, endpoint=False, dtype=padded.dtype,
+                         axis=axis)
+             for end, edge, width in zip(ends, _pad_edges(padded, axis, widths), widths,
+                                         strict=True)]
+    return ramps[0], ramps[1][_at_axis(slice(None, None, -1), axis)]
+
+
+def _median(pg, x, axis):
+    """numpy.median(x, axis, keepdims=True): the mean of the middle one or
+    two of the sorted elements (NaN wherever a NaN is among them, as
+    NumPy's check after its partition gives)."""
+    n = x.shape[axis]
+    srt = pg.sort(x, axis=axis)
+    mid = slice(n // 2, n // 2 + 1) if n % 2 else slice(n // 2 - 1, n // 2 + 1)
+    med = pg.mean(srt[_at_axis(mid, axis)], axis=axis, keepdims=True)
+    if x.dtype.kind in "fc" and n:
+        last = srt[_at_axis(slice(n - 1, n), axis)]
+        med = pg.where(pg.isnan(last), np.nan, med)
+    return med
+
+
+def _pad_stats(pg, padded, axis, widths, lengths, mode):
+    """numpy's _get_stats: the statistic of the first and last stat_length
+    elements between the pad widths (all of them for None), rounded for
+    integer dtypes as NumPy rounds it."""
+    left = widths[0]
+    right = padded.shape[axis] - widths[1]
+    most = right - left
+    lengths = [most if k is None or most < k else k for k in lengths]
+    if 0 in lengths and mode in ("maximum", "minimum"):
+        raise ValueError("stat_length of 0 yields no value for padding")
+
+    def stat(chunk):
+        if mode == "median":
+            r = _median(pg, chunk, axis)
+        else:
+            r = {"maximum": pg.max, "minimum": pg.min, "mean": pg.mean}[mode](
+                chunk, axis=axis, keepdims=True)
+        if padded.dtype.kind in "iu":
+            r = pg.round(r)
+        return r
+
+    first = stat(padded[_at_axis(slice(left, left + lengths[0]), axis)])
+    if lengths[0] == lengths[1] == most:
+        return first, first
+    return first, stat(padded[_at_axis(slice(right - lengths[1], right), axis)])
+
+
+def _pad_reflect(padded, axis, widths, odd, period, include_edge):
+    """numpy's _set_reflect_both: one round of reflection into both pad
+    areas; the widths still to fill."""
+    left_pad, right_pad = widths
+    old = padded.shape[axis] - right_pad - left_pad
+    if include_edge:
+        old = old // period * period
+        offset = 1
+    else:
+        old = (old - 1) // (period - 1) * (period - 1) + 1
+        offset = 0
+        old -= 1
+    if left_pad > 0:
+        k = min(old, left_pad)
+        stop = left_pad - offset
+        chunk = padded[_at_axis(slice(stop + k, stop, -1), axis)]
+        if odd:
+            chunk = 2 * padded[_at_axis(slice(left_pad, left_pad + 1), axis)] - chunk
+        padded[_at_axis(slice(left_pad - k, left_pad), axis)] = chunk
+        left_pad -= k
+    if right_pad > 0:
+        k = min(old, right_pad)
+        start = -right_pad + offset - 2
+        chunk = padded[_at_axis(slice(start, start - k, -1), axis)]
+        if odd:
+            chunk = 2 * padded[_at_axis(slice(-right_pad - 1, -right_pad), axis)] - chunk
+        start = padded.shape[axis] - right_pad
+        padded[_at_axis(slice(start, start + k), axis)] = chunk
+        right_pad -= k
+    return left_pad, right_pad
+
+
+def pad(array, pad_width, mode="constant", **kwargs):
+    """numpy.pad with every mode of NumPy's but a function: constant
+    (constant_values), edge, linear_ramp (end_values), maximum, mean, median
+    and minimum (stat_length), reflect and symmetric (reflect_type), wrap and
+    empty; pad_width as NumPy takes it (an int, pairs, a dict by axis). The
+    result has array's dtype and NumPy's values: the axes padded in order
+    (the corners take the later axes' padding), edge, wrap and the even
+    reflections by one gather an axis, the rest as NumPy's own steps."""
+    from numpy.lib._arraypad_impl import _as_pairs
+
+    import pygpu as pg
+
+    array = _array("pad", array)
+    pad_width = _pad_widths(pad_width, array.ndim)
     if callable(mode):
-        raise NotImplementedError("numpy.pad with a function as mode is not supported on "
-                                  "DeviceArrays")
+        raise TypeError("pad: mode is a function, which numpy.pad calls on each 1-D slice "
+                        "of a host array; pygpu takes the modes by name ('constant', "
+                        "'edge', 'linear_ramp', 'maximum', 'mean', 'median', 'minimum', "
+                        "'reflect', 'symmetric', 'wrap', 'empty'): for a function, pad a "
+                        "host copy (numpy.pad(d.copy_to_host(), ...))")
     if mode not in _PAD_KWARGS:
         raise ValueError(f"mode '{mode}' is not supported")
     unsupported = set(kwargs) - set(_PAD_KWARGS[mode])
     if unsupported:
         raise ValueError(f"unsupported keyword arguments for mode '{mode}': {unsupported}")
-    if mode not in ("constant", "edge", "empty", "reflect", "symmetric", "wrap") or \
-            kwargs.get("reflect_type", "even") != "even":
-        raise NotImplementedError(
-            f"numpy.pad's mode {mode!r}{' with reflect_type=' if 'reflect_type' in kwargs else ''}"
-            f"{kwargs.get('reflect_type', '')} is not supported on DeviceArrays; constant, "
-            "edge, empty, reflect, symmetric and wrap (reflect_type 'even') are")
+    for key, value in kwargs.items():
+        if isinstance(value, DeviceArray):
+            raise TypeError(f"pad: {key} is a DeviceArray; give the values as numbers "
+                            f"(scalars or nested sequences), as numpy.pad reads them")
     shape = tuple(left + n + right for n, (left, right) in
                   zip(array.shape, pad_width, strict=True))
-    if mode in ("constant", "empty") or array.size == 0:
-        if mode not in ("constant", "empty"):
-            for ax, (n, width) in enumerate(zip(array.shape, pad_width, strict=True)):
-                if n == 0 and any(width):
-                    raise ValueError(f"can't extend empty axis {ax} using modes other than "
-                                     "'constant' or 'empty'")
-        center = tuple(slice(left, left + n) for n, (left, _) in
-                       zip(array.shape, pad_width, strict=True))
-        with array.device:
-            out = _core.empty(shape, array.dtype)
+    center = tuple(slice(left, left + n) for n, (left, _) in
+                   zip(array.shape, pad_width, strict=True))
+    if mode not in ("constant", "empty") and array.size == 0:
+        for ax, (n, width) in enumerate(zip(array.shape, pad_width, strict=True)):
+            if n == 0 and any(width):
+                raise ValueError(f"can't extend empty axis {ax} using modes other than "
+                                 "'constant' or 'empty'")
+    odd = kwargs.get("reflect_type") == "odd"
+    if mode in ("edge", "wrap") or (mode in ("reflect", "symmetric") and not odd):
+        if array.size == 0:
+            with array.device:
+                return _core.empty(shape, array.dtype)
+        out = array
+        for ax, (left, right) in enumerate(pad_width):
+            if left or right:
+                index = np.pad(np.arange(array.shape[ax]), (left, right), mode=mode)
+                out = gather(out, ax, index)
+        return out if out is not array else array.copy()
+    with array.device:
+        padded = _core.empty(shape, array.dtype)
         if array.size:
-            out[center] = array
-        if mode != "constant" or not out.size:
-            return out
-        values = _as_pairs(kwargs.get("constant_values", 0), array.ndim)
-        for ax, ((left, right), (vl, vr)) in enumerate(zip(pad_width, values, strict=True)):
-            roi = out[(slice(None),) * (ax + 1) + center[ax + 1:]]
-            head = (slice(None),) * ax
-            if left:
-                roi[head + (slice(0, left),)] = vl
-            if right:
-                roi[head + (slice(shape[ax] - right, shape[ax]),)] = vr
-        return out
-    out = array
-    for ax, (left, right) in enumerate(pad_width):
-        if left or right:
-            index = np.pad(np.arange(array.shape[ax]), (left, right), mode=mode)
-            out = gather(out, ax, index)
-    return out if out is not array else array.copy()
+            padded[center] = array
+        if mode == "empty" or not padded.size or (array.size == 0 and mode != "constant"):
+            return padded
+
+        def roi(ax):  # numpy's _view_roi: the later axes' pads left out
+            return padded[(slice(None),) * (ax + 1) + center[ax + 1:]]
+
+        if mode == "constant":
+            values = _as_pairs(kwargs.get("constant_values", 0), array.ndim)
+            for ax, (widths, pair) in enumerate(zip(pad_width, values, strict=True)):
+                _pad_area(roi(ax), ax, widths, pair)
+        elif mode == "linear_ramp":
+            ends = _as_pairs(kwargs.get("end_values", 0), array.ndim)
+            for ax, (widths, pair) in enumerate(zip(pad_width, ends, strict=True)):
+                r = roi(ax)
+                _pad_area(r, ax, widths, _pad_ramps(pg, r, ax, widths, pair))
+        elif mode in ("maximum", "minimum", "mean", "median"):
+            lengths = _as_pairs(kwargs.get("stat_length"), array.ndim, as_index=True)
+            for ax, (widths, pair) in enumerate(zip(pad_width, lengths, strict=True)):
+                r = roi(ax)
+                _pad_area(r, ax, widths, _pad_stats(pg, r, ax, widths, pair, mode))
+        else:  # reflect or symmetric, reflect_type 'odd'
+            for ax, (left, right) in enumerate(pad_width):
+                if array.shape[ax] == 1 and (left or right):  # NumPy's legacy: the edge
+                    _pad_area(padded, ax, (left, right),
+                              _pad_edges(padded, ax, (left, right)))
+                    continue
+                r = roi(ax)
+                while left > 0 or right > 0:
+                    left, right = _pad_reflect(r, ax, (left, right), odd, array.shape[ax],
+                                               mode == "symmetric")
+    return padded
 
 
 # ---- differences and cumulative sums -----------------------------------------------------

@@ -45,22 +45,25 @@ newaxis = None
 
 # ---- devices ------------------------------------------------------------------------
 
-def device_id(device, what="device"):
+def device_id(device, where=None):
     """The id of `device` (a pygpu.Device, or a device id), checked against the
-    devices that exist; None for None. `what` names the argument in errors."""
+    devices that exist; None for None. `where` (a function's name) starts the
+    messages; an id out of range is refused in the words of the C functions'
+    device argument (csrc/base/args.c)."""
     from .. import _core
 
     if device is None:
         return None
     if isinstance(device, _core.Device):
         return device.id
+    head = f"{where}: " if where else ""
     if isinstance(device, builtins.bool) or not isinstance(device, int | np.integer):
-        raise TypeError(f"{what} must be a pygpu.Device (one of "
-                        f"pygpu.__array_namespace_info__().devices()) or a device id, not "
-                        f"{type(device).__name__} {device!r}")
+        raise TypeError(f"{head}device must be a pygpu.Device (one of "
+                        f"pygpu.__array_namespace_info__().devices()) or a device id (an "
+                        f"int), not {type(device).__name__} {device!r}")
     count = _core.device_count()
     if not 0 <= device < count:
-        raise ValueError(f"{what}={int(device)}: no such device; there "
+        raise ValueError(f"{head}device {device!r} does not exist: there "
                          f"{'is' if count == 1 else 'are'} {count} device"
                          f"{'' if count == 1 else 's'} (ids 0 to {count - 1})")
     return int(device)
@@ -368,7 +371,7 @@ def from_dlpack(x, /, *, device=None, copy=None):
 def concat(arrays, /, *, axis=0):
     """Arrays joined along an existing axis (axis=None: flattened first), in
     their result type."""
-    from .functions import concatenate
+    from .manipulation import concatenate
 
     arrays = list(arrays) if not isinstance(arrays, list | tuple) else arrays
     for a in arrays:
@@ -398,12 +401,11 @@ def permute_dims(x, /, axes):
 
 
 def matrix_transpose(x, /):
-    """A view of x with its last two axes swapped (a stack of matrices)."""
-    _array(x, "matrix_transpose")
-    if x.ndim < 2:
-        raise ValueError(f"matrix_transpose needs an array of at least 2 dimensions, not "
-                         f"{x.ndim}")
-    return x.transpose(tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2))
+    """A view of x with its last two axes swapped (a stack of matrices):
+    manipulation's, NumPy's errors, after the standard's check of x."""
+    from .manipulation import matrix_transpose as transpose
+
+    return transpose(_array(x, "matrix_transpose"))
 
 
 def vecdot(x1, x2, /, *, axis=-1):
@@ -438,12 +440,8 @@ def vecdot(x1, x2, /, *, axis=-1):
 def tensordot(x1, x2, /, *, axes=2):
     """The sum of products over the last `axes` axes of x1 and the first of
     x2 (an int), or over the axes paired by axes=(axes of x1, axes of x2);
-    the dtype is their result type, through matmul (cuBLAS on a GPU for
-    floats, pygpu's integer kernel for integers and bools); float16 as
-    products and a sum."""
-    from . import reduction
-    from .ufunc import UFUNCS
-
+    the standard's checks of axes, then contract (one implementation, which
+    numpy.linalg.tensordot's NumPy checks share)."""
     _array(x1, "tensordot")
     _array(x2, "tensordot")
     if isinstance(axes, int | np.integer) and not isinstance(axes, builtins.bool):
@@ -467,6 +465,17 @@ def tensordot(x1, x2, /, *, axes=2):
         if x1.shape[i] != x2.shape[j]:
             raise ValueError(f"tensordot: axis {i} of x1 (size {x1.shape[i]}) and axis {j} "
                              f"of x2 (size {x2.shape[j]}) differ")
+    return contract(x1, x2, a1, a2)
+
+
+def contract(x1, x2, a1, a2):
+    """tensordot of DeviceArrays over the checked axes a1 of x1 and a2 of x2
+    (non-negative, distinct, of equal sizes), in their result type: one
+    matrix product (cuBLAS on a GPU for floats, pygpu's integer kernel for
+    integers and bools); float16 as products and a sum in float32."""
+    from . import reduction
+    from .ufunc import UFUNCS
+
     dtype = np.result_type(x1.dtype, x2.dtype)
     free1 = [i for i in range(x1.ndim) if i not in a1]
     free2 = [j for j in range(x2.ndim) if j not in a2]
@@ -474,46 +483,28 @@ def tensordot(x1, x2, /, *, axes=2):
     n = math.prod(x2.shape[j] for j in free2)
     k = math.prod(x1.shape[i] for i in a1)
     shape = tuple(x1.shape[i] for i in free1) + tuple(x2.shape[j] for j in free2)
-    x1 = x1.astype(dtype, copy=False).transpose(tuple(free1) + a1).reshape((m, k))
-    x2 = x2.astype(dtype, copy=False).transpose(a2 + tuple(free2)).reshape((k, n))
-    if dtype.kind != "f" or dtype.itemsize > 2:
-        return (x1 @ x2).reshape(shape)
-    products = UFUNCS["multiply"](x1.reshape((m, k, 1)), x2.reshape((1, k, n)))
-    return reduction.sum(products, axis=1, dtype=dtype).reshape(shape)
+    with x1.device:
+        x1 = x1.astype(dtype, copy=False).transpose(tuple(free1) + tuple(a1)).reshape((m, k))
+        x2 = x2.astype(dtype, copy=False).transpose(tuple(a2) + tuple(free2)).reshape((k, n))
+        if dtype.kind != "f" or dtype.itemsize > 2:
+            return (x1 @ x2).reshape(shape)
+        products = UFUNCS["multiply"](x1.reshape((m, k, 1)), x2.reshape((1, k, n)))
+        return reduction.sum(products, axis=1, dtype=dtype).reshape(shape)
 
 
 def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):
     """The n-th differences along axis, x[i+1] - x[i] (not_equal for bool),
-    after joining prepend and append (arrays, or scalars taken as one slice)."""
-    from .. import _core
-    from .ufunc import UFUNCS
+    after joining prepend and append (arrays, or scalars taken as one slice):
+    numpy.diff's implementation (manipulation.diff) after the standard's
+    checks of x, n and axis."""
+    from .manipulation import diff as numpy_diff
 
     _array(x, "diff")
-    if x.ndim == 0:
-        raise ValueError("diff needs an array of at least 1 dimension")
-    if isinstance(n, builtins.bool) or not isinstance(n, int | np.integer) or n < 0:
-        raise ValueError(f"diff: n must be an int >= 0, not {n!r}")
-    axis = _ndim_axis(x, axis, "diff")
-    if n == 0:
-        return x
-    parts = []
-    for extra in (prepend, x, append):
-        if extra is None:
-            continue
-        if not isinstance(extra, _core.DeviceArray):
-            if isinstance(extra, np.ndarray):
-                _array(extra, "diff")
-            one = x.shape[:axis] + (1,) + x.shape[axis + 1:]
-            with x.device:
-                extra = _core.full(one, extra, np.asarray(extra).dtype)  # as NumPy
-        parts.append(extra)
-    if len(parts) > 1:
-        x = concat(parts, axis=axis)
-    before = (slice(None),) * axis
-    op = UFUNCS["not_equal" if x.dtype.kind == "b" else "subtract"]
-    for _ in range(n):
-        x = op(x[before + (slice(1, None),)], x[before + (slice(None, -1),)])
-    return x
+    if isinstance(n, builtins.bool) or not isinstance(n, int | np.integer):
+        raise TypeError(f"diff: n must be an int, not {type(n).__name__}")
+    if isinstance(axis, builtins.bool) or not isinstance(axis, int | np.integer):
+        raise TypeError(f"diff: axis must be an int, not {type(axis).__name__}")
+    return numpy_diff(x, n, axis, prepend, append)
 
 
 def clip(x, /, min=None, max=None):  # noqa: A002

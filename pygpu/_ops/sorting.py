@@ -18,6 +18,8 @@ sorts along an axis of an N-d array, the indices are sorted with the keys
 NaN class, real part, imaginary part), sorted least significant first, as
 lexsort sorts its keys; the rows of an N-d array are one more key, the most
 significant. partition and argpartition sort fully (a valid partition).
+unique along an axis sorts the subarrays as lexsort sorts its keys, each
+element of a subarray (in C order) one key, the first the most significant.
 """
 
 import collections
@@ -606,6 +608,20 @@ UniqueInverseResult = collections.namedtuple("UniqueInverseResult",
                                              ["values", "inverse_indices"])
 
 
+def _groups(perm, rest, n):
+    """(first place of each group in sorted order, counts, inverse) of n
+    sorted elements, perm their order, rest a uint8 word 0 where a group
+    starts and 1 elsewhere."""
+    hist = _histograms(rest, 1, 0, n)
+    k = int(hist[1][0][1])  # the first place of key 1: how many 0s
+    starts = _radix(rest, 1, 0, n, hist=hist)[:k]  # the starts first, in order
+    counts = _core.empty((k,), np.int64)
+    _launch("pg_unique_counts", k, starts, k, n, counts)
+    inverse = _core.empty((n,), np.int64)
+    _launch("pg_unique_inverse", n, starts, k, perm, n, inverse)
+    return starts, counts, inverse
+
+
 def _unique(x, equal_nan):
     """(values, first indices, inverse (x's shape), counts) of x flattened."""
     flat = _flat(x)
@@ -618,27 +634,57 @@ def _unique(x, equal_nan):
     rest = _core.empty((n,), np.uint8)  # 0 where a group starts
     _launch(f"pg_unique_mark_{_tag(s.dtype)}", n, s, n, _mode(s.dtype), int(bool(equal_nan)),
             rest)
-    hist = _histograms(rest, 1, 0, n)
-    k = int(hist[1][0][1])  # the first place of key 1: how many 0s
-    starts = _radix(rest, 1, 0, n, hist=hist)[:k]  # the starts first, in order
-    counts = _core.empty((k,), np.int64)
-    _launch("pg_unique_counts", k, starts, k, n, counts)
-    inverse = _core.empty((n,), np.int64)
-    _launch("pg_unique_inverse", n, starts, k, perm, n, inverse)
+    starts, counts, inverse = _groups(perm, rest, n)
     return _gather(s, starts), _gather(perm, starts), inverse.reshape(x.shape), counts
+
+
+def _unique_rows(x, axis):
+    """numpy.unique(x, axis=axis)'s (values, first indices, inverse (1-D),
+    counts): the subarrays along axis, sorted lexicographically (their
+    elements in C order, each as sort orders it: NaNs last, -0.0 equal to
+    0.0) and told apart by != (so a NaN makes every subarray distinct, as
+    NumPy's structured comparison does, whatever equal_nan says)."""
+    import pygpu
+
+    ax = normalize_axis_index(operator.index(axis), x.ndim)
+    moved = pygpu.moveaxis(x, ax, 0)
+    n, rest_shape = moved.shape[0], moved.shape[1:]
+    m = int(np.prod(rest_shape, dtype=np.int64))
+    rows = _contiguous(moved).reshape((n, m))
+
+    def back(values):
+        return pygpu.moveaxis(values.reshape((values.shape[0], *rest_shape)), 0, ax)
+
+    if n == 0:
+        e = _core.empty((0,), np.int64)
+        return back(rows.copy()), e, e, _core.empty((0,), np.int64)
+    if m:  # the columns as keys, sorted by the last first (lexsort's order)
+        cols = _contiguous(rows.T)
+        perm = _argsort_words([_words(cols[j], False) for j in reversed(range(m))], n, 1, n)
+        srt = pygpu.take(rows, perm, axis=0)
+        new = pygpu.any(srt[1:] != srt[:-1], axis=1)
+    else:  # every row empty, so equal
+        perm, srt = _iota(n), rows
+        new = _core.zeros((n - 1,), np.bool_)
+    rest = _core.empty((n,), np.uint8)
+    rest[:1] = 0
+    rest[1:] = ~new
+    starts, counts, inverse = _groups(perm, rest, n)
+    return back(pygpu.take(srt, starts, axis=0)), _gather(perm, starts), inverse, counts
 
 
 @_on_its_device
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
            equal_nan=True, sorted=True):  # noqa: A002
-    """numpy.unique (axis=None): the sorted unique values, and as asked the
-    index of each one's first occurrence, the inverse (ar's shape) and the
-    counts. equal_nan: every NaN one value."""
+    """numpy.unique: the sorted unique values (with axis: the unique
+    subarrays along it, sorted lexicographically), and as asked the index of
+    each one's first occurrence, the inverse (ar's shape; 1-D with axis) and
+    the counts. equal_nan: every NaN one value (axis=None only, as NumPy)."""
     ar = _scalar_array("unique", ar, "array")
-    if axis is not None:
-        raise NotImplementedError("unique(axis=...) is not supported on DeviceArrays yet; "
-                                  "axis=None (flattened) is")
-    values, index, inverse, counts = _unique(ar, equal_nan)
+    if axis is None:
+        values, index, inverse, counts = _unique(ar, equal_nan)
+    else:
+        values, index, inverse, counts = _unique_rows(ar, axis)
     extra = [r for r, want in ((index, return_index), (inverse, return_inverse),
                                (counts, return_counts)) if want]
     return (values, *extra) if extra else values

@@ -145,6 +145,32 @@ def test_like_forms_take_shape_dtype_and_device():
     assert creation.empty_like(d).shape == (2, 3)
 
 
+@pytest.mark.parametrize("name", ["empty_like", "zeros_like", "ones_like", "full_like"])
+def test_like_forms_are_one_implementation_with_numpys_orders(name):
+    x = np.asfortranarray(random((2, 3), "d"))
+    d = pygpu.asarray(x)
+    fill = (5,) if name == "full_like" else ()
+    numpys, standard = getattr(np, name), getattr(pygpu, name)
+    for order in ("K", "A", "C", "F"):
+        got, want = numpys(d, *fill, order=order), numpys(x, *fill, order=order)
+        assert got.is_f_contiguous() == want.flags.f_contiguous, order
+        assert got.is_c_contiguous() == want.flags.c_contiguous, order
+        if name != "empty_like":
+            check(got, want)
+    got, want = numpys(d, *fill, np.int16, shape=(3, 1, 2)), numpys(x, *fill, np.int16,
+                                                                      shape=(3, 1, 2))
+    assert got.shape == want.shape and got.dtype == want.dtype
+    # the standard's signature: the same function underneath, x's device by default
+    got = standard(d, *fill, dtype=np.float32)
+    assert got.dtype == np.float32 and got.shape == (2, 3) and got.is_f_contiguous()
+    assert standard(d, *fill, device=pygpu._core.device_count() - 1).device.id == \
+        pygpu._core.device_count() - 1
+    with pytest.raises(ValueError, match="order must be one of"):
+        numpys(d, *fill, order="X")
+    with pytest.raises(ValueError, match=r"device 99 does not exist: there"):
+        standard(d, *fill, device=99)
+
+
 # ---- linspace, logspace ----------------------------------------------------------------------
 
 @pytest.mark.parametrize("args, kw", [

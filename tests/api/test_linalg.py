@@ -100,6 +100,16 @@ class FakeCusolver:
         if name == "cusolverGetProperty":
             args[1]._obj.value = (12, 0, 4)[args[0]]
             return 0
+        if name == "cusolverDnCreateParams":
+            args[0]._obj.value = 2
+            return 0
+        if name == "cusolverDnDestroyParams":
+            return 0
+        if name == "cusolverDnXgeev_bufferSize":
+            args[-2]._obj.value, args[-1]._obj.value = 16, 8
+            return 0
+        if name == "cusolverDnXgeev":
+            return self.xgeev(*args[2:17], args[-1])
         t, op = name[len("cusolverDn")], name[len("cusolverDn") + 1:]
         dt = self.TYPES[t]
         if op.endswith("_bufferSize"):
@@ -215,6 +225,33 @@ class FakeCusolver:
         return 0
 
     heevd = syevd
+
+    XTYPES = {0: np.float32, 1: np.float64, 4: np.complex64, 5: np.complex128}
+
+    def xgeev(self, jobvl, jobvr, n, ta, a, lda, tw, w, tvl, vl, ldvl, tvr, vr, ldvr, tc,
+              info):
+        """LAPACK's geev as cusolverDnXgeev gives it, every type one: for a
+        real matrix W holds n real parts then n imaginary parts, and VR
+        a conjugate pair's vectors as two real columns (real, imaginary)."""
+        dt = self.XTYPES[ta]
+        assert jobvl == 0 and ldvl >= 1 and ldvr >= 1 and tw == tvr == tc == ta
+        ww, vv = np.linalg.eig(view(a, dt, n, n, lda))
+        ww, vv = ww.astype(np.complex128), vv.astype(np.complex128)
+        if np.dtype(dt).kind == "c":
+            vec(w, dt, n)[...] = ww
+            if jobvr:
+                view(vr, dt, n, n, ldvr)[...] = vv
+        else:
+            vec(w, dt, 2 * n)[...] = np.concatenate([ww.real, ww.imag])
+            if jobvr:
+                V = view(vr, dt, n, n, ldvr)
+                for j in range(n):
+                    if ww[j].imag > 0:
+                        V[:, j], V[:, j + 1] = vv[:, j].real, vv[:, j].imag
+                    elif ww[j].imag == 0:
+                        V[:, j] = vv[:, j].real
+        vec(info, np.int32, 1)[0] = 0
+        return 0
 
 
 @pytest.fixture(params=["host", "cusolver"])
@@ -390,6 +427,123 @@ def test_eigh_matches_numpy(path, dtype, uplo):
         la.eigh(d(a), UPLO="X")
 
 
+def eig_check(a, w, v, dtype):
+    """w and v are an eigendecomposition of each matrix of a, with NumPy's
+    dtypes and shapes, the eigenvalues NumPy's (in any order) and the
+    eigenvectors of unit norm."""
+    want = np.linalg.eig(a)
+    if v is not None:
+        vv = v.copy_to_host()
+        assert vv.dtype == want.eigenvectors.dtype and vv.shape == want.eigenvectors.shape
+        close(a.astype(vv.dtype) @ vv, vv * w.copy_to_host()[..., None, :], dtype, 100)
+        close(np.linalg.norm(vv, axis=-2), np.ones(vv.shape[:-1], _real_of(vv.dtype)), dtype, 10)
+    ww = w.copy_to_host()
+    assert ww.dtype == want.eigenvalues.dtype and ww.shape == want.eigenvalues.shape
+    order = np.sort_complex if ww.dtype.kind == "c" else np.sort
+    close(order(ww), order(want.eigenvalues), dtype, 100)
+
+
+def _real_of(dtype):
+    return np.finfo(dtype).dtype
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_eig_and_eigvals_match_numpy(path, dtype):
+    a = rand((2, 3, 5, 5), dtype)  # complex eigenvalues, even for real matrices
+    w, v = la.eig(d(a))
+    assert isinstance(la.eig(d(a)), la.EigResult)
+    assert v.dtype == np.linalg.eig(a).eigenvectors.dtype and v.shape == a.shape
+    eig_check(a, w, v, dtype)
+    eig_check(a, la.eigvals(d(a)), None, dtype)
+    t = np.triu(rand((4, 4), dtype)) + np.diag(np.arange(4)).astype(dtype)  # real eigenvalues
+    eig_check(t, *la.eig(d(t)), dtype)
+    eig_check(t, la.eigvals(d(t)), None, dtype)
+    if path is not None:
+        assert "cusolverDnXgeev" in path.calls
+
+
+def test_eig_results_are_real_only_where_the_whole_stack_is_real(path):
+    rot = np.array([[0.0, -1.0], [1.0, 0.0]])
+    stack = np.stack([np.diag([1.0, 2.0]), rot])
+    w, v = la.eig(d(stack))
+    assert w.dtype == v.dtype == np.complex128  # NumPy's: one complex matrix decides
+    eig_check(stack, w, v, np.float64)
+    w, v = la.eig(d(np.diag([3, 1]).astype(np.int32)))
+    assert w.dtype == v.dtype == np.float64
+    close(w, np.linalg.eig(np.diag([3, 1])).eigenvalues)
+    close(v, np.linalg.eig(np.diag([3, 1])).eigenvectors)
+    w = la.eigvals(d(rot.astype(np.float32)))
+    assert w.dtype == np.complex64
+    close(np.sort_complex(w.copy_to_host()), np.array([-1j, 1j], np.complex64), np.float32)
+    e = la.eig(d(np.zeros((2, 0, 0), np.float32)))
+    want = np.linalg.eig(np.zeros((2, 0, 0), np.float32))
+    assert e.eigenvalues.shape == (2, 0) and e.eigenvectors.shape == (2, 0, 0)
+    assert e.eigenvalues.dtype == want.eigenvalues.dtype
+
+
+@pytest.mark.parametrize("fn", ["eig", "eigvals"])
+def test_eig_refuses_what_numpy_refuses(path, fn):
+    f = getattr(la, fn)
+    with pytest.raises(np.linalg.LinAlgError, match="at least two-dimensional"):
+        f(d(np.ones(3)))
+    with pytest.raises(np.linalg.LinAlgError, match="must be square"):
+        f(d(np.ones((2, 3))))
+    with pytest.raises(np.linalg.LinAlgError, match="must not contain infs or NaNs"):
+        f(d(np.array([[1.0, np.nan], [0.0, 1.0]])))
+    with pytest.raises(TypeError, match="array type float16 is unsupported in linalg"):
+        f(d(np.eye(2, dtype=np.float16)))
+    with pytest.raises(TypeError, match="pygpu.asarray"):
+        f(np.eye(2))
+
+
+def test_eig_says_which_cusolver_it_needs(monkeypatch):
+    if not ON_SIMULATOR:
+        pytest.skip("runs against FakeCusolver on the simulator")
+
+    class Old(FakeCusolver):  # a cuSOLVER from before CUDA 12.6
+        def __getattr__(self, name):
+            if name.startswith("cusolverDnXgeev"):
+                raise AttributeError(name)
+            return super().__getattr__(name)
+
+    monkeypatch.setattr(la, "_lib", Old())
+    monkeypatch.setattr(la, "_handles", {})
+    monkeypatch.setattr(la, "_host_path", lambda *arrays: False)
+    with pytest.raises(_libs.MissingLibraryError,
+                       match=r"eigvals needs cusolverDnXgeev, which cuSOLVER has from version "
+                             r"11.7 \(CUDA 12.6\)"):
+        la.eigvals(d(np.eye(3)))
+    close(la.inv(d(np.eye(3))), np.eye(3))  # the rest works
+
+
+STACKED = {  # name: (pygpu's call, NumPy's, what to compare)
+    "inv": (la.inv, np.linalg.inv), "det": (la.det, np.linalg.det),
+    "slogdet": (lambda x: la.slogdet(x).logabsdet, lambda x: np.linalg.slogdet(x).logabsdet),
+    "cholesky": (la.cholesky, np.linalg.cholesky),
+    "qr": (lambda x: abs(la.qr(x).R), lambda x: np.abs(np.linalg.qr(x).R)),
+    "svdvals": (la.svdvals, np.linalg.svdvals),
+    "svd": (lambda x: la.svd(x, compute_uv=False), lambda x: np.linalg.svd(x, compute_uv=False)),
+    "eigvalsh": (la.eigvalsh, np.linalg.eigvalsh),
+    "eigh": (lambda x: la.eigh(x).eigenvalues, lambda x: np.linalg.eigh(x).eigenvalues),
+    "eigvals": (lambda x: pygpu.sort(la.eigvals(x)), lambda x: np.sort(np.linalg.eigvals(x))),
+    "pinv": (la.pinv, np.linalg.pinv), "matrix_rank": (la.matrix_rank, np.linalg.matrix_rank),
+    "matrix_power": (lambda x: la.matrix_power(x, 3), lambda x: np.linalg.matrix_power(x, 3)),
+    "matrix_norm": (lambda x: la.matrix_norm(x, ord=2), lambda x: np.linalg.matrix_norm(x, ord=2)),
+    "solve": (lambda x: la.solve(x, pygpu.matrix_transpose(x)),
+              lambda x: np.linalg.solve(x, np.swapaxes(x, -1, -2))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STACKED))
+def test_every_matrix_function_takes_stacks_and_views_as_numpy(path, name):
+    ours, numpys = STACKED[name]
+    # symmetric positive definite (cholesky, eigh), with real eigenvalues (eigvals)
+    a = hermitian_pd((2, 3, 4, 4))
+    for x, ref in [(d(a), a), (pygpu.matrix_transpose(d(a))[:, ::-1], a[:, ::-1]),
+                   (d(a)[1:, :, ::1], a[1:])]:
+        close(ours(x), numpys(ref), scale=100)
+
+
 # ---- built on them: lstsq, pinv, matrix_rank ---------------------------------------------------
 
 @pytest.mark.parametrize("shape", [(6, 3), (3, 6), (4, 4)])
@@ -422,6 +576,34 @@ def test_pinv_and_matrix_rank_match_numpy(path, dtype):
     assert la.matrix_rank(d(np.zeros(3))) == 0 and la.matrix_rank(d(np.ones(3))) == 1
     with pytest.raises(ValueError, match="can't be both set"):
         la.pinv(d(a), 1e-3, rtol=1e-3)
+
+
+@pytest.mark.parametrize("rtol", [np.array([0.5, 1e-3]), np.array([0.3]), np.array(0.2),
+                                  np.array([0.5, 1e-3], np.float32)])
+def test_pinv_and_matrix_rank_take_an_rtol_per_matrix(path, rtol):
+    a = rand((2, 5, 3))
+    close(la.pinv(d(a), rtol=d(rtol)), np.linalg.pinv(a, rtol=rtol), scale=10)
+    close(la.pinv(d(a), d(rtol)), np.linalg.pinv(a, rtol), scale=10)
+    close(la.matrix_rank(d(a), rtol=d(rtol)), np.linalg.matrix_rank(a, rtol=rtol))
+    for empty in (np.zeros((2, 0, 3)), np.zeros((2, 3, 0), np.int32)):
+        close(la.pinv(d(empty), rtol=d(rtol)), np.linalg.pinv(empty, rtol=rtol))
+    close(la.pinv(d(np.zeros((0, 3, 3))), rtol=d(rtol[..., :0] if rtol.ndim else rtol)),
+          np.linalg.pinv(np.zeros((0, 3, 3))))
+
+
+def test_pinv_says_what_rtol_it_takes():
+    a = d(rand((2, 3, 3)))
+    with pytest.raises(ValueError, match=r"rtol of shape \(4, 2\) does not broadcast to the "
+                       r"stack of matrices, shape \(2,\)"):
+        la.pinv(a, rtol=d(np.ones((4, 2))))
+    with pytest.raises(ValueError, match="does not broadcast"):
+        la.matrix_rank(a, rtol=d(np.ones(3)))
+    with pytest.raises(TypeError, match="host memory"):
+        la.pinv(a, rtol=np.ones(2))
+    with pytest.raises(TypeError, match="real floating-point array, not complex128"):
+        la.pinv(a, rtol=d(np.ones(2, complex)))
+    with pytest.raises(TypeError, match="real number or a DeviceArray, not str"):
+        la.pinv(a, rtol="small")
 
 
 # ---- norms and products (pygpu's own operations) -----------------------------------------------
@@ -475,6 +657,17 @@ def test_products_match_numpy():
     close(la.tensordot(d(ti), d(ti.T.copy()), axes=1), np.tensordot(ti, ti.T, axes=1))
     with pytest.raises(ValueError, match="shape-mismatch"):
         la.tensordot(d(t), d(u), axes=1)
+    # NumPy's reading of axes (np.linalg.tensordot), the namespace's product
+    close(la.tensordot(d(t), d(u), axes=-1), np.linalg.tensordot(t, u, axes=-1))
+    close(la.tensordot(d(t), d(u), axes=([-2, 2], [0, -2])),
+          np.linalg.tensordot(t, u, axes=([-2, 2], [0, -2])))
+    h = t.astype(np.float16)  # float16: products summed in float32, as the namespace's
+    close(la.tensordot(d(h), d(u.astype(np.float16))), pygpu.tensordot(
+        d(h), d(u.astype(np.float16))).copy_to_host(), np.float16)
+    with pytest.raises(ValueError, match="duplicate axes are not allowed in tensordot"):
+        la.tensordot(d(t), d(u), axes=([1, 1], [0, 0]))
+    with pytest.raises(IndexError):
+        la.tensordot(d(t), d(u), axes=([5], [0]))
     c = rand((3, 4), np.complex64)
     close(la.vecdot(d(c), d(c[0])), np.linalg.vecdot(c, c[0]), np.complex64)
     close(la.vecdot(d(t), d(t), axis=1), np.linalg.vecdot(t, t, axis=1))
@@ -631,7 +824,8 @@ HEADERS = "/usr/local/cuda/include"
 
 def prototypes(*headers):
     """{function: [kind of each parameter]} from NVIDIA's headers: 'ptr' (a
-    pointer, a handle, a stream), 'char', 'longlong' or 'int' (ints, enums)."""
+    pointer, a handle, a stream), 'char', 'longlong' (long long, int64_t),
+    'size' (size_t) or 'int' (ints, enums)."""
     import re
 
     text = ""
@@ -646,12 +840,15 @@ def prototypes(*headers):
         kinds = []
         for p in params.split(","):
             p = p.strip()
-            if "*" in p or re.match(r"(const\s+)?(cusolverDnHandle_t|cudaStream_t)\b", p):
+            if "*" in p or re.match(
+                    r"(const\s+)?(cusolverDnHandle_t|cusolverDnParams_t|cudaStream_t)\b", p):
                 kinds.append("ptr")
             elif p.startswith("signed char"):
                 kinds.append("char")
-            elif p.startswith("long long"):
+            elif p.startswith(("long long", "int64_t")):
                 kinds.append("longlong")
+            elif p.startswith("size_t"):
+                kinds.append("size")
             elif p and p != "void":
                 kinds.append("int")
         found[name] = kinds
@@ -662,13 +859,14 @@ def kind(ctype):
     if ctype in (ctypes.c_void_p,) or hasattr(ctype, "_type_") and ctype._type_ != "c" and \
             isinstance(ctype._type_, type):
         return "ptr"
-    return {ctypes.c_char: "char", ctypes.c_longlong: "longlong", ctypes.c_int: "int"}[ctype]
+    return {ctypes.c_char: "char", ctypes.c_longlong: "longlong", ctypes.c_int64: "longlong",
+            ctypes.c_size_t: "size", ctypes.c_int: "int"}[ctype]
 
 
 def test_the_declared_signatures_are_the_headers():
     declared = prototypes("cusolverDn.h", "cusolver_common.h")
     sigs = la._signatures()
-    assert len(sigs) == 3 + 4 * 13
+    assert len(sigs) == 3 + 4 + 4 * 13
     for name, argtypes in sigs.items():
         assert name in declared, name
         assert [kind(t) for t in argtypes] == declared[name], name
@@ -679,6 +877,12 @@ def test_the_declared_signatures_are_the_headers():
     with open(os.path.join(HEADERS, "cusolver_common.h")) as f:
         common = f.read()
     assert "CUSOLVER_EIG_MODE_NOVECTOR = 0" in common and "CUSOLVER_EIG_MODE_VECTOR = 1" in common
+    with open(os.path.join(HEADERS, "library_types.h")) as f:
+        types = " ".join(f.read().split())
+    for dtype, code in la._CUDA_TYPE.items():
+        bits = 8 * np.finfo(dtype).dtype.itemsize
+        name = f"CUDA_{'C' if dtype.kind == 'c' else 'R'}_{bits}F"
+        assert f"{name} = {code}," in types, name
     for code, status in la._STATUS.items():
         assert f"{status} = {code}" in common or f"{status}={code}" in common, status
 
@@ -718,6 +922,11 @@ def test_gpu_cusolver_matches_numpy(dtype):
         close(u @ (pygpu.expand_dims(s, -1).astype(dtype) * vh), x, dtype, 100)
         q, r = la.qr(d(x))
         close(q @ r, x, dtype, 100)
+    g = rand((2, 16, 16), dtype)  # general matrices: complex eigenvalues
+    eig_check(g, *la.eig(d(g)), dtype)
+    eig_check(g, la.eigvals(d(g)), None, dtype)
+    t = np.triu(g[0]) + np.diag(np.arange(16)).astype(dtype)  # real eigenvalues
+    eig_check(t, *la.eig(d(t)), dtype)
     with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
         la.inv(d(np.ones((4, 4), dtype)))
 

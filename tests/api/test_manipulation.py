@@ -333,19 +333,79 @@ def test_pad_reflect_symmetric_wrap_and_empty():
     check(np.pad(d, 1, mode="edge"), np.pad(x, 1, mode="edge"))
 
 
-@pytest.mark.parametrize("call, error", [
-    (lambda d: M.pad(d, -1), ValueError), (lambda d: M.pad(d, 1.5), TypeError),
-    (lambda d: M.pad(d, ((1, 2), (3, 4), (5, 6))), ValueError),
-    (lambda d: M.pad(d, 1, "foo"), ValueError),
-    (lambda d: M.pad(d, 1, "edge", constant_values=3), ValueError),
-    (lambda d: M.pad(d[:0], 1, "edge"), ValueError),
-    (lambda d: M.pad(d, 1, "mean"), NotImplementedError),
-    (lambda d: M.pad(d, 1, "reflect", reflect_type="odd"), NotImplementedError),
-    (lambda d: M.pad(d, 1, lambda *a: None), NotImplementedError),
-    (lambda d: M.pad(np.ones(2), 1), TypeError),
+PAD_MODES = [
+    ("linear_ramp", {}), ("linear_ramp", {"end_values": ((1, 2), (3, 4), (5, 6))}),
+    ("maximum", {}), ("minimum", {"stat_length": 2}), ("mean", {}),
+    ("mean", {"stat_length": ((1, 2), (3, 1), (2, 2))}), ("median", {}),
+    ("median", {"stat_length": 3}), ("reflect", {"reflect_type": "odd"}),
+    ("symmetric", {"reflect_type": "odd"}), ("symmetric", {"reflect_type": "even"}),
+]
+
+
+@pytest.mark.parametrize("char", CHARS)
+@pytest.mark.parametrize("mode, kwargs", PAD_MODES)
+def test_pad_every_mode_in_every_dtype(char, mode, kwargs):
+    x = random((3, 4, 2), char)
+    if np.dtype(char).kind in "fc":
+        x.flat[5] = np.nan  # the statistics of a slice with a NaN are NaN, as NumPy's
+    for widths in [((1, 2), (7, 3), (0, 1)), 2, {0: 3, -1: (1, 0)}]:
+        for d, ref in layouts(x)[:3]:
+            want = np.pad(ref, widths, mode, **kwargs)
+            got = M.pad(d, widths, mode, **kwargs)
+            if mode == "mean" and want.dtype.kind in "fc":  # pygpu's sums: last bits
+                g = host(got)
+                assert g.dtype == want.dtype and g.shape == want.shape
+                np.testing.assert_allclose(g, want, rtol=1e-3 if char in "eF" else 1e-6)
+            else:
+                check(got, want)
+
+
+def test_pad_reflections_longer_than_the_array_and_the_legacy_cases():
+    x = np.array([3, 1, 4, 1, 5], np.uint8)  # odd reflections wrap around in uint8
+    for mode in ("reflect", "symmetric"):
+        for widths in [(7, 9), (2, 3), 12]:
+            check(M.pad(pygpu.asarray(x), widths, mode, reflect_type="odd"),
+                  np.pad(x, widths, mode, reflect_type="odd"))
+    for x in (np.array([[2.5]]), np.array([[2], [5]], np.int8), np.array([True, False])):
+        check(M.pad(pygpu.asarray(x), (3, 2), "reflect", reflect_type="odd"),
+              np.pad(x, (3, 2), "reflect", reflect_type="odd"))  # an axis of 1: its edge
+    i = np.arange(6, dtype=np.int16)  # statistics of integers rounded half to even
+    check(M.pad(pygpu.asarray(i), (3, 4), "mean"), np.pad(i, (3, 4), "mean"))
+    check(M.pad(pygpu.asarray(i), (3, 4), "median", stat_length=((2, 3),)),
+          np.pad(i, (3, 4), "median", stat_length=((2, 3),)))
+    u = np.arange(6, dtype=np.uint8)
+    check(M.pad(pygpu.asarray(u), (3, 4), "linear_ramp", end_values=(100, 300)),
+          np.pad(u, (3, 4), "linear_ramp", end_values=(100, 300)))
+    check(M.pad(pygpu.asarray(u), 2, constant_values=300), np.pad(u, 2, constant_values=300))
+    z = np.array(2.0)
+    for mode in ("mean", "linear_ramp", "median"):
+        check(M.pad(pygpu.asarray(z), 2, mode), np.pad(z, 2, mode))
+    e = np.ones((0, 3))
+    check(M.pad(pygpu.asarray(e), ((0, 0), (2, 2)), "mean"), np.pad(e, ((0, 0), (2, 2)), "mean"))
+    c = np.array([1 + 2j, 3 - 1j, np.nan + 0j])
+    check(M.pad(pygpu.asarray(c), 3, "median"), np.pad(c, 3, "median"))
+    check(np.pad(pygpu.asarray(i), {0: (1, 2)}, "maximum"), np.pad(i, {0: (1, 2)}, "maximum"))
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda d: M.pad(d, -1), ValueError, "negative values"),
+    (lambda d: M.pad(d, 1.5), TypeError, "integral type"),
+    (lambda d: M.pad(d, ((1, 2), (3, 4), (5, 6))), ValueError, "broadcast"),
+    (lambda d: M.pad(d, {1: (1, 2.0)}), TypeError, r"pad_width\[1\] must be an int or a pair"),
+    (lambda d: M.pad(d, pygpu.asarray([1, 2])), TypeError, "pad_width.tolist"),
+    (lambda d: M.pad(d, 1, "foo"), ValueError, "mode 'foo' is not supported"),
+    (lambda d: M.pad(d, 1, "edge", constant_values=3), ValueError, "unsupported keyword"),
+    (lambda d: M.pad(d, 1, "mean", end_values=3), ValueError, "unsupported keyword"),
+    (lambda d: M.pad(d[:0], 1, "edge"), ValueError, "can't extend empty axis 0"),
+    (lambda d: M.pad(d[:0], 1, "median"), ValueError, "can't extend empty axis 0"),
+    (lambda d: M.pad(d, 1, "maximum", stat_length=0), ValueError, "stat_length of 0"),
+    (lambda d: M.pad(d, 1, "constant", constant_values=pygpu.asarray(2.0)), TypeError,
+     "constant_values is a DeviceArray"),
+    (lambda d: M.pad(d, 1, lambda *a: None), TypeError, "mode is a function"),
+    (lambda d: M.pad(np.ones(2), 1), TypeError, "pygpu.asarray"),
 ])
-def test_pad_refuses_bad_arguments(call, error):
-    with pytest.raises(error):
+def test_pad_refuses_bad_arguments(call, error, match):
+    with pytest.raises(error, match=match):
         call(pygpu.asarray(random((2, 3), "d")))
 
 

@@ -333,8 +333,51 @@ def test_the_standards_unique_functions_keep_nans_apart():
     e = pygpu.unique_all(pygpu.asarray(np.zeros((0, 3), np.int32)))
     assert e.values.shape == (0,) and e.inverse_indices.shape == (0, 3)
     assert np.array_equal(pygpu.unique(pygpu.asarray(np.array(3))).get(), [3])
-    with pytest.raises(NotImplementedError, match="axis"):
-        pygpu.unique(d, axis=0)
+
+
+@pytest.mark.parametrize("char", CHARS)
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_unique_along_an_axis_sorts_subarrays_as_numpy(char, axis, rng):
+    # subarrays that repeat, and that share their first elements (ties broken
+    # by later ones); floats with NaN, inf and -0.0 among them
+    pool = tied(rng, (6, 3, 2), char)
+    pool[1, :2] = pool[0, :2]
+    pool[2, 0] = pool[3, 0]
+    x = pool[rng.integers(0, 6, 14)]
+    if char == "e":  # NumPy's float16 fields compare NaN as no order (docs/SEMANTICS.md)
+        x[np.isnan(x)] = np.inf
+    d = pygpu.asarray(x)
+    for equal_nan in (True, False):
+        got = pygpu.unique(d, True, True, True, axis=axis, equal_nan=equal_nan)
+        ref = np.unique(x, True, True, True, axis=axis, equal_nan=equal_nan)
+        for g, r in zip(got, ref, strict=True):
+            assert g.shape == r.shape and g.dtype == r.dtype
+            assert np.array_equal(g.get(), r, equal_nan=r.dtype.kind in "fc")
+    assert np.array_equal(np.unique(d, axis=axis).get(), np.unique(x, axis=axis),
+                          equal_nan=x.dtype.kind in "fc")
+    assert np.array_equal(pygpu.unique(d[::2, ::-1], axis=axis).get(),
+                          np.unique(x[::2, ::-1], axis=axis), equal_nan=x.dtype.kind in "fc")
+
+
+def test_unique_along_an_axis_of_empty_and_nan_subarrays():
+    x = np.array([[1, np.nan], [1, np.nan], [0, -0.0], [2, 1], [0, 0.0]])
+    got = pygpu.unique(pygpu.asarray(x), True, True, True, axis=0)
+    for g, r in zip(got, np.unique(x, True, True, True, axis=0), strict=True):
+        assert np.array_equal(g.get(), r, equal_nan=True)  # NaN rows apart, 0.0 with -0.0
+    h = np.array([[2, 1], [np.nan, 0], [1, np.nan], [1, 2]], np.float16)
+    assert np.unique(h, axis=0)[0, 0] != np.unique(h, axis=0)[0, 0]  # NumPy: the NaN row first
+    assert np.array_equal(pygpu.unique(pygpu.asarray(h), axis=0).get(),  # pygpu: last
+                          [[1, 2], [1, np.nan], [2, 1], [np.nan, 0]], equal_nan=True)
+    for shape, axis in [((0, 3), 0), ((3, 0), 0), ((3, 0), 1), ((2, 0, 3), 2)]:
+        z = np.ones(shape, np.int16)
+        got = pygpu.unique(pygpu.asarray(z), True, True, True, axis=axis)
+        for g, r in zip(got, np.unique(z, True, True, True, axis=axis), strict=True):
+            assert g.shape == r.shape and g.dtype == r.dtype
+            assert np.array_equal(g.get(), r)
+    with pytest.raises(np.exceptions.AxisError, match="axis 2 is out of bounds"):
+        pygpu.unique(pygpu.asarray(x), axis=2)
+    with pytest.raises(np.exceptions.AxisError, match="out of bounds for array of dimension 0"):
+        pygpu.unique(pygpu.asarray(np.array(3)), axis=0)
 
 
 # ---- bincount, histogram -----------------------------------------------------------
