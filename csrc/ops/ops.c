@@ -974,14 +974,19 @@ pg_replay_reduction(pg_state *st, const char *name, PyObject *a, PyObject *axis,
         PyErr_Clear();
         return 0;
     }
-    key = dtype_arg > 0 ? Py_BuildValue("(OONNiOOO)", family, (PyObject *)x->descr,
-                                        PyArray_IntTupleFromIntp(x->nd, x->shape),
-                                        PyArray_IntTupleFromIntp(x->nd, x->strides),
-                                        pg_array_device(x), axis, Py_None, Py_False)
-                        : Py_BuildValue("(OONNiOO)", family, (PyObject *)x->descr,
-                                        PyArray_IntTupleFromIntp(x->nd, x->shape),
-                                        PyArray_IntTupleFromIntp(x->nd, x->strides),
-                                        pg_array_device(x), axis, Py_False);
+    /* reduction.py's _plan_for key: the address's place in 16 bytes too (the
+     * kernels that load 16 bytes at once are chosen by it) */
+    key = dtype_arg > 0
+              ? Py_BuildValue("(OONNiiOOO)", family, (PyObject *)x->descr,
+                              PyArray_IntTupleFromIntp(x->nd, x->shape),
+                              PyArray_IntTupleFromIntp(x->nd, x->strides),
+                              pg_array_device(x), (int)((uintptr_t)x->data % 16), axis,
+                              Py_None, Py_False)
+              : Py_BuildValue("(OONNiiOO)", family, (PyObject *)x->descr,
+                              PyArray_IntTupleFromIntp(x->nd, x->shape),
+                              PyArray_IntTupleFromIntp(x->nd, x->strides),
+                              pg_array_device(x), (int)((uintptr_t)x->data % 16), axis,
+                              Py_False);
     Py_DECREF(family);
     if (key == NULL) {
         PyErr_Clear();

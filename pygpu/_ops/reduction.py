@@ -72,6 +72,7 @@ _PER_THREAD = 64  # r is split between blocks only where each thread keeps this 
 _WAVES = 4  # split r until the grid has this many waves of resident blocks
 _VEC_MIN = 256  # rows at least this long load 16 bytes at a time where they can
 _SHORT, _OUTPUTS = 4, 4  # PG_REDUCE_SHORT, PG_REDUCE_OUTPUTS in reduce.h
+_ROWS_UNROLL = 4  # PG_REDUCE_ROWS_UNROLL
 _SCAN_THREADS = 256  # PG_SCAN_THREADS in reduce.h
 _SCAN_BYTES = 128  # PG_SCAN_BYTES: a thread's share of a tile (pg::scan_items)
 
@@ -178,6 +179,11 @@ def _kernel(kern):
         return (f'extern "C" __global__ void {_name(kern)}({params})\n{{\n'
                 f"    pg::scan_row<K_{spec}_{_TAGS[loop]}, {storage_in}, {storage_out}>"
                 f"({args});\n}}\n")
+    if what == "reduce_rows":  # pg::reduce_rows: whole short rows in a 16-byte load
+        params, args = _PARAMS["reduce"]
+        return (f'extern "C" __global__ void {_name(kern)}({params})\n{{\n'
+                f"    pg::reduce_rows<K_{spec}_{_TAGS[loop]}, {storage_in}, {storage_out}>"
+                f"({args});\n}}\n")
     if what == "reduce_cols":  # pg::reduce_cols: 16 bytes of neighbouring outputs a load
         params, args = _PARAMS["reduce"]
         return (f'extern "C" __global__ void {_name(kern)}({params})\n{{\n'
@@ -218,7 +224,8 @@ def _variants(what, spec, ins, loop, outs):
         vec = [("reduce_vec", spec, ins, loop, outs), ("reduce_vec", spec, ins, loop, "")] \
             if np.dtype(ins).itemsize <= 8 else []
         if _cols(ins, spec, loop):
-            vec += [("reduce_cols", spec, ins, loop, outs), ("reduce_cols", spec, ins, loop, "")]
+            vec += [("reduce_cols", spec, ins, loop, outs), ("reduce_cols", spec, ins, loop, ""),
+                    ("reduce_rows", spec, ins, loop, outs)]
         return [("reduce", spec, ins, loop, outs), ("reduce", spec, ins, loop, ""),
                 ("reduce", spec, "", loop, outs), *vec]
     return [("scan", spec, ins, loop, outs), ("scan", spec, "", loop, ""),
@@ -446,6 +453,16 @@ def _reduce(family, spec, x, axes, loop, outc, result, *, ordered=False, aux=Non
     call = ("reduce", spec, canonical(x.dtype.char), loop, outc)
     size = x.itemsize
     v = 16 // size
+    if (outc and na == 1 and 2 <= R <= _SHORT and R * size in (8, 16) and sr == size and
+            sb == R * size and x.ptr % 16 == 0 and (n_out * R) % v == 0 and
+            _cols(call[2], spec, loop)):
+        # short rows back to back: 16 bytes hold v // R whole rows
+        packs = n_out * R // v
+        f = _function(family, call, ("reduce_rows", *call[1:]))
+        _go(trace, f[(_b.min(-(-packs // (_THREADS * _ROWS_UNROLL)), _MAX_GRID_X), 1),
+                     (_THREADS, 1)], x, result, aux if aux is not None else x, n_out, nb, R, sa, sb, sr,
+            oa, ob, xa, xb, np.float64(k))
+        return result
     if (R > _SMALL_R and nb > 1 and sb == size and abs(sb) < abs(sr) and nb % v == 0 and
             x.ptr % 16 == 0 and sr % 16 == 0 and (na == 1 or sa % 16 == 0) and
             _cols(call[2], spec, loop)):
@@ -760,7 +777,9 @@ def _plan_for(family, a, axis, *args):
     the call has no key (a is not a DeviceArray, an argument is unhashable)."""
     if type(a) is not DeviceArray:
         return None, None
-    key = (family, a.dtype, a.shape, a.strides, a.device.id,
+    # the address's place in 16 bytes: kernels that load 16 bytes at once
+    # (reduce_vec, reduce_cols, reduce_rows) are chosen by it
+    key = (family, a.dtype, a.shape, a.strides, a.device.id, a.ptr % 16,
            axis if not isinstance(axis, list) else tuple(axis), *args)
     try:
         plan = _plans.get(key)

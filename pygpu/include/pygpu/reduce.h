@@ -281,11 +281,6 @@ PG_FN void reduce(const char *in, char *out, const char *aux, long long n_out,
         /* short rows, a thread an output: PG_REDUCE_OUTPUTS outputs a thread
          * at once, every load issued before any is combined */
         enum { OU = PG_REDUCE_OUTPUTS, RS = PG_REDUCE_SHORT };
-        /* a row of 8 or 16 contiguous, aligned bytes is one load */
-        const long long row = R * (long long)sizeof(In);
-        const bool packed = sr == (long long)sizeof(In) && (row == 8 || row == 16) &&
-                            (unsigned long long)in % row == 0 && sa % row == 0 &&
-                            sb % row == 0;
         for (long long first = (long long)blockIdx.x * TB * OU + tx; first < n_out;
              first += (long long)gridDim.x * TB * OU) {
             typename loaded<K, In, MAP>::type w[OU][RS];
@@ -296,28 +291,6 @@ PG_FN void reduce(const char *in, char *out, const char *aux, long long n_out,
                     long long a, b;
                     out_place(o, inner, n_out, a, b);
                     const char *q = in + a * sa + b * sb;
-                    if constexpr (MAP && sizeof(In) <= 8) {
-                        if (packed) {
-                            union {
-                                raw16 raw;
-                                unsigned long long half[2];
-                                In e[16 / sizeof(In)];
-                            } p;
-                            if (row == 16) {
-                                p.raw = *(const raw16 *)q;
-                            }
-                            else {
-                                p.half[0] = *(const unsigned long long *)q;
-                            }
-#pragma unroll
-                            for (int r = 0; r < RS; r++) {
-                                if (r < R && r < 16 / (int)sizeof(In)) {
-                                    w[u][r] = p.e[r];
-                                }
-                            }
-                            continue;
-                        }
-                    }
 #pragma unroll
                     for (int r = 0; r < RS; r++) {
                         if (r < R) {
@@ -548,6 +521,56 @@ PG_FN void reduce_cols(const char *in, char *out, const char *aux, long long n_o
                 }
                 else {
                     ((A *)out)[(a * oa + (b + v) * ob) * gridDim.y + blockIdx.y] = acc[v];
+                }
+            }
+        }
+    }
+}
+
+/* Short rows back to back ((n, 2).sum(-1) of a C float32 array): R a power of
+ * two with R * sizeof(In) dividing 16, so a 16-byte load holds P = V / R
+ * whole rows. A thread loads PG_REDUCE_ROWS_UNROLL packs before it combines
+ * any and writes their P outputs each; the input 16-byte aligned, one row of
+ * outputs (a = 0), n_out a multiple of P (reduction.py checks). */
+#ifndef PG_REDUCE_ROWS_UNROLL
+#define PG_REDUCE_ROWS_UNROLL 4
+#endif
+template <class K, class In, class Out>
+PG_FN void reduce_rows(const char *in, char *out, const char *aux, long long n_out,
+                       long long inner, long long R, long long sa, long long sb,
+                       long long sr, long long oa, long long ob, long long xa, long long xb,
+                       double k)
+{
+    typedef typename K::A A;
+    typedef typename compute_of<In>::type C;
+    enum { V = 16 / sizeof(In), U = PG_REDUCE_ROWS_UNROLL };
+    const int last = (int)R - 1, shift = R == 1 ? 0 : R == 2 ? 1 : R == 4 ? 2 : 3;
+    const long long packs = n_out * R / V, stride = (long long)gridDim.x * blockDim.x;
+    const raw16 *p = (const raw16 *)in;
+    for (long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x; first < packs;
+         first += stride * U) {
+        pack16<In> w[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const long long i = first + u * stride;
+            if (i < packs) {
+                w[u].raw = p[i];
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const long long i = first + u * stride;
+            if (i < packs) {
+                A acc = K::identity();
+#pragma unroll
+                for (int e = 0; e < V; e++) {
+                    const int j = e & last;
+                    const long long o = i * (V >> shift) + (e >> shift);
+                    const A x = K::map(cast<C>(w[u].e[e]), j, aux, o * xb);
+                    acc = j == 0 ? x : K::next(acc, x);
+                    if (j == last) {
+                        *(Out *)(out + o * ob) = cast<Out>(K::post(acc, k));
+                    }
                 }
             }
         }
