@@ -51,6 +51,7 @@ import glob
 import hashlib
 import os
 import re
+import time
 import shlex
 import shutil
 import struct
@@ -329,11 +330,34 @@ def _with_includes(options, compiler):
 
 @functools.cache
 def _nvrtc_headers_digest():
-    h = hashlib.sha256()
-    for p in sorted(_NVRTC_INCLUDE.iterdir()):
-        if p.is_file():
-            h.update(p.name.encode() + b"\0" + p.read_bytes())
-    return h.hexdigest()
+    return _tree_digest(_NVRTC_INCLUDE, "")
+
+
+def _tree_digest(folder, suffix):
+    """What every cache key holds for a folder of pygpu's own headers (those
+    whose names end in suffix): each one's path in it and identity (size,
+    modification time in ns, inode), as for the NVRTC file. An edit changes
+    the time, so the key; reading and hashing them all instead cost a new
+    process about 2 ms of its first cached kernel. A file written in the last
+    few seconds is read (its time may not have moved yet: the clock that
+    stamps files is coarse), as git does with its index."""
+    found = []
+    stack = [folder]
+    recent = time.time_ns() - 5_000_000_000
+    while stack:
+        with os.scandir(stack.pop()) as entries:
+            for e in entries:
+                if e.is_dir():
+                    stack.append(e.path)
+                elif e.name.endswith(suffix) and e.is_file():
+                    st = e.stat()
+                    content = ""
+                    if st.st_mtime_ns >= recent or st.st_ctime_ns >= recent:
+                        with open(e.path, "rb") as f:
+                            content = hashlib.sha256(f.read()).hexdigest()
+                    found.append((os.path.relpath(e.path, folder), st.st_size,
+                                  st.st_mtime_ns, st.st_ino, content))
+    return hashlib.sha256(repr(sorted(found)).encode()).hexdigest()
 
 
 _PRELUDE = Path(__file__).with_name("sim_prelude.h")
@@ -719,25 +743,17 @@ def _c_string(text):
 
 @functools.cache
 def _headers_digest():
-    """The digest of pygpu's device headers, part of every cache key."""
-    h = hashlib.sha256()
-    found = []
-    for top, dirs, files in os.walk(_INCLUDE):  # os.walk: a tenth of rglob's time
-        dirs.sort()
-        found += [os.path.join(top, f) for f in files if f.endswith(".h")]
-    for p in sorted(found, key=lambda p: Path(p).relative_to(_INCLUDE).parts):
-        with open(p, "rb") as f:
-            h.update(str(Path(p).relative_to(_INCLUDE)).encode() + b"\0" + f.read())
-    return h.hexdigest()
+    """pygpu's device headers (pygpu/include), part of every cache key."""
+    return _tree_digest(_INCLUDE, ".h")
 
 
 @functools.cache
 def _prelude_digest():
-    h = hashlib.sha256(_PRELUDE.read_bytes())
-    for p in sorted(_SIM_INCLUDE.rglob("*.h")):
-        h.update(str(p.relative_to(_SIM_INCLUDE)).encode() + b"\0" + p.read_bytes())
-    h.update(_headers_digest().encode())
-    return h.hexdigest()
+    """The simulator's prelude, its stand-in headers and pygpu's (_tree_digest)."""
+    st = os.stat(_PRELUDE)
+    return hashlib.sha256(repr((st.st_size, st.st_mtime_ns, st.st_ino,
+                                _tree_digest(_SIM_INCLUDE, ".h"),
+                                _headers_digest())).encode()).hexdigest()
 
 
 def compile_host(source, options=(), check=False, name_expressions=()):
