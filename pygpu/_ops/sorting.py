@@ -23,6 +23,7 @@ significant. partition and argpartition sort fully (a valid partition).
 import collections
 import functools
 import operator
+import os
 import threading
 
 import numpy as np
@@ -33,8 +34,35 @@ from .._core import DeviceArray
 from . import method
 from .table import DEVICE_TYPES, KINDS
 
-_THREADS = 256  # PG_SORT_THREADS
-_TILE = 256 * 15  # PG_SORT_TILE
+_THREADS = 256  # grid-stride kernels
+# sort.h's compile-time choices of the radix sort's passes (see there), each
+# unit compiled with them; PYGPU_SORT_DEFINES ("PG_SORT_RANK=1 PG_SORT_ITEMS=23
+# ...") or _set_defines() changes them, for experiments
+_DEFINES = {"PG_SORT_RANK": 0, "PG_SORT_MATCH": 0, "PG_SORT_THREADS": 256,
+            "PG_SORT_ITEMS": 15, "PG_SORT_ITEMS_WIDE": 15, "PG_SORT_MIN_BLOCKS": 4,
+            "PG_SORT_LOOKBACK": 4}
+
+
+def _set_defines(**defines):
+    """Set sort.h's choices (name=int; PG_SORT_ITEMS_WIDE follows PG_SORT_ITEMS
+    unless given) and drop the kernels compiled with the ones before."""
+    global _table
+    if "PG_SORT_ITEMS" in defines and "PG_SORT_ITEMS_WIDE" not in defines:
+        defines["PG_SORT_ITEMS_WIDE"] = defines["PG_SORT_ITEMS"]
+    unknown = set(defines) - set(_DEFINES)
+    if unknown:
+        raise ValueError(f"unknown sort defines {sorted(unknown)}")
+    _DEFINES.update({k: int(v) for k, v in defines.items()})
+    with _lock:
+        _table = None
+        _units.clear()
+        _functions.clear()
+
+
+def _tile(width):
+    """Keys a tile of a radix sort pass on keys of width bytes."""
+    d = _DEFINES
+    return d["PG_SORT_THREADS"] * d["PG_SORT_ITEMS_WIDE" if width == 8 else "PG_SORT_ITEMS"]
 _MAX_BLOCKS = 4096  # grid-stride kernels
 _UTYPES = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}
 _MODES = {"b": 3, "i": 1, "u": 0, "f": 2, "c": 2}  # pg::SORT_* of each kind
@@ -74,8 +102,7 @@ def _wrappers():
                     f"pg::sort_pass<{u}, {word}, {'true' if pairs == 'p' else 'false'}>("
                     "kin, kout, vin, vout, (int)wide, n, (int)shift, offsets, counter, "
                     f"({word} *)state, (int)in_mode, (int)out_mode)",
-                    # 4 blocks an SM (64 registers): 32 warps, 15 loads a thread in flight
-                    f"__launch_bounds__({_THREADS}, 4) ")
+                    "__launch_bounds__(PG_SORT_THREADS, PG_SORT_MIN_BLOCKS) ")
         for c in (("", "false"), ("c", "true")) if w >= 4 else (("", "false"),):
             tag, cplx = f"{w}{c[0]}", c[1]
             g = f"search{tag}"
@@ -123,6 +150,8 @@ _lock = threading.Lock()
 _table = None
 _units = {}  # (device, group or None) -> RawModule
 _functions = {}  # (device, kernel name) -> Function
+if os.environ.get("PYGPU_SORT_DEFINES"):
+    _set_defines(**dict(kv.split("=", 1) for kv in os.environ["PYGPU_SORT_DEFINES"].split()))
 
 
 def render(group=None):
@@ -130,7 +159,8 @@ def render(group=None):
     global _table
     if _table is None:
         _table = _wrappers()
-    return "#include <pygpu/sort.h>\n\n" + "\n".join(
+    defines = "".join(f"#define {k} {v}\n" for k, v in _DEFINES.items())
+    return defines + "#include <pygpu/sort.h>\n\n" + "\n".join(
         src for g, src in _table.values() if group is None or g == group)
 
 
@@ -293,7 +323,7 @@ def _radix(word, width, mode, n, vals=None, keys_out=None, hist=None):
     pairs = keys_out is None
     if not passes:
         return (vals if vals is not None else _iota(n)) if pairs else None
-    tiles = -(-n // _TILE)
+    tiles = -(-n // _tile(width))
     ww = 4 if n < _WIDE_WORDS else 8
     per = 8 + tiles * 256 * ww
     state = _core.zeros((len(passes) * per,), np.uint8)
@@ -315,7 +345,7 @@ def _radix(word, width, mode, n, vals=None, keys_out=None, hist=None):
         vout = (final if last else vbuf[i % 2]) if pairs else 0
         wide = int(i == 0 or narrow is np.int64) | 2 * int(last or narrow is np.int64)
         base = i * per
-        f[tiles, _THREADS](kin, kout, vin, vout, wide, n, 8 * p, offs[256 * i:256 * (i + 1)],
+        f[tiles, _DEFINES["PG_SORT_THREADS"]](kin, kout, vin, vout, wide, n, 8 * p, offs[256 * i:256 * (i + 1)],
                            state[base:base + 8], state[base + 8:base + per],
                            mode if i == 0 else 0, out_mode)
         kin, vin = kout, vout
