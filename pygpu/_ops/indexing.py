@@ -36,6 +36,7 @@ which one is not defined on a GPU (NumPy: the last).
 
 import math
 import operator
+import os
 import threading
 
 import numpy as np
@@ -51,6 +52,9 @@ _THREADS = 256
 _TILE = 4096  # index.h's PG_INDEX_TILE
 _SCAN_THREADS = 1024
 _MAX_BLOCKS = 1 << 20
+# a mask's scan: index.h's scan_batched, its total read from a count word
+# (True), or scan and a copy of the total (False); PYGPU_INDEX_SCAN_WORD=1
+_SCAN_WORD = os.environ.get("PYGPU_INDEX_SCAN_WORD", "0") == "1"
 _SIZES = (1, 2, 4, 8, 16)
 _VALID = ("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and "
           "integer or boolean arrays are valid indices")
@@ -66,6 +70,9 @@ def _sources():
                           "*counts)\n{ pg::index::count(mask, n, counts); }",
         "pg_index_scan": "pg_index_scan(long long *counts, long long tiles)\n"
                          "{ pg::index::scan(counts, tiles); }",
+        "pg_index_scan_word": "pg_index_scan_word(long long *counts, long long tiles, "
+                              "long long *total)\n"
+                              "{ pg::index::scan_batched(counts, tiles, total); }",
         "pg_index_coords": f"pg_index_coords({sel}, long long *out, long long count, const "
                            "long long *shape, long long nd)\n{ pg::index::select(mask, n, "
                            "offsets, pg::index::coordinates{out, count, shape, (int)nd}); }",
@@ -199,6 +206,9 @@ def _count(mask):
         return 0, _launch_counted(_kernel("pg_index_count")[1, _THREADS], mask, n)
     counts = _core.empty((tiles + 1,), np.int64)
     _kernel("pg_index_count")[min(tiles, _MAX_BLOCKS), _THREADS](mask, n, counts)
+    if _SCAN_WORD:  # the batched scan, its total into a count word
+        return counts, _launch_counted(_kernel("pg_index_scan_word")[1, _SCAN_THREADS],
+                                       counts, tiles)
     _kernel("pg_index_scan")[1, _SCAN_THREADS](counts, tiles)
     return counts, int(counts[tiles])
 

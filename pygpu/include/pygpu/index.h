@@ -160,6 +160,69 @@ scan(long long *counts, long long tiles)
     }
 }
 
+/* scan's work with its loads in flight together (PG_INDEX_SCAN_BATCH of a
+ * thread's run at once, where scan's loop reads one after another) and the
+ * block's sum by warp shuffles; the total also to *total where not NULL (a
+ * page-locked word the host reads after a wait, rather than a copy) */
+#ifndef PG_INDEX_SCAN_BATCH
+#define PG_INDEX_SCAN_BATCH 8
+#endif
+PG_INDEX_FN void
+scan_batched(long long *counts, long long tiles, long long *total)
+{
+    enum { B = PG_INDEX_SCAN_BATCH, SW = PG_INDEX_SCAN_THREADS / 32 };
+    __shared__ long long warp_sums[SW];
+    const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
+    const long long run = (tiles + PG_INDEX_SCAN_THREADS - 1) / PG_INDEX_SCAN_THREADS;
+    const long long lo = t * run < tiles ? t * run : tiles;
+    const long long hi = lo + run < tiles ? lo + run : tiles;
+    long long s = 0;
+    for (long long i = lo; i < hi; i += B) {
+        long long c[B];
+#pragma unroll
+        for (int u = 0; u < B; u++) {
+            c[u] = i + u < hi ? counts[i + u] : 0;
+        }
+#pragma unroll
+        for (int u = 0; u < B; u++) {
+            s += c[u];
+        }
+    }
+    long long inclusive = s; /* the runs' sums, scanned: in the warp, then its warps */
+    for (int d = 1; d < 32; d <<= 1) {
+        const long long v = __shfl_up_sync(0xffffffffu, inclusive, d);
+        inclusive += lane >= d ? v : 0;
+    }
+    if (lane == 31) {
+        warp_sums[warp] = inclusive;
+    }
+    __syncthreads();
+    for (int w = 0; w < warp; w++) {
+        inclusive += warp_sums[w];
+    }
+    long long at = inclusive - s;
+    for (long long i = lo; i < hi; i += B) {
+        long long c[B];
+#pragma unroll
+        for (int u = 0; u < B; u++) {
+            c[u] = i + u < hi ? counts[i + u] : 0;
+        }
+#pragma unroll
+        for (int u = 0; u < B; u++) {
+            if (i + u < hi) {
+                counts[i + u] = at;
+            }
+            at += c[u];
+        }
+    }
+    if (t == PG_INDEX_SCAN_THREADS - 1) {
+        counts[tiles] = inclusive;
+        if (total != 0) {
+            *total = inclusive;
+        }
+    }
+}
+
 /* Each true element e of mask[0, n) in order: emit(e, its place). offsets:
  * the tiles' exclusive offsets (NULL for one tile). total (one tile only, so
  * one block: count and select in one launch), where not NULL: the number of
