@@ -136,6 +136,31 @@ log_f64(double x)
  * The turn is a fixed-point integer, so the reduction to the nearest quadrant
  * is exact: x = 2 pi d / 2^bits with |x| <= pi/4, then Taylor polynomials
  * (to x^9 and x^10 in float, x^17 and x^18 in double). Within 2 ulp. */
+/* sin and cos of x + q pi/2 from sn = sin x and cs = cos x. PG_RNG_SELECT 0:
+ * a switch (which a GPU runs as branches, a warp's lanes apart where their
+ * quadrants differ); 1: the same values chosen without branches (a
+ * negation is exact either way: the same bits) */
+#ifndef PG_RNG_SELECT
+#define PG_RNG_SELECT 0
+#endif
+template <class T>
+PG_FN void
+sincos_quadrant(unsigned int q, T sn, T cs, T *s, T *c)
+{
+#if PG_RNG_SELECT
+    const T a = (q & 1u) ? cs : sn, b = (q & 1u) ? sn : cs;
+    *s = (q & 2u) ? -a : a;
+    *c = ((q + 1u) & 2u) ? -b : b;
+#else
+    switch (q) {
+    case 0: *s = sn, *c = cs; break;
+    case 1: *s = cs, *c = -sn; break;
+    case 2: *s = -sn, *c = -cs; break;
+    default: *s = -cs, *c = sn; break;
+    }
+#endif
+}
+
 PG_FN void
 sincos_turn_f32(unsigned int w, float *s, float *c)
 {
@@ -154,12 +179,7 @@ sincos_turn_f32(unsigned int w, float *s, float *c)
     pc = fmaf(pc, z, 0.041666666666666664f);
     pc = fmaf(pc, z, -0.5f);
     const float cs = fmaf(pc, z, 1.0f);
-    switch (q) {
-    case 0: *s = sn, *c = cs; break;
-    case 1: *s = cs, *c = -sn; break;
-    case 2: *s = -sn, *c = -cs; break;
-    default: *s = -cs, *c = sn; break;
-    }
+    sincos_quadrant(q, sn, cs, s, c);
 }
 
 PG_FN void
@@ -188,12 +208,7 @@ sincos_turn_f64(unsigned long long w, double *s, double *c)
     pc = fma(pc, z, -0.041666666666666664);
     pc = fma(pc, z, 0.5);
     const double cs = fma(-pc, z, 1.0);
-    switch (q) {
-    case 0: *s = sn, *c = cs; break;
-    case 1: *s = cs, *c = -sn; break;
-    case 2: *s = -sn, *c = -cs; break;
-    default: *s = -cs, *c = sn; break;
-    }
+    sincos_quadrant((unsigned int)q, sn, cs, s, c);
 }
 
 /* ---- storing a group of K values --------------------------------------------- */
