@@ -335,6 +335,7 @@ def _radix(word, width, mode, n, vals=None, keys_out=None, hist=None):
     vbuf = [_core.empty((n,), narrow) for _ in range(min(2, len(passes) - 1))] if pairs else []
     final = _core.empty((n,), np.int64) if pairs else 0
     f = _function(f"pg_sort_pass_{width}_{ww}{'p' if pairs else 'k'}")
+    threads = _DEFINES["PG_SORT_THREADS"]
     kin, vin = word, (vals if vals is not None else 0)
     for i, p in enumerate(passes):
         last = i == len(passes) - 1
@@ -345,9 +346,9 @@ def _radix(word, width, mode, n, vals=None, keys_out=None, hist=None):
         vout = (final if last else vbuf[i % 2]) if pairs else 0
         wide = int(i == 0 or narrow is np.int64) | 2 * int(last or narrow is np.int64)
         base = i * per
-        f[tiles, _DEFINES["PG_SORT_THREADS"]](kin, kout, vin, vout, wide, n, 8 * p, offs[256 * i:256 * (i + 1)],
-                           state[base:base + 8], state[base + 8:base + per],
-                           mode if i == 0 else 0, out_mode)
+        f[tiles, threads](kin, kout, vin, vout, wide, n, 8 * p, offs[256 * i:256 * (i + 1)],
+                          state[base:base + 8], state[base + 8:base + per],
+                          mode if i == 0 else 0, out_mode)
         kin, vin = kout, vout
     return vin if pairs else keys_out
 

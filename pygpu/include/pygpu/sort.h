@@ -438,9 +438,10 @@ sort_values(unsigned int *v, const unsigned int (&rank)[ITEMS], const void *vin,
     for (int j = 0; j < ITEMS; j++) {
         const int i = first + j * 32;
         if (full || i < count) {
-            const long long x = !vin         ? start + i
-                                : (wide & 1) ? ((const long long *)vin)[start + i]
-                                             : (long long)((const unsigned int *)vin)[start + i];
+            const long long x = !vin ? start + i
+                                : (wide & 1)
+                                    ? ((const long long *)vin)[start + i]
+                                    : (long long)((const unsigned int *)vin)[start + i];
             v[rank[j] & 0xffffffu] = (unsigned int)((unsigned long long)x >> (32 * R));
         }
     }
@@ -471,8 +472,10 @@ sort_values_wide(unsigned int *v, const unsigned int (&rank)[ITEMS], const void 
                  void *vout, int wide, long long start, int count, bool full, int first,
                  const long long *place)
 {
-    sort_values<U, 0, 2, ITEMS>(v, rank, vin, vout, wide, start, count, full, first, place);
-    sort_values<U, 1, 2, ITEMS>(v, rank, vin, vout, wide, start, count, full, first, place);
+    sort_values<U, 0, 2, ITEMS>(v, rank, vin, vout, wide, start, count, full, first,
+                                place);
+    sort_values<U, 1, 2, ITEMS>(v, rank, vin, vout, wide, start, count, full, first,
+                                place);
 }
 
 /* The same pass with early counts (PG_SORT_RANK 1), as above but ordered so
@@ -650,8 +653,8 @@ sort_pass(const U *kin, U *kout, const void *vin, void *vout, int wide, long lon
                                        first, place);
         }
         else {
-            sort_values<U, 0, 1, ITEMS>(buf.v, rank, vin, vout, wide, start, count, full,
-                                        first, place);
+            sort_values<U, 0, 1, ITEMS>(buf.v, rank, vin, vout, wide, start, count,
+                                        full, first, place);
         }
     }
 }
