@@ -40,7 +40,7 @@ _THREADS = 256  # grid-stride kernels
 # ...") or _set_defines() changes them, for experiments
 _DEFINES = {"PG_SORT_RANK": 0, "PG_SORT_MATCH": 0, "PG_SORT_THREADS": 256,
             "PG_SORT_ITEMS": 15, "PG_SORT_ITEMS_WIDE": 15, "PG_SORT_MIN_BLOCKS": 4,
-            "PG_SORT_LOOKBACK": 4}
+            "PG_SORT_LOOKBACK": 4, "PG_SORT_HIST_ITEMS": 1, "PG_SORT_HIST_BLOCKS": 2}
 
 
 def _set_defines(**defines):
@@ -298,7 +298,8 @@ def _histograms(word, width, mode, n):
 
     hist = _core.zeros((width * 256 + 1,), np.uint64)
     # a few blocks an SM, each adding its counts to hist once
-    blocks = max(1, min(-(-n // (_THREADS * 16)), 2 * _sm_count(word.device)))
+    blocks = max(1, min(-(-n // (_THREADS * 16)),
+                        _DEFINES["PG_SORT_HIST_BLOCKS"] * _sm_count(word.device)))
     _function(f"pg_sort_hist_{width}")[blocks, _THREADS](word, n, mode, hist)
     h = hist.copy_to_host()
     counts = h[:-1].reshape(width, 256)

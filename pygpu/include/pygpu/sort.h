@@ -124,7 +124,9 @@ from_key(U k, int mode)
  * PG_SORT_MATCH (RANK 1) 0: a warp's lanes of one digit by __match_any_sync;
  *   1: by eight ballots, one a bit of the digit.
  * PG_SORT_ITEMS keys a thread (PG_SORT_ITEMS_WIDE for 8-byte keys, RANK 1);
- * PG_SORT_MIN_BLOCKS blocks an SM for __launch_bounds__. */
+ * PG_SORT_MIN_BLOCKS blocks an SM for __launch_bounds__; PG_SORT_HIST_ITEMS
+ * the histogram pass's loads in flight a thread (PG_SORT_HIST_BLOCKS, its
+ * blocks an SM, is sorting.py's alone). */
 #ifndef PG_SORT_RANK
 #define PG_SORT_RANK 0
 #endif
@@ -147,6 +149,9 @@ from_key(U k, int mode)
 #define PG_SORT_TILE (PG_SORT_THREADS * PG_SORT_ITEMS)
 #ifndef PG_SORT_LOOKBACK
 #define PG_SORT_LOOKBACK 4 /* tiles whose words a look-back step reads at once */
+#endif
+#ifndef PG_SORT_HIST_ITEMS
+#define PG_SORT_HIST_ITEMS 1 /* the histogram pass's keys a thread a step */
 #endif
 #if PG_SORT_RANK == 0 && PG_SORT_THREADS != 256
 #error "PG_SORT_RANK 0 takes a thread per digit: PG_SORT_THREADS 256"
@@ -178,6 +183,36 @@ sort_histogram(const U *in, long long n, int mode, unsigned long long *hist)
      * meet at one counter where many keys share a digit */
     unsigned int *mine = h + (threadIdx.x % COPIES) * P * 256;
     unsigned int odd = 0;
+#if PG_SORT_HIST_ITEMS > 1
+    /* PG_SORT_HIST_ITEMS keys a thread a step, their loads in flight together */
+    enum { HI = PG_SORT_HIST_ITEMS };
+    const long long step = (long long)gridDim.x * blockDim.x * HI;
+    for (long long i0 = (long long)blockIdx.x * blockDim.x * HI + threadIdx.x; i0 < n;
+         i0 += step) {
+        U bs[HI];
+#pragma unroll
+        for (int u = 0; u < HI; u++) {
+            const long long i = i0 + (long long)u * blockDim.x;
+            bs[u] = i < n ? in[i] : (U)0;
+        }
+#pragma unroll
+        for (int u = 0; u < HI; u++) {
+            if (i0 + (long long)u * blockDim.x < n) {
+                const U b = bs[u];
+                const U k = to_key(b, mode);
+#pragma unroll
+                for (int p = 0; p < P; p++) {
+                    atomicAdd(&mine[p * 256 + (int)((k >> (8 * p)) & 0xff)], 1u);
+                }
+                if ((mode & 3) == SORT_FLOAT &&
+                    (b == sort_sign<U>() ||
+                     (sort_is_nan(b, mode) && b != sort_nan_bits<U>()))) {
+                    odd++;
+                }
+            }
+        }
+    }
+#else
     const long long step = (long long)gridDim.x * blockDim.x;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += step) {
@@ -193,6 +228,7 @@ sort_histogram(const U *in, long long n, int mode, unsigned long long *hist)
             odd++;
         }
     }
+#endif
     if (odd) {
         atomicAdd(&inexact, odd);
     }
