@@ -159,7 +159,9 @@ def render(group=None):
     global _table
     if _table is None:
         _table = _wrappers()
-    defines = "".join(f"#define {k} {v}\n" for k, v in _DEFINES.items())
+    # the radix sort's groups (sortW...) alone depend on the defines
+    defines = "".join(f"#define {k} {v}\n" for k, v in _DEFINES.items()) \
+        if group is None or group.startswith("sort") else ""
     return defines + "#include <pygpu/sort.h>\n\n" + "\n".join(
         src for g, src in _table.values() if group is None or g == group)
 
