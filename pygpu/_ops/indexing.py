@@ -105,10 +105,30 @@ def _sources():
     return out
 
 
+# index.h's compile-time choices (see there), each unit compiled with them;
+# PYGPU_INDEX_DEFINES ("PG_INDEX_BATCH=1") or _set_defines() changes them, for
+# experiments
+_DEFINES = {"PG_INDEX_BATCH": 0}
+
+
+def _set_defines(**defines):
+    """Set index.h's choices (name=int) and drop the kernels compiled with the
+    ones before."""
+    unknown = set(defines) - set(_DEFINES)
+    if unknown:
+        raise ValueError(f"unknown index defines {sorted(unknown)}")
+    _DEFINES.update({k: int(v) for k, v in defines.items()})
+    with _lock:
+        _units.clear()
+        _functions.clear()
+        _take_one.clear()
+
+
 def render(names):
     """The CUDA C of a unit holding the kernels `names`."""
     sources = _sources()
-    return "\n".join(["#include <pygpu/index.h>\n"] +
+    defines = "".join(f"#define {k} {v}\n" for k, v in _DEFINES.items())
+    return "\n".join([defines + "#include <pygpu/index.h>\n"] +
                      [f'extern "C" __global__ void {sources[n]}\n' for n in names])
 
 
@@ -165,6 +185,8 @@ def _contiguous(a):
 _take_one = {}  # (device, itemsize) -> the launch of pg_index_take_one<itemsize>
 _words = []  # free count words: (a page-locked int64 ndarray of 1, its address)
 _retired = []  # words that a kernel may still write (a call cut short, a graph): kept
+if os.environ.get("PYGPU_INDEX_DEFINES"):
+    _set_defines(**dict(kv.split("=", 1) for kv in os.environ["PYGPU_INDEX_DEFINES"].split()))
 
 
 def _launch_counted(launch, *args):

@@ -223,6 +223,72 @@ scan_batched(long long *counts, long long tiles, long long *total)
     }
 }
 
+/* out[place] = x[e]: x[mask] */
+template <class T> struct take_values {
+    const T *x;
+    T *out;
+    PG_INDEX_FN void operator()(long long e, long long place) const
+    {
+        out[place] = x[e];
+    }
+};
+
+/* select's emits of a tile's rows: element base + j * THREADS + t where its
+ * bit of ballots[j] is set, at start + its row's and warp's place (before)
+ * + the lanes before it */
+template <class Emit>
+PG_INDEX_FN void
+emit_rows(const Emit &emit, const unsigned int (&ballots)[ROWS], long long base,
+          long long start, const int *before, int t, int lane, int warp)
+{
+    const unsigned int lower = (1u << lane) - 1u;
+#pragma unroll
+    for (int j = 0; j < ROWS; j++) {
+        if (ballots[j] >> lane & 1u) {
+            emit(base + (long long)j * THREADS + t,
+                 start + before[j * WARPS + warp] + __popc(ballots[j] & lower));
+        }
+    }
+}
+/* x[mask]'s: PG_INDEX_BATCH 1 reads the rows' elements first, their loads in
+ * flight together (a store to out between two loads of x would keep the
+ * compiler from moving the second before it: the two may overlap, for all
+ * it knows), then writes them */
+#ifndef PG_INDEX_BATCH
+#define PG_INDEX_BATCH 0
+#endif
+template <class T>
+PG_INDEX_FN void
+emit_rows(const take_values<T> &emit, const unsigned int (&ballots)[ROWS],
+          long long base, long long start, const int *before, int t, int lane, int warp)
+{
+    const unsigned int lower = (1u << lane) - 1u;
+    if (PG_INDEX_BATCH && sizeof(T) <= 8) {
+        T v[ROWS];
+#pragma unroll
+        for (int j = 0; j < ROWS; j++) {
+            if (ballots[j] >> lane & 1u) {
+                v[j] = emit.x[base + (long long)j * THREADS + t];
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < ROWS; j++) {
+            if (ballots[j] >> lane & 1u) {
+                emit.out[start + before[j * WARPS + warp] +
+                         __popc(ballots[j] & lower)] = v[j];
+            }
+        }
+        return;
+    }
+#pragma unroll
+    for (int j = 0; j < ROWS; j++) {
+        if (ballots[j] >> lane & 1u) {
+            emit(base + (long long)j * THREADS + t,
+                 start + before[j * WARPS + warp] + __popc(ballots[j] & lower));
+        }
+    }
+}
+
 /* Each true element e of mask[0, n) in order: emit(e, its place). offsets:
  * the tiles' exclusive offsets (NULL for one tile). total (one tile only, so
  * one block: count and select in one launch), where not NULL: the number of
@@ -234,7 +300,6 @@ select(const unsigned char *mask, long long n, const long long *offsets, Emit em
 {
     __shared__ int before[ROWS * WARPS];
     const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
-    const unsigned int lower = (1u << lane) - 1u;
     for (long long tile = blockIdx.x; tile * TILE < n; tile += gridDim.x) {
         const long long base = tile * TILE;
         unsigned int ballots[ROWS];
@@ -272,26 +337,10 @@ select(const unsigned char *mask, long long n, const long long *offsets, Emit em
         }
         __syncthreads();
         const long long start = offsets == 0 ? 0 : offsets[tile];
-#pragma unroll
-        for (int j = 0; j < ROWS; j++) {
-            if (ballots[j] >> lane & 1u) {
-                emit(base + (long long)j * THREADS + t,
-                     start + before[j * WARPS + warp] + __popc(ballots[j] & lower));
-            }
-        }
+        emit_rows(emit, ballots, base, start, before, t, lane, warp);
         __syncthreads();
     }
 }
-
-/* out[place] = x[e]: x[mask] */
-template <class T> struct take_values {
-    const T *x;
-    T *out;
-    PG_INDEX_FN void operator()(long long e, long long place) const
-    {
-        out[place] = x[e];
-    }
-};
 
 /* x[e] = v[place % nv]: x[mask] = v, place */
 template <class T> struct put_values {
