@@ -51,6 +51,7 @@ compiled at first use and kept per device.
 
 import math
 import operator
+import os
 import threading
 
 import numpy as np
@@ -116,10 +117,29 @@ def _instances():
     return out
 
 
+# philox.h's compile-time choices (see there), each unit compiled with them;
+# PYGPU_RNG_DEFINES ("PG_RNG_SELECT=1 PG_RNG_PAIR=1") or _set_defines() changes them, for
+# experiments (a value's bits are the same under every choice)
+_DEFINES = {"PG_RNG_SELECT": 0, "PG_RNG_PAIR": 0}
+
+
+def _set_defines(**defines):
+    """Set philox.h's choices (name=int) and drop the kernels compiled with
+    the ones before."""
+    unknown = set(defines) - set(_DEFINES)
+    if unknown:
+        raise ValueError(f"unknown random defines {sorted(unknown)}")
+    _DEFINES.update({k: int(v) for k, v in defines.items()})
+    with _lock:
+        _units.clear()
+        _functions.clear()
+
+
 def render(names=None):
     """The CUDA C of the kernels `names` (default: all)."""
     table = _instances()
-    parts = ["#include <pygpu/philox.h>\n"]
+    parts = ["".join(f"#define {k} {v}\n" for k, v in _DEFINES.items())
+             + "#include <pygpu/philox.h>\n"]
     for name in table if names is None else names:
         params, body = table[name]
         parts.append(f'extern "C" __global__ void {name}{params}\n{{\n    {body}\n}}\n')
@@ -131,6 +151,8 @@ OPTIONS = ("--fmad=false",)
 _lock = threading.Lock()
 _units = {}  # (device, names) -> RawModule
 _functions = {}  # (device, name) -> Function
+if os.environ.get("PYGPU_RNG_DEFINES"):
+    _set_defines(**dict(kv.split("=", 1) for kv in os.environ["PYGPU_RNG_DEFINES"].split()))
 
 
 def _function(name):

@@ -36,6 +36,7 @@ which one is not defined on a GPU (NumPy: the last).
 
 import math
 import operator
+import os
 import threading
 
 import numpy as np
@@ -51,6 +52,9 @@ _THREADS = 256
 _TILE = 4096  # index.h's PG_INDEX_TILE
 _SCAN_THREADS = 1024
 _MAX_BLOCKS = 1 << 20
+# a mask's scan: index.h's scan_batched, its total read from a count word
+# (True), or scan and a copy of the total (False); PYGPU_INDEX_SCAN_WORD=1
+_SCAN_WORD = os.environ.get("PYGPU_INDEX_SCAN_WORD", "0") == "1"
 _SIZES = (1, 2, 4, 8, 16)
 _VALID = ("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and "
           "integer or boolean arrays are valid indices")
@@ -66,6 +70,9 @@ def _sources():
                           "*counts)\n{ pg::index::count(mask, n, counts); }",
         "pg_index_scan": "pg_index_scan(long long *counts, long long tiles)\n"
                          "{ pg::index::scan(counts, tiles); }",
+        "pg_index_scan_word": "pg_index_scan_word(long long *counts, long long tiles, "
+                              "long long *total)\n"
+                              "{ pg::index::scan_batched(counts, tiles, total); }",
         "pg_index_coords": f"pg_index_coords({sel}, long long *out, long long count, const "
                            "long long *shape, long long nd)\n{ pg::index::select(mask, n, "
                            "offsets, pg::index::coordinates{out, count, shape, (int)nd}); }",
@@ -98,10 +105,30 @@ def _sources():
     return out
 
 
+# index.h's compile-time choices (see there), each unit compiled with them;
+# PYGPU_INDEX_DEFINES ("PG_INDEX_BATCH=1") or _set_defines() changes them, for
+# experiments
+_DEFINES = {"PG_INDEX_BATCH": 0}
+
+
+def _set_defines(**defines):
+    """Set index.h's choices (name=int) and drop the kernels compiled with the
+    ones before."""
+    unknown = set(defines) - set(_DEFINES)
+    if unknown:
+        raise ValueError(f"unknown index defines {sorted(unknown)}")
+    _DEFINES.update({k: int(v) for k, v in defines.items()})
+    with _lock:
+        _units.clear()
+        _functions.clear()
+        _take_one.clear()
+
+
 def render(names):
     """The CUDA C of a unit holding the kernels `names`."""
     sources = _sources()
-    return "\n".join(["#include <pygpu/index.h>\n"] +
+    defines = "".join(f"#define {k} {v}\n" for k, v in _DEFINES.items())
+    return "\n".join([defines + "#include <pygpu/index.h>\n"] +
                      [f'extern "C" __global__ void {sources[n]}\n' for n in names])
 
 
@@ -158,6 +185,8 @@ def _contiguous(a):
 _take_one = {}  # (device, itemsize) -> the launch of pg_index_take_one<itemsize>
 _words = []  # free count words: (a page-locked int64 ndarray of 1, its address)
 _retired = []  # words that a kernel may still write (a call cut short, a graph): kept
+if os.environ.get("PYGPU_INDEX_DEFINES"):
+    _set_defines(**dict(kv.split("=", 1) for kv in os.environ["PYGPU_INDEX_DEFINES"].split()))
 
 
 def _launch_counted(launch, *args):
@@ -199,6 +228,9 @@ def _count(mask):
         return 0, _launch_counted(_kernel("pg_index_count")[1, _THREADS], mask, n)
     counts = _core.empty((tiles + 1,), np.int64)
     _kernel("pg_index_count")[min(tiles, _MAX_BLOCKS), _THREADS](mask, n, counts)
+    if _SCAN_WORD:  # the batched scan, its total into a count word
+        return counts, _launch_counted(_kernel("pg_index_scan_word")[1, _SCAN_THREADS],
+                                       counts, tiles)
     _kernel("pg_index_scan")[1, _SCAN_THREADS](counts, tiles)
     return counts, int(counts[tiles])
 

@@ -25,6 +25,7 @@ element of a subarray (in C order) one key, the first the most significant.
 import collections
 import functools
 import operator
+import os
 import threading
 
 import numpy as np
@@ -35,8 +36,35 @@ from .._core import DeviceArray
 from . import method
 from .table import DEVICE_TYPES, KINDS
 
-_THREADS = 256  # PG_SORT_THREADS
-_TILE = 256 * 15  # PG_SORT_TILE
+_THREADS = 256  # grid-stride kernels
+# sort.h's compile-time choices of the radix sort's passes (see there), each
+# unit compiled with them; PYGPU_SORT_DEFINES ("PG_SORT_RANK=1 PG_SORT_ITEMS=23
+# ...") or _set_defines() changes them, for experiments
+_DEFINES = {"PG_SORT_RANK": 0, "PG_SORT_MATCH": 0, "PG_SORT_THREADS": 256,
+            "PG_SORT_ITEMS": 15, "PG_SORT_ITEMS_WIDE": 15, "PG_SORT_MIN_BLOCKS": 4,
+            "PG_SORT_LOOKBACK": 4, "PG_SORT_HIST_ITEMS": 1, "PG_SORT_HIST_BLOCKS": 2}
+
+
+def _set_defines(**defines):
+    """Set sort.h's choices (name=int; PG_SORT_ITEMS_WIDE follows PG_SORT_ITEMS
+    unless given) and drop the kernels compiled with the ones before."""
+    global _table
+    if "PG_SORT_ITEMS" in defines and "PG_SORT_ITEMS_WIDE" not in defines:
+        defines["PG_SORT_ITEMS_WIDE"] = defines["PG_SORT_ITEMS"]
+    unknown = set(defines) - set(_DEFINES)
+    if unknown:
+        raise ValueError(f"unknown sort defines {sorted(unknown)}")
+    _DEFINES.update({k: int(v) for k, v in defines.items()})
+    with _lock:
+        _table = None
+        _units.clear()
+        _functions.clear()
+
+
+def _tile(width):
+    """Keys a tile of a radix sort pass on keys of width bytes."""
+    d = _DEFINES
+    return d["PG_SORT_THREADS"] * d["PG_SORT_ITEMS_WIDE" if width == 8 else "PG_SORT_ITEMS"]
 _MAX_BLOCKS = 4096  # grid-stride kernels
 _UTYPES = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}
 _MODES = {"b": 3, "i": 1, "u": 0, "f": 2, "c": 2}  # pg::SORT_* of each kind
@@ -76,8 +104,7 @@ def _wrappers():
                     f"pg::sort_pass<{u}, {word}, {'true' if pairs == 'p' else 'false'}>("
                     "kin, kout, vin, vout, (int)wide, n, (int)shift, offsets, counter, "
                     f"({word} *)state, (int)in_mode, (int)out_mode)",
-                    # 4 blocks an SM (64 registers): 32 warps, 15 loads a thread in flight
-                    f"__launch_bounds__({_THREADS}, 4) ")
+                    "__launch_bounds__(PG_SORT_THREADS, PG_SORT_MIN_BLOCKS) ")
         for c in (("", "false"), ("c", "true")) if w >= 4 else (("", "false"),):
             tag, cplx = f"{w}{c[0]}", c[1]
             g = f"search{tag}"
@@ -125,6 +152,8 @@ _lock = threading.Lock()
 _table = None
 _units = {}  # (device, group or None) -> RawModule
 _functions = {}  # (device, kernel name) -> Function
+if os.environ.get("PYGPU_SORT_DEFINES"):
+    _set_defines(**dict(kv.split("=", 1) for kv in os.environ["PYGPU_SORT_DEFINES"].split()))
 
 
 def render(group=None):
@@ -132,7 +161,10 @@ def render(group=None):
     global _table
     if _table is None:
         _table = _wrappers()
-    return "#include <pygpu/sort.h>\n\n" + "\n".join(
+    # the radix sort's groups (sortW...) alone depend on the defines
+    defines = "".join(f"#define {k} {v}\n" for k, v in _DEFINES.items()) \
+        if group is None or group.startswith("sort") else ""
+    return defines + "#include <pygpu/sort.h>\n\n" + "\n".join(
         src for g, src in _table.values() if group is None or g == group)
 
 
@@ -270,7 +302,8 @@ def _histograms(word, width, mode, n):
 
     hist = _core.zeros((width * 256 + 1,), np.uint64)
     # a few blocks an SM, each adding its counts to hist once
-    blocks = max(1, min(-(-n // (_THREADS * 16)), 2 * _sm_count(word.device)))
+    blocks = max(1, min(-(-n // (_THREADS * 16)),
+                        _DEFINES["PG_SORT_HIST_BLOCKS"] * _sm_count(word.device)))
     _function(f"pg_sort_hist_{width}")[blocks, _THREADS](word, n, mode, hist)
     h = hist.copy_to_host()
     counts = h[:-1].reshape(width, 256)
@@ -295,7 +328,7 @@ def _radix(word, width, mode, n, vals=None, keys_out=None, hist=None):
     pairs = keys_out is None
     if not passes:
         return (vals if vals is not None else _iota(n)) if pairs else None
-    tiles = -(-n // _TILE)
+    tiles = -(-n // _tile(width))
     ww = 4 if n < _WIDE_WORDS else 8
     per = 8 + tiles * 256 * ww
     state = _core.zeros((len(passes) * per,), np.uint8)
@@ -307,6 +340,7 @@ def _radix(word, width, mode, n, vals=None, keys_out=None, hist=None):
     vbuf = [_core.empty((n,), narrow) for _ in range(min(2, len(passes) - 1))] if pairs else []
     final = _core.empty((n,), np.int64) if pairs else 0
     f = _function(f"pg_sort_pass_{width}_{ww}{'p' if pairs else 'k'}")
+    threads = _DEFINES["PG_SORT_THREADS"]
     kin, vin = word, (vals if vals is not None else 0)
     for i, p in enumerate(passes):
         last = i == len(passes) - 1
@@ -317,9 +351,9 @@ def _radix(word, width, mode, n, vals=None, keys_out=None, hist=None):
         vout = (final if last else vbuf[i % 2]) if pairs else 0
         wide = int(i == 0 or narrow is np.int64) | 2 * int(last or narrow is np.int64)
         base = i * per
-        f[tiles, _THREADS](kin, kout, vin, vout, wide, n, 8 * p, offs[256 * i:256 * (i + 1)],
-                           state[base:base + 8], state[base + 8:base + per],
-                           mode if i == 0 else 0, out_mode)
+        f[tiles, threads](kin, kout, vin, vout, wide, n, 8 * p, offs[256 * i:256 * (i + 1)],
+                          state[base:base + 8], state[base + 8:base + per],
+                          mode if i == 0 else 0, out_mode)
         kin, vin = kout, vout
     return vin if pairs else keys_out
 

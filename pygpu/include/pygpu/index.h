@@ -160,6 +160,135 @@ scan(long long *counts, long long tiles)
     }
 }
 
+/* scan's work with its loads in flight together (PG_INDEX_SCAN_BATCH of a
+ * thread's run at once, where scan's loop reads one after another) and the
+ * block's sum by warp shuffles; the total also to *total where not NULL (a
+ * page-locked word the host reads after a wait, rather than a copy) */
+#ifndef PG_INDEX_SCAN_BATCH
+#define PG_INDEX_SCAN_BATCH 8
+#endif
+PG_INDEX_FN void
+scan_batched(long long *counts, long long tiles, long long *total)
+{
+    enum { B = PG_INDEX_SCAN_BATCH, SW = PG_INDEX_SCAN_THREADS / 32 };
+    __shared__ long long warp_sums[SW];
+    const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
+    const long long run = (tiles + PG_INDEX_SCAN_THREADS - 1) / PG_INDEX_SCAN_THREADS;
+    const long long lo = t * run < tiles ? t * run : tiles;
+    const long long hi = lo + run < tiles ? lo + run : tiles;
+    long long s = 0;
+    for (long long i = lo; i < hi; i += B) {
+        long long c[B];
+#pragma unroll
+        for (int u = 0; u < B; u++) {
+            c[u] = i + u < hi ? counts[i + u] : 0;
+        }
+#pragma unroll
+        for (int u = 0; u < B; u++) {
+            s += c[u];
+        }
+    }
+    long long inclusive = s; /* the runs' sums, scanned: in the warp, then its warps */
+    for (int d = 1; d < 32; d <<= 1) {
+        const long long v = __shfl_up_sync(0xffffffffu, inclusive, d);
+        inclusive += lane >= d ? v : 0;
+    }
+    if (lane == 31) {
+        warp_sums[warp] = inclusive;
+    }
+    __syncthreads();
+    for (int w = 0; w < warp; w++) {
+        inclusive += warp_sums[w];
+    }
+    long long at = inclusive - s;
+    for (long long i = lo; i < hi; i += B) {
+        long long c[B];
+#pragma unroll
+        for (int u = 0; u < B; u++) {
+            c[u] = i + u < hi ? counts[i + u] : 0;
+        }
+#pragma unroll
+        for (int u = 0; u < B; u++) {
+            if (i + u < hi) {
+                counts[i + u] = at;
+            }
+            at += c[u];
+        }
+    }
+    if (t == PG_INDEX_SCAN_THREADS - 1) {
+        counts[tiles] = inclusive;
+        if (total != 0) {
+            *total = inclusive;
+        }
+    }
+}
+
+/* out[place] = x[e]: x[mask] */
+template <class T> struct take_values {
+    const T *x;
+    T *out;
+    PG_INDEX_FN void operator()(long long e, long long place) const
+    {
+        out[place] = x[e];
+    }
+};
+
+/* select's emits of a tile's rows: element base + j * THREADS + t where its
+ * bit of ballots[j] is set, at start + its row's and warp's place (before)
+ * + the lanes before it */
+template <class Emit>
+PG_INDEX_FN void
+emit_rows(const Emit &emit, const unsigned int (&ballots)[ROWS], long long base,
+          long long start, const int *before, int t, int lane, int warp)
+{
+    const unsigned int lower = (1u << lane) - 1u;
+#pragma unroll
+    for (int j = 0; j < ROWS; j++) {
+        if (ballots[j] >> lane & 1u) {
+            emit(base + (long long)j * THREADS + t,
+                 start + before[j * WARPS + warp] + __popc(ballots[j] & lower));
+        }
+    }
+}
+/* x[mask]'s: PG_INDEX_BATCH 1 reads the rows' elements first, their loads in
+ * flight together (a store to out between two loads of x would keep the
+ * compiler from moving the second before it: the two may overlap, for all
+ * it knows), then writes them */
+#ifndef PG_INDEX_BATCH
+#define PG_INDEX_BATCH 0
+#endif
+template <class T>
+PG_INDEX_FN void
+emit_rows(const take_values<T> &emit, const unsigned int (&ballots)[ROWS],
+          long long base, long long start, const int *before, int t, int lane, int warp)
+{
+    const unsigned int lower = (1u << lane) - 1u;
+    if (PG_INDEX_BATCH && sizeof(T) <= 8) {
+        T v[ROWS];
+#pragma unroll
+        for (int j = 0; j < ROWS; j++) {
+            if (ballots[j] >> lane & 1u) {
+                v[j] = emit.x[base + (long long)j * THREADS + t];
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < ROWS; j++) {
+            if (ballots[j] >> lane & 1u) {
+                emit.out[start + before[j * WARPS + warp] +
+                         __popc(ballots[j] & lower)] = v[j];
+            }
+        }
+        return;
+    }
+#pragma unroll
+    for (int j = 0; j < ROWS; j++) {
+        if (ballots[j] >> lane & 1u) {
+            emit(base + (long long)j * THREADS + t,
+                 start + before[j * WARPS + warp] + __popc(ballots[j] & lower));
+        }
+    }
+}
+
 /* Each true element e of mask[0, n) in order: emit(e, its place). offsets:
  * the tiles' exclusive offsets (NULL for one tile). total (one tile only, so
  * one block: count and select in one launch), where not NULL: the number of
@@ -171,7 +300,6 @@ select(const unsigned char *mask, long long n, const long long *offsets, Emit em
 {
     __shared__ int before[ROWS * WARPS];
     const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
-    const unsigned int lower = (1u << lane) - 1u;
     for (long long tile = blockIdx.x; tile * TILE < n; tile += gridDim.x) {
         const long long base = tile * TILE;
         unsigned int ballots[ROWS];
@@ -209,26 +337,10 @@ select(const unsigned char *mask, long long n, const long long *offsets, Emit em
         }
         __syncthreads();
         const long long start = offsets == 0 ? 0 : offsets[tile];
-#pragma unroll
-        for (int j = 0; j < ROWS; j++) {
-            if (ballots[j] >> lane & 1u) {
-                emit(base + (long long)j * THREADS + t,
-                     start + before[j * WARPS + warp] + __popc(ballots[j] & lower));
-            }
-        }
+        emit_rows(emit, ballots, base, start, before, t, lane, warp);
         __syncthreads();
     }
 }
-
-/* out[place] = x[e]: x[mask] */
-template <class T> struct take_values {
-    const T *x;
-    T *out;
-    PG_INDEX_FN void operator()(long long e, long long place) const
-    {
-        out[place] = x[e];
-    }
-};
 
 /* x[e] = v[place % nv]: x[mask] = v, place */
 template <class T> struct put_values {

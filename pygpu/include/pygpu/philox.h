@@ -55,6 +55,42 @@ philox(unsigned long long ctr, unsigned int attempt, unsigned int k0, unsigned i
     return out;
 }
 
+/* the words of two calls (counters a and b, attempt 0), their rounds side by
+ * side: the same words as two philox() calls (normal's PG_RNG_PAIR 1) */
+#ifndef PG_RNG_PAIR
+#define PG_RNG_PAIR 0
+#endif
+PG_FN void
+philox2(unsigned long long a, unsigned long long b, unsigned int k0, unsigned int k1,
+        words (&out)[2])
+{
+    unsigned int c[2][4] = {{(unsigned int)a, (unsigned int)(a >> 32), 0u, 0u},
+                            {(unsigned int)b, (unsigned int)(b >> 32), 0u, 0u}};
+#pragma unroll
+    for (int r = 0; r < 10; r++) {
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const unsigned long long p0 = (unsigned long long)0xD2511F53u * c[h][0];
+            const unsigned long long p1 = (unsigned long long)0xCD9E8D57u * c[h][2];
+            const unsigned int n0 = (unsigned int)(p1 >> 32) ^ c[h][1] ^ k0;
+            const unsigned int n2 = (unsigned int)(p0 >> 32) ^ c[h][3] ^ k1;
+            c[h][1] = (unsigned int)p1;
+            c[h][3] = (unsigned int)p0;
+            c[h][0] = n0;
+            c[h][2] = n2;
+        }
+        k0 += 0x9E3779B9u;
+        k1 += 0xBB67AE85u;
+    }
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            out[h].w[j] = c[h][j];
+        }
+    }
+}
+
 /* ---- uniform floats: NumPy's [0, 1) from 24 or 53 bits, and (0, 1] ------------ */
 PG_FN float
 unit_f32(unsigned int w)
@@ -136,6 +172,31 @@ log_f64(double x)
  * The turn is a fixed-point integer, so the reduction to the nearest quadrant
  * is exact: x = 2 pi d / 2^bits with |x| <= pi/4, then Taylor polynomials
  * (to x^9 and x^10 in float, x^17 and x^18 in double). Within 2 ulp. */
+/* sin and cos of x + q pi/2 from sn = sin x and cs = cos x. PG_RNG_SELECT 0:
+ * a switch (which a GPU runs as branches, a warp's lanes apart where their
+ * quadrants differ); 1: the same values chosen without branches (a
+ * negation is exact either way: the same bits) */
+#ifndef PG_RNG_SELECT
+#define PG_RNG_SELECT 0
+#endif
+template <class T>
+PG_FN void
+sincos_quadrant(unsigned int q, T sn, T cs, T *s, T *c)
+{
+#if PG_RNG_SELECT
+    const T a = (q & 1u) ? cs : sn, b = (q & 1u) ? sn : cs;
+    *s = (q & 2u) ? -a : a;
+    *c = ((q + 1u) & 2u) ? -b : b;
+#else
+    switch (q) {
+    case 0: *s = sn, *c = cs; break;
+    case 1: *s = cs, *c = -sn; break;
+    case 2: *s = -sn, *c = -cs; break;
+    default: *s = -cs, *c = sn; break;
+    }
+#endif
+}
+
 PG_FN void
 sincos_turn_f32(unsigned int w, float *s, float *c)
 {
@@ -154,12 +215,7 @@ sincos_turn_f32(unsigned int w, float *s, float *c)
     pc = fmaf(pc, z, 0.041666666666666664f);
     pc = fmaf(pc, z, -0.5f);
     const float cs = fmaf(pc, z, 1.0f);
-    switch (q) {
-    case 0: *s = sn, *c = cs; break;
-    case 1: *s = cs, *c = -sn; break;
-    case 2: *s = -sn, *c = -cs; break;
-    default: *s = -cs, *c = sn; break;
-    }
+    sincos_quadrant(q, sn, cs, s, c);
 }
 
 PG_FN void
@@ -188,12 +244,7 @@ sincos_turn_f64(unsigned long long w, double *s, double *c)
     pc = fma(pc, z, -0.041666666666666664);
     pc = fma(pc, z, 0.5);
     const double cs = fma(-pc, z, 1.0);
-    switch (q) {
-    case 0: *s = sn, *c = cs; break;
-    case 1: *s = cs, *c = -sn; break;
-    case 2: *s = -sn, *c = -cs; break;
-    default: *s = -cs, *c = sn; break;
-    }
+    sincos_quadrant((unsigned int)q, sn, cs, s, c);
 }
 
 /* ---- storing a group of K values --------------------------------------------- */
@@ -265,7 +316,22 @@ uniform<double>(double *out, long long n, unsigned int k0, unsigned int k1,
 }
 
 /* loc + scale z, z standard normal by Box-Muller: sqrt(-2 log u1) times the
- * cos and sin of 2 pi u2, u1 in (0, 1] */
+ * cos and sin of 2 pi u2, u1 in (0, 1]: four float32 values from a call's words */
+PG_FN group<float, 4>
+normal_f32x4(const words &w, float loc, float scale)
+{
+    group<float, 4> g;
+#pragma unroll
+    for (int j = 0; j < 4; j += 2) {
+        const float r = sqrtf(-2.0f * log_f32(open_f32(w.w[j])));
+        float s, c;
+        sincos_turn_f32(w.w[j + 1], &s, &c);
+        g.v[j] = fmaf(r * c, scale, loc);
+        g.v[j + 1] = fmaf(r * s, scale, loc);
+    }
+    return g;
+}
+
 template <class T>
 PG_FN void normal(T *out, long long n, unsigned int k0, unsigned int k1,
                   unsigned long long offset, T loc, T scale);
@@ -275,20 +341,31 @@ PG_FN void
 normal<float>(float *out, long long n, unsigned int k0, unsigned int k1,
               unsigned long long offset, float loc, float scale)
 {
+#if PG_RNG_PAIR
+    /* two groups a thread a step, their Philox rounds side by side (the round
+     * keys computed once for both); each group's values as below */
+    const long long groups = (n + 3) / 4, pairs = (groups + 1) / 2;
+    const long long step = (long long)gridDim.x * blockDim.x;
+    for (long long pi = (long long)blockIdx.x * blockDim.x + threadIdx.x; pi < pairs;
+         pi += step) {
+        const long long g0 = 2 * pi;
+        words w[2];
+        philox2(offset + (unsigned long long)g0, offset + (unsigned long long)g0 + 1ull,
+                k0, k1, w);
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            if (g0 + h < groups) {
+                store(out, (g0 + h) * 4, n, normal_f32x4(w[h], loc, scale));
+            }
+        }
+    }
+#else
     PG_RNG_LOOP(4)
     {
         const words w = philox(offset + (unsigned long long)gi, 0, k0, k1);
-        group<float, 4> g;
-#pragma unroll
-        for (int j = 0; j < 4; j += 2) {
-            const float r = sqrtf(-2.0f * log_f32(open_f32(w.w[j])));
-            float s, c;
-            sincos_turn_f32(w.w[j + 1], &s, &c);
-            g.v[j] = fmaf(r * c, scale, loc);
-            g.v[j + 1] = fmaf(r * s, scale, loc);
-        }
-        store(out, gi * 4, n, g);
+        store(out, gi * 4, n, normal_f32x4(w, loc, scale));
     }
+#endif
 }
 
 template <>

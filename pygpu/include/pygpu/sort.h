@@ -113,14 +113,51 @@ from_key(U k, int mode)
 }
 
 /* ---- the radix sort ----------------------------------------------------------- */
-#define PG_SORT_THREADS 256 /* a thread per digit */
+/* Compile-time choices (sorting.py defines them all; these are its defaults):
+ * PG_SORT_RANK 0: rank each warp's keys, then scan the warps' counts, then
+ *   look back (the tile's counts are published after the ranking), 256
+ *   threads; 1: early counts: the tile's digit histogram first (shared
+ *   atomics), its counts published at once, the warps' first places scanned
+ *   before the ranking (which then gives places in the tile), the look-back
+ *   after the ranking (the tiles before have had the ranking's time to
+ *   publish), any PG_SORT_THREADS >= 256.
+ * PG_SORT_MATCH (RANK 1) 0: a warp's lanes of one digit by __match_any_sync;
+ *   1: by eight ballots, one a bit of the digit.
+ * PG_SORT_ITEMS keys a thread (PG_SORT_ITEMS_WIDE for 8-byte keys, RANK 1);
+ * PG_SORT_MIN_BLOCKS blocks an SM for __launch_bounds__; PG_SORT_HIST_ITEMS
+ * the histogram pass's loads in flight a thread (PG_SORT_HIST_BLOCKS, its
+ * blocks an SM, is sorting.py's alone). */
+#ifndef PG_SORT_RANK
+#define PG_SORT_RANK 0
+#endif
+#ifndef PG_SORT_MATCH
+#define PG_SORT_MATCH 0
+#endif
+#ifndef PG_SORT_THREADS
+#define PG_SORT_THREADS 256 /* RANK 0: a thread per digit */
+#endif
 #define PG_SORT_WARPS (PG_SORT_THREADS / 32)
 #ifndef PG_SORT_ITEMS
 #define PG_SORT_ITEMS 15 /* keys a thread */
 #endif
+#ifndef PG_SORT_ITEMS_WIDE
+#define PG_SORT_ITEMS_WIDE PG_SORT_ITEMS
+#endif
+#ifndef PG_SORT_MIN_BLOCKS
+#define PG_SORT_MIN_BLOCKS 4
+#endif
 #define PG_SORT_TILE (PG_SORT_THREADS * PG_SORT_ITEMS)
 #ifndef PG_SORT_LOOKBACK
 #define PG_SORT_LOOKBACK 4 /* tiles whose words a look-back step reads at once */
+#endif
+#ifndef PG_SORT_HIST_ITEMS
+#define PG_SORT_HIST_ITEMS 1 /* the histogram pass's keys a thread a step */
+#endif
+#if PG_SORT_RANK == 0 && PG_SORT_THREADS != 256
+#error "PG_SORT_RANK 0 takes a thread per digit: PG_SORT_THREADS 256"
+#endif
+#if PG_SORT_THREADS < 256 || PG_SORT_THREADS % 32 != 0
+#error "PG_SORT_THREADS: a multiple of 32, at least 256 (a thread per digit)"
 #endif
 
 /* The histograms of every digit of the keys at once (the first read of the
@@ -146,6 +183,36 @@ sort_histogram(const U *in, long long n, int mode, unsigned long long *hist)
      * meet at one counter where many keys share a digit */
     unsigned int *mine = h + (threadIdx.x % COPIES) * P * 256;
     unsigned int odd = 0;
+#if PG_SORT_HIST_ITEMS > 1
+    /* PG_SORT_HIST_ITEMS keys a thread a step, their loads in flight together */
+    enum { HI = PG_SORT_HIST_ITEMS };
+    const long long step = (long long)gridDim.x * blockDim.x * HI;
+    for (long long i0 = (long long)blockIdx.x * blockDim.x * HI + threadIdx.x; i0 < n;
+         i0 += step) {
+        U bs[HI];
+#pragma unroll
+        for (int u = 0; u < HI; u++) {
+            const long long i = i0 + (long long)u * blockDim.x;
+            bs[u] = i < n ? in[i] : (U)0;
+        }
+#pragma unroll
+        for (int u = 0; u < HI; u++) {
+            if (i0 + (long long)u * blockDim.x < n) {
+                const U b = bs[u];
+                const U k = to_key(b, mode);
+#pragma unroll
+                for (int p = 0; p < P; p++) {
+                    atomicAdd(&mine[p * 256 + (int)((k >> (8 * p)) & 0xff)], 1u);
+                }
+                if ((mode & 3) == SORT_FLOAT &&
+                    (b == sort_sign<U>() ||
+                     (sort_is_nan(b, mode) && b != sort_nan_bits<U>()))) {
+                    odd++;
+                }
+            }
+        }
+    }
+#else
     const long long step = (long long)gridDim.x * blockDim.x;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += step) {
@@ -161,6 +228,7 @@ sort_histogram(const U *in, long long n, int mode, unsigned long long *hist)
             odd++;
         }
     }
+#endif
     if (odd) {
         atomicAdd(&inexact, odd);
     }
@@ -179,6 +247,7 @@ sort_histogram(const U *in, long long n, int mode, unsigned long long *hist)
     }
 }
 
+#if PG_SORT_RANK == 0
 /* One pass of the stable LSD radix sort: keys (and values, with PAIRS) by
  * the digit at bit shift, from kin/vin to kout/vout.
  *
@@ -365,6 +434,267 @@ sort_pass(const U *kin, U *kout, const void *vin, void *vout, int wide, long lon
         }
     }
 }
+
+#else /* PG_SORT_RANK */
+
+/* the lanes of a warp whose digit d is this lane's, among the lanes of vm
+ * (those holding a key; a lane outside vm gets a mask it does not use) */
+PG_FN unsigned int
+sort_match(unsigned int d, bool valid, unsigned int vm)
+{
+#if PG_SORT_MATCH
+    unsigned int m = vm;
+#pragma unroll
+    for (int b = 0; b < 8; b++) {
+        const bool one = (d >> b) & 1u;
+        const unsigned int v = __ballot_sync(0xffffffffu, one);
+        m &= one ? v : ~v;
+    }
+    return m;
+#else
+    (void)vm;
+    return __match_any_sync(0xffffffffu, valid ? d : 256u);
+#endif
+}
+
+/* the values of a tile (RANK 1) through shared memory v in 32-bit words:
+ * word R of ROUNDS (ROUNDS 2: 64-bit values, low word first), by the keys'
+ * places in the tile (rank's low 24 bits) and the digits of the keys in
+ * digit order (its high 8) */
+template <class U, int R, int ROUNDS, int ITEMS>
+PG_FN void
+sort_values(unsigned int *v, const unsigned int (&rank)[ITEMS], const void *vin,
+            void *vout, int wide, long long start, int count, bool full, int first,
+            const long long *place)
+{
+    enum { T = PG_SORT_THREADS };
+    const int t = threadIdx.x;
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < ITEMS; j++) {
+        const int i = first + j * 32;
+        if (full || i < count) {
+            const long long x = !vin ? start + i
+                                : (wide & 1)
+                                    ? ((const long long *)vin)[start + i]
+                                    : (long long)((const unsigned int *)vin)[start + i];
+            v[rank[j] & 0xffffffu] = (unsigned int)((unsigned long long)x >> (32 * R));
+        }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < ITEMS; j++) {
+        const int i = t + j * T;
+        if (full || i < count) {
+            const long long at = place[rank[j] >> 24] + i;
+            if (ROUNDS == 2) {
+                ((unsigned int *)vout)[2 * at + R] = v[i];
+            }
+            else if (wide & 2) {
+                ((long long *)vout)[at] = (long long)v[i];
+            }
+            else {
+                ((unsigned int *)vout)[at] = v[i];
+            }
+        }
+    }
+}
+
+/* both words of 64-bit values, out of line: the registers of the usual
+ * pass (32-bit values) stay as they are */
+template <class U, int ITEMS>
+__device__ __noinline__ void
+sort_values_wide(unsigned int *v, const unsigned int (&rank)[ITEMS], const void *vin,
+                 void *vout, int wide, long long start, int count, bool full, int first,
+                 const long long *place)
+{
+    sort_values<U, 0, 2, ITEMS>(v, rank, vin, vout, wide, start, count, full, first,
+                                place);
+    sort_values<U, 1, 2, ITEMS>(v, rank, vin, vout, wide, start, count, full, first,
+                                place);
+}
+
+/* The same pass with early counts (PG_SORT_RANK 1), as above but ordered so
+ * that the look-back waits less: the tile's keys are read (a warp a run of
+ * 32 * ITEMS, 32 at a time), each warp counts its keys' digits in its own
+ * shared histogram (atomics), then thread d (d < 256) scans the warps'
+ * counts of digit d, publishes the tile's count (flag 1; tile 0 its
+ * inclusive one) at once, and with the block's scan of the digits' totals
+ * makes each warp's count its first place in the tile among keys of digit
+ * d. The warps then rank their keys in order (the lanes holding one digit
+ * take consecutive places after the warp's place so far, which the highest
+ * of them advances by an atomic add), and only then does thread d look back
+ * over the tiles before, whose counts have had the ranking's time to be
+ * published. The keys go through shared memory in digit order, and are
+ * written out from there; the values follow in 32-bit words (one round, or
+ * two for 64-bit values where n >= 2^32: the values are indices below n). */
+template <class U, class W, bool PAIRS>
+PG_FN void
+sort_pass(const U *kin, U *kout, const void *vin, void *vout, int wide, long long n,
+          int shift, const unsigned long long *offsets, unsigned long long *counter,
+          W *state, int in_mode, int out_mode)
+{
+    enum {
+        T = PG_SORT_THREADS,
+        WARPS = PG_SORT_WARPS,
+        D = 256,
+        ITEMS = sizeof(U) == 8 ? PG_SORT_ITEMS_WIDE : PG_SORT_ITEMS,
+        TILE = T * ITEMS
+    };
+    const W AGGREGATE = (W)1 << (sizeof(W) * 8 - 2),
+            INCLUSIVE = (W)2 << (sizeof(W) * 8 - 2), VALUE = AGGREGATE - 1;
+    /* the warps' counts until the ranking ends, then the tile in digit order */
+    union tile_buffer {
+        unsigned int counts[WARPS * D];
+        U k[TILE];
+        unsigned int v[PAIRS ? TILE : 1];
+    };
+    __shared__ tile_buffer buf;
+    __shared__ long long place[D];
+    __shared__ unsigned int warp_sums[D / 32];
+    __shared__ long long ticket;
+    const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
+    if (t == 0) {
+        ticket = (long long)atomicAdd(counter, 1ull);
+    }
+    for (int i = t; i < WARPS * D; i += T) {
+        buf.counts[i] = 0;
+    }
+    __syncthreads();
+    const long long tile = ticket, start = tile * TILE, rest = n - start;
+    const int count = rest < TILE ? (int)rest : TILE, first = warp * 32 * ITEMS + lane;
+    const bool full = count == TILE;
+    const U *ktile = kin + start;
+    U key[ITEMS];
+    unsigned int rank[ITEMS];
+#pragma unroll
+    for (int j = 0; j < ITEMS; j++) {
+        const int i = first + j * 32;
+        key[j] = full || i < count ? to_key(ktile[i], in_mode) : (U)0;
+    }
+    unsigned int *counts = buf.counts + warp * D;
+#pragma unroll
+    for (int j = 0; j < ITEMS; j++) {
+        if (full || first + j * 32 < count) {
+            atomicAdd(&counts[(unsigned int)(key[j] >> shift) & 0xffu], 1u);
+        }
+    }
+    __syncthreads();
+    /* thread t < 256: digit t. The warps' counts become each warp's first
+     * place among the tile's keys of the digit; the tile's count is published */
+    volatile W *mine = (volatile W *)(state + tile * D + t);
+    unsigned int total = 0, run = 0;
+    if (t < D) {
+        for (int w = 0; w < WARPS; w++) {
+            const unsigned int c = buf.counts[w * D + t];
+            buf.counts[w * D + t] = total;
+            total += c;
+        }
+        *mine = (tile == 0 ? INCLUSIVE : AGGREGATE) | (W)total;
+        run = total;
+#pragma unroll
+        for (int s = 1; s < 32; s <<= 1) {
+            const unsigned int x = __shfl_up_sync(0xffffffffu, run, s);
+            if (lane >= s) {
+                run += x;
+            }
+        }
+        if (lane == 31) {
+            warp_sums[warp] = run;
+        }
+    }
+    __syncthreads();
+    unsigned int tile_first = 0;
+    if (t < D) {
+        for (int w = 0; w < warp; w++) {
+            run += warp_sums[w];
+        }
+        tile_first = run - total;
+        for (int w = 0; w < WARPS; w++) {
+            buf.counts[w * D + t] += tile_first;
+        }
+    }
+    __syncthreads();
+    /* each key's place in the tile */
+    const unsigned int below = (1u << lane) - 1u;
+#pragma unroll
+    for (int j = 0; j < ITEMS; j++) {
+        const bool valid = full || first + j * 32 < count;
+        const unsigned int vm = full ? 0xffffffffu : __ballot_sync(0xffffffffu, valid);
+        const unsigned int d = (unsigned int)(key[j] >> shift) & 0xffu;
+        const unsigned int peers = sort_match(d, valid, vm);
+        const int leader = 31 - __clz((int)peers);
+        unsigned int c = 0;
+        if (valid && lane == leader) {
+            c = atomicAdd(&counts[d], (unsigned int)__popc(peers));
+        }
+        c = __shfl_sync(0xffffffffu, c, leader & 31);
+        rank[j] = c + (unsigned int)__popc(peers & below);
+    }
+    /* the tiles before: decoupled look-back, a digit a thread, reading
+     * PG_SORT_LOOKBACK tiles' words at once, nearest first, adding counts up
+     * to the first inclusive one; a word not yet published is read again */
+    if (t < D) {
+        long long before = 0;
+        if (tile > 0) {
+            const volatile W *words = state;
+            bool done = false;
+            for (long long j = tile - 1; !done;) {
+                W w[PG_SORT_LOOKBACK];
+#pragma unroll
+                for (int u = 0; u < PG_SORT_LOOKBACK; u++) {
+                    w[u] = j - u >= 0 ? words[(j - u) * D + t] : INCLUSIVE;
+                }
+                int used = 0;
+#pragma unroll
+                for (int u = 0; u < PG_SORT_LOOKBACK; u++) {
+                    if (!done && used == u && (w[u] & ~VALUE) != 0) {
+                        before += (long long)(w[u] & VALUE);
+                        done = (w[u] & INCLUSIVE) != 0;
+                        used = u + 1;
+                    }
+                }
+                j -= used;
+            }
+            *mine = INCLUSIVE | (W)(before + total);
+        }
+        place[t] = (long long)offsets[t] + before - (long long)tile_first;
+    }
+    __syncthreads();
+    /* the keys in digit order in shared memory, then out */
+#pragma unroll
+    for (int j = 0; j < ITEMS; j++) {
+        if (full || first + j * 32 < count) {
+            buf.k[rank[j]] = key[j];
+        }
+    }
+    __syncthreads();
+    /* from here rank[j] holds, above bit 24, the digit of the tile's key
+     * t + j * T (a tile is below 2^24 keys) */
+#pragma unroll
+    for (int j = 0; j < ITEMS; j++) {
+        const int i = t + j * T;
+        if (full || i < count) {
+            const U k = buf.k[i];
+            const unsigned int d = (unsigned int)(k >> shift) & 0xffu;
+            rank[j] |= d << 24;
+            if (out_mode >= 0) {
+                kout[place[d] + i] = from_key(k, out_mode);
+            }
+        }
+    }
+    if (PAIRS) {
+        if (n > 0xffffffffll) { /* 64-bit values: the low words, then the high */
+            sort_values_wide<U, ITEMS>(buf.v, rank, vin, vout, wide, start, count, full,
+                                       first, place);
+        }
+        else {
+            sort_values<U, 0, 1, ITEMS>(buf.v, rank, vin, vout, wide, start, count,
+                                        full, first, place);
+        }
+    }
+}
+#endif /* PG_SORT_RANK */
 
 /* ---- keys of elements, for searches and sets ------------------------------------ */
 
