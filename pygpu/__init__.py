@@ -225,8 +225,11 @@ _install_dask_hook()  # Dask and distributed find DeviceArray by themselves (pyg
 # of pygpu._core, with their stream=), NumPy's functions made of ufuncs (where,
 # clip, round, ...), the reductions, and the areas of pygpu/_ops (each
 # module's __all__: creation, manipulation, indexing, sorting, the array API's
-# names): imported at first use (PEP 562), so that `import pygpu` does not pay
-# for the op table and its modules.
+# names): found at first use (PEP 562). The ufunc machinery itself (ufunc.py,
+# the op table, codegen) is imported here, at the end: about 3-6 ms that
+# `import pygpu` pays once (with bytecode; docs/PERFORMANCE.md) rather than
+# every process's first op, whose kernel comes from the disk cache in about 3
+# ms. The areas and the namespace stay lazy.
 _FUNCTIONS = ("allclose", "around", "array_equal", "clip", "conj", "dot", "imag", "inner",
               "isclose", "real", "round", "vdot")
 _REDUCTIONS = ("all", "amax", "amin", "any", "argmax", "argmin", "count_nonzero", "cumprod",
@@ -312,3 +315,6 @@ def __getattr__(name):
 
 def __dir__():
     return sorted(set(globals()) | set(__getattr__("__all__")))
+
+
+from ._ops import ufunc as _ufunc  # noqa: E402,F401  (see above)
