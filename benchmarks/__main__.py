@@ -28,6 +28,7 @@ import operator
 import os
 import platform
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -880,19 +881,28 @@ def run(args):
           f"{', '.join(sorted(peers)) or 'none'}; raw C: {'yes' if raw else 'absent'}, "
           f"in process: {'yes' if lib else 'absent'}", flush=True)
 
-    launch_rows(t, smoke, exe, lib, peers, raw)
-    bandwidth_rows(t, smoke, sizes, peers, raw, rng, reps)
-    compute_rows(t, smoke, sizes, peers, rng, reps)
-    api_rows(t, smoke, peers, np.random.default_rng(23))  # the rows after keep their data
-    matmul_rows(t, smoke, sizes, peers, rng)
-    transfer_rows(t, smoke, sizes, peers, raw, exe, rng)
-    host_rows(t, smoke, sizes, peers, raw)
-    jit_rows(t, smoke, sizes, peers, lib, rng, reps)
     sections = ["gpu"] + (["multi"] if len(cuda.gpus) >= 2 else [])
-    if not args.no_sim:
-        sim.add_rows(t, smoke)
-        jit.sim_rows(t, smoke)
-        sections.append("sim")
+    # SIGTERM (`timeout`) or Ctrl-C ends the run early with the rows measured so
+    # far, which are saved and judged as usual: the rows not reached count as
+    # not run
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        launch_rows(t, smoke, exe, lib, peers, raw)
+        bandwidth_rows(t, smoke, sizes, peers, raw, rng, reps)
+        compute_rows(t, smoke, sizes, peers, rng, reps)
+        api_rows(t, smoke, peers, np.random.default_rng(23))  # the rows after keep their data
+        matmul_rows(t, smoke, sizes, peers, rng)
+        transfer_rows(t, smoke, sizes, peers, raw, exe, rng)
+        host_rows(t, smoke, sizes, peers, raw)
+        jit_rows(t, smoke, sizes, peers, lib, rng, reps)
+        if not args.no_sim:
+            sim.add_rows(t, smoke)
+            jit.sim_rows(t, smoke)
+            sections.append("sim")
+    except KeyboardInterrupt:
+        print(f"\nstopped early: {len(t.rows)} rows measured; the rest count as not run",
+              flush=True)
+        sections.append("partial")
     versions = {name: getattr(mod, "__version__", "?") for name, mod in
                 (("CuPy", peers.get("cupy")), ("PyTorch", peers.get("torch"))) if mod}
     if peers.get("numba"):

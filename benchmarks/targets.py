@@ -163,6 +163,8 @@ def judge(targets, results):
         if section_of(t["row"]) not in sections:
             out.update(status="not run",
                        text=f"part '{section_of(t['row'])}' of the benchmark did not run")
+        elif row is None and "partial" in sections:
+            out.update(status="not run", text="the run stopped before this row")
         elif row is None:
             out.update(status="missed", text="row missing from the results")
         else:
