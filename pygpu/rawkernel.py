@@ -476,13 +476,10 @@ def _refuse_unsupported(source):
     """CompileError naming the first construct the simulator cannot run."""
     code = _COMMENT.sub(_blank, source)
     lines = code.splitlines()
-    # grid-wide sync: this_grid().sync(), or sync() of a grid_group variable
-    grids = "|".join(re.findall(r"\bgrid_group\s+(\w+)", code)) or "(?!)"
-    grid_sync = re.compile(
-        rf"\b(?:this_grid\s*\(\s*\)|{grids})\s*\.\s*sync\s*\(|\bsync\s*\(\s*(?:{grids})"
-        rf"\s*\)|\bsync_grids\s*\(")
-    refused = [*_REFUSED, (grid_sync, "grid-wide cooperative sync (grid_group::sync, "
-                           "which needs a cooperative launch)")]
+    # grid_group::sync() runs (in a cooperative launch); a multi-device grid's not
+    grid_sync = re.compile(r"\bsync_grids\s*\(|\bthis_multi_grid\s*\(")
+    refused = [*_REFUSED, (grid_sync, "multi-device grid sync (this_multi_grid, "
+                           "sync_grids)")]
     for pattern, what in refused:
         text = code if pattern.pattern.startswith("#") else _STRING.sub(_blank, code)
         m = pattern.search(text)

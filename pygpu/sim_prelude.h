@@ -691,8 +691,11 @@ global_access(const range &r, const char *a, size_t size, int kind)
         const pg_sim_live *lv = host->live;
         gshadow &s = r.shadow[at / 4 - (uintptr_t)r.lo / 4];
         uint32_t epoch = lv->epoch, first = launch_epoch;
+        /* what was done before this launch, or before its last grid barrier,
+         * is ordered before what this thread does now */
+        uint32_t before = lv->grid_epoch > first ? lv->grid_epoch : first;
         uint16_t me = (uint16_t)lv->thread;
-        bool mine_w = s.wepoch <= first || (s.wepoch == epoch && s.wthread == me);
+        bool mine_w = s.wepoch <= before || (s.wepoch == epoch && s.wthread == me);
         if (kind == 0 && mine_w &&
             (s.wepoch <= first ? !r.fresh
                                : s.written_in == first && s.written == 0xf)) {
@@ -704,7 +707,7 @@ global_access(const range &r, const char *a, size_t size, int kind)
             return;
         }
         if (kind == 1 && mine_w &&
-            (s.repoch <= first || (s.repoch == epoch && s.rthread == me))) {
+            (s.repoch <= before || (s.repoch == epoch && s.rthread == me))) {
             s.wepoch = epoch;
             s.wblock = lv->block;
             s.wthread = me;
@@ -722,6 +725,7 @@ global_slow(const range &r, const char *a, size_t size, int kind)
 {
     pg_sim_live *lv = const_cast<pg_sim_live *>(host->live);
     uint32_t epoch = lv->epoch, block = lv->block, first = launch_epoch;
+    uint32_t before = lv->grid_epoch > first ? lv->grid_epoch : first;
     unsigned int t = lv->thread;
     uint16_t me = (uint16_t)t, sync = lv->warp_syncs[t / 32];
     if (kind == 2) {
@@ -735,7 +739,7 @@ global_slow(const range &r, const char *a, size_t size, int kind)
         gshadow &s = *sh;
         uintptr_t from = g > at ? g : at, to = g + 4 < end ? g + 4 : end;
         uint8_t m = (uint8_t)(((1u << (to - from)) - 1) << (from - g));
-        if (!quiet && (s.wmask & m) && s.wepoch > first &&
+        if (!quiet && (s.wmask & m) && s.wepoch > before &&
             (s.wthread != me || s.wblock != block) &&
             (s.wblock != block
                  ? kind == 1 || atomic_block != block
@@ -744,7 +748,7 @@ global_slow(const range &r, const char *a, size_t size, int kind)
             quiet = true;
         }
         if (kind == 1) {
-            if (!quiet && (s.rmask & m) && s.repoch > first &&
+            if (!quiet && (s.rmask & m) && s.repoch > before &&
                 (s.rthread != me || s.rblock != block) &&
                 (s.rblock != block ||
                  (s.repoch == epoch && !ordered(t, s.rthread, s.rsync)))) {
@@ -1235,6 +1239,87 @@ shared_memory(size_t bytes)
 }
 #endif
 
+/* A cooperative launch's blocks are resident together, but __shared__ is
+ * one copy: the runner has each block's shared memory (static, dynamic, and
+ * the checking mode's record of who touched it) copied out when the block
+ * stops at the grid's barrier, and back when it runs on (pg_sim_launch's
+ * shared_state). NULL: a new copy of it (malloc'd; NULL when out of memory);
+ * a copy: put back, and freed. */
+inline size_t launch_shared_bytes;
+
+struct shared_part {
+    void *at;
+    size_t bytes;
+};
+
+inline int
+shared_parts(shared_part *parts)
+{
+#ifdef PG_SIM_CHECK
+    parts[0] = {check::arena, check::arena_used};
+    parts[1] = {check::arena_shadow, check::arena_used * sizeof(check::shadow)};
+    parts[2] = {dynamic_shared, launch_shared_bytes + check::RED};
+    parts[3] = {check::dynamic_shadow, (launch_shared_bytes + 1) * sizeof(check::shadow)};
+    const int n = 4;
+#else
+    parts[0] = {__start_pg_sim_shared,
+                (size_t)(__stop_pg_sim_shared - __start_pg_sim_shared)};
+    parts[1] = {dynamic_shared, launch_shared_bytes};
+    const int n = 2;
+#endif
+    for (int i = 0; i < n; i++) {
+        parts[i].bytes = parts[i].at != nullptr ? parts[i].bytes : 0;
+    }
+    return n;
+}
+
+inline void *
+shared_state(void *saved)
+{
+    shared_part parts[4];
+    int n = shared_parts(parts);
+    if (saved != nullptr) {
+        char *from = (char *)saved;
+        size_t used = *(size_t *)from; /* the arena's use when copied */
+        from += sizeof(size_t);
+        for (int i = 0; i < n; i++) {
+#ifdef PG_SIM_CHECK
+            if (i < 2) { /* the variables declared since then keep what they hold */
+                parts[i].bytes = i == 0 ? used : used * sizeof(check::shadow);
+            }
+#endif
+            if (parts[i].bytes > 0) {
+                memcpy(parts[i].at, from, parts[i].bytes);
+            }
+            from += parts[i].bytes;
+        }
+        (void)used;
+        free(saved);
+        return nullptr;
+    }
+    size_t total = sizeof(size_t);
+    for (int i = 0; i < n; i++) {
+        total += parts[i].bytes;
+    }
+    char *copy = (char *)malloc(total), *to = copy;
+    if (copy == nullptr) {
+        return nullptr;
+    }
+#ifdef PG_SIM_CHECK
+    *(size_t *)to = check::arena_used;
+#else
+    *(size_t *)to = 0;
+#endif
+    to += sizeof(size_t);
+    for (int i = 0; i < n; i++) {
+        if (parts[i].bytes > 0) {
+            memcpy(to, parts[i].at, parts[i].bytes);
+        }
+        to += parts[i].bytes;
+    }
+    return copy;
+}
+
 template <class T> struct value {
     typedef T type;
 };
@@ -1281,7 +1366,7 @@ template <class... A> struct kernel_of {
 #endif
 
     static int launch(const pg_sim_kernel *k, dim3 grid, dim3 block,
-                      unsigned int shared_bytes, void **params)
+                      unsigned int shared_bytes, void **params, unsigned int flags)
     {
         int err = check(params, std::index_sequence_for<A...>{});
         if (err != 0) {
@@ -1307,7 +1392,15 @@ template <class... A> struct kernel_of {
         launch_args a = {(fn_type)k->fn, params};
         dynamic_shared = shared;
         kernel_name = k->name;
-        pg_sim_launch l = {grid, block, body, &a, &idx, k->name};
+        launch_shared_bytes = shared_bytes;
+        pg_sim_launch l = {grid,
+                           block,
+                           body,
+                           &a,
+                           &idx,
+                           k->name,
+                           (flags & PG_SIM_COOPERATIVE) != 0,
+                           (flags & PG_SIM_COOPERATIVE) != 0 ? shared_state : nullptr};
 #ifdef PG_SIM_CHECK
         check::launching = true;
         err = host->run(&l);

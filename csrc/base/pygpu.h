@@ -599,6 +599,7 @@ typedef struct {
     unsigned int shared_bytes;
     int has_stream;       /* 0: the caller's current stream at each call */
     pg_stream_ref stream; /* stream.obj borrowed from the key (owned by a launch) */
+    int cooperative;      /* the call's cooperative=True (never in a cached key) */
 } pg_launch_config;
 
 /* Parses and checks (against the current device's limits) the key of
@@ -637,6 +638,7 @@ void pg_launchable_forget(pg_launchable *f);
 struct pg_launch_kind {
     const char *name;   /* "prebuilt", "module" */
     int dynamic_shared; /* 0: the fourth launch setting must be 0 */
+    int cooperative;    /* 0: a call may not say cooperative=True */
     /* Checks args[0..f->nargs) against f, packs them and launches f with
      * cfg's grid, block and shared_bytes on stream s (already resolved; not
      * cfg->stream). 0, or -1 with an exception set. */

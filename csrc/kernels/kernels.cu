@@ -1255,7 +1255,8 @@ extern "C" const pg_kernel_table PG_KERNEL_TABLE = {
 static pg_err
 hosted_run(const pg_sim_launch *l)
 {
-    return pg_sim::run(l->grid, l->block, true, l->body, l->arg, l->index, l->kernel);
+    return pg_sim::run(l->grid, l->block, true, l->body, l->arg, l->index, l->kernel,
+                       l->cooperative ? l->shared_state : nullptr);
 }
 
 extern "C" const pg_sim_host pg_sim_hosted = {

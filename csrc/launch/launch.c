@@ -731,6 +731,8 @@ Launch_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
     pg_launch *l = (pg_launch *)self;
     pg_launchable *f = l->function;
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    const pg_launch_config *cfg = &l->cfg;
+    pg_launch_config coop;
     pg_stream_ref s;
     int device, prev = 0, rc;
     if (f == NULL) {
@@ -738,9 +740,23 @@ Launch_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
         return NULL;
     }
     if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) {
-        return PyErr_Format(PyExc_TypeError, "%s takes positional arguments only%s%s",
-                            f->name, f->usage != NULL ? ": " : "",
-                            f->usage != NULL ? f->usage : "");
+        /* the one keyword: cooperative=, for a module's kernels */
+        int yes;
+        if (PyTuple_GET_SIZE(kwnames) != 1 || !f->kind->cooperative ||
+            PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0),
+                                             "cooperative") != 0) {
+            return PyErr_Format(PyExc_TypeError,
+                                "%s takes positional arguments only%s%s%s", f->name,
+                                f->kind->cooperative ? " (and cooperative=True)" : "",
+                                f->usage != NULL ? ": " : "",
+                                f->usage != NULL ? f->usage : "");
+        }
+        if ((yes = PyObject_IsTrue(args[nargs])) < 0) {
+            return NULL;
+        }
+        coop = l->cfg;
+        coop.cooperative = yes;
+        cfg = &coop;
     }
     if (nargs != f->nargs) {
         return PyErr_Format(PyExc_TypeError, "%s takes %d argument%s, got %zd%s%s",
@@ -748,8 +764,8 @@ Launch_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
                             f->usage != NULL ? ": " : "",
                             f->usage != NULL ? f->usage : "");
     }
-    if (l->cfg.has_stream) {
-        s = l->cfg.stream;
+    if (cfg->has_stream) {
+        s = cfg->stream;
     }
     else {
         (void)pg_resolve_stream(l->st, NULL, &s);
@@ -765,11 +781,11 @@ Launch_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
     if (device < 0 && pg_current_device(l->st, pg_rt(), &device) < 0) {
         return NULL;
     }
-    if (pg_stream_for_device(&s, device, l->cfg.has_stream) < 0 ||
+    if (pg_stream_for_device(&s, device, cfg->has_stream) < 0 ||
         pg_device_enter(l->st, pg_rt(), device, &prev) < 0) {
         return NULL;
     }
-    rc = f->kind->check_and_launch(l->st, f, &l->cfg, args, device, &s);
+    rc = f->kind->check_and_launch(l->st, f, cfg, args, device, &s);
     pg_device_leave(pg_rt(), prev);
     if (rc < 0) {
         return NULL;

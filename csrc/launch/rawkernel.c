@@ -734,6 +734,52 @@ note_spans(pg_state *st, int nargs, PyObject *const *args, PyObject *temps)
     pg_sim_set_arg_spans(n, lo, hi);
 }
 
+/* A cooperative launch (cfg->cooperative) of f on `device`: 0 if the device
+ * runs such launches and the grid fits on it at once, else -1 with the
+ * error CUDA would give, before anything runs (a GPU fails the launch with
+ * cudaErrorCooperativeLaunchTooLarge). */
+static int
+check_cooperative(pg_state *st, pg_function *f, const pg_launch_config *cfg, int device)
+{
+    const pg_device_props *p = pg_device_props_get(st, device);
+    unsigned long long blocks =
+        (unsigned long long)cfg->grid.x * cfg->grid.y * cfg->grid.z;
+    unsigned long long most = 0;
+    pg_err err;
+    if (p == NULL) {
+        return -1;
+    }
+    if (!p->cooperative_launch) {
+        PyErr_Format(PyExc_RuntimeError,
+                     "cooperative launch of kernel %s: device %d (%s) does not run "
+                     "cooperative launches (its cooperative_launch attribute is 0)",
+                     f->cname, device, p->name);
+        return -1;
+    }
+    err = pg_rt()->cooperative_max_blocks(f->handle, cfg->block, cfg->shared_bytes,
+                                          device, &most);
+    if (err != PG_SUCCESS) {
+        pg_raise(st, err, pg_call_names.cooperative_max_blocks);
+        return -1;
+    }
+    if (blocks > most) {
+        PyErr_Format(PyExc_ValueError,
+                     "cooperative launch of kernel %s: the grid has %llu blocks (%u x %u "
+                     "x %u) but at most %llu blocks of %u threads%s can be resident at "
+                     "once on device %d (%s: the occupancy's blocks per "
+                     "multiprocessor x its %d multiprocessors); a cooperative launch "
+                     "needs every block resident (CUDA fails it with "
+                     "cudaErrorCooperativeLaunchTooLarge): launch at most %llu blocks, "
+                     "each looping over more of the work",
+                     f->cname, blocks, cfg->grid.x, cfg->grid.y, cfg->grid.z, most,
+                     cfg->block.x * cfg->block.y * cfg->block.z,
+                     cfg->shared_bytes ? " and their shared memory" : "", device,
+                     p->name, p->multiprocessor_count, most);
+        return -1;
+    }
+    return 0;
+}
+
 /* The "module" kind of launch: arguments packed by the parameter sizes. */
 static int
 Function_check_and_launch(pg_state *st, pg_launchable *self,
@@ -749,6 +795,9 @@ Function_check_and_launch(pg_state *st, pg_launchable *self,
     pg_err err;
     if (f->module == NULL) {
         PyErr_SetString(PyExc_ReferenceError, "this kernel's module was cleared");
+        return -1;
+    }
+    if (cfg->cooperative && check_cooperative(st, f, cfg, device) < 0) {
         return -1;
     }
     if (nargs > 16) {
@@ -769,11 +818,12 @@ Function_check_and_launch(pg_state *st, pg_launchable *self,
     if (pg_rt()->caps & PG_CAP_HOST_MODULES) {
         note_spans(st, nargs, args, temps);
     }
-    err = pg_rt()->launch_function(f->handle, cfg->grid, cfg->block, cfg->shared_bytes,
-                                   s->handle, ptrs);
+    err = (cfg->cooperative ? pg_rt()->launch_cooperative : pg_rt()->launch_function)(
+        f->handle, cfg->grid, cfg->block, cfg->shared_bytes, s->handle, ptrs);
     if (err != PG_SUCCESS) {
         char call[160];
-        PyOS_snprintf(call, sizeof(call), "launch of kernel %s", f->cname);
+        PyOS_snprintf(call, sizeof(call), "%slaunch of kernel %s",
+                      cfg->cooperative ? "cooperative " : "", f->cname);
         pg_raise(st, err, call);
         goto done;
     }
@@ -801,6 +851,7 @@ done:
 static const pg_launch_kind module_kind = {
     .name = "module",
     .dynamic_shared = 1,
+    .cooperative = 1,
     .check_and_launch = Function_check_and_launch,
 };
 

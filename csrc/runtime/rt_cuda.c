@@ -359,6 +359,9 @@ typedef int (*cu_module_global_t)(unsigned long long *, size_t *, void *, const 
 typedef int (*cu_param_info_t)(void *, size_t, size_t *, size_t *);
 typedef int (*cu_launch_t)(void *, unsigned, unsigned, unsigned, unsigned, unsigned,
                            unsigned, unsigned, void *, void **, void **);
+typedef int (*cu_launch_cooperative_t)(void *, unsigned, unsigned, unsigned, unsigned,
+                                       unsigned, unsigned, unsigned, void *, void **);
+typedef int (*cu_occupancy_t)(int *, void *, int, size_t);
 
 static void *
 driver_fn(const char *name)
@@ -442,6 +445,36 @@ cuda_launch_function(void *function, pg_dim3 grid, pg_dim3 block,
 {
     DRIVER_CALL(cu_launch_t, launch_function, function, grid.x, grid.y, grid.z, block.x,
                 block.y, block.z, shared_bytes, stream, params, NULL);
+}
+
+static pg_err
+cuda_launch_cooperative(void *function, pg_dim3 grid, pg_dim3 block,
+                        unsigned int shared_bytes, pg_stream stream, void **params)
+{
+    DRIVER_CALL(cu_launch_cooperative_t, launch_cooperative, function, grid.x, grid.y,
+                grid.z, block.x, block.y, block.z, shared_bytes, stream, params);
+}
+
+static pg_err
+cuda_cooperative_max_blocks(void *function, pg_dim3 block, unsigned int shared_bytes,
+                            int device, unsigned long long *blocks)
+{
+    static cu_occupancy_t fn;
+    int per_sm = 0, sms = 0;
+    pg_err err;
+    *blocks = 0;
+    if (fn == NULL &&
+        (fn = (cu_occupancy_t)driver_fn(pg_call_names.cooperative_max_blocks)) == NULL) {
+        return PG_ERR_NOT_SUPPORTED;
+    }
+    if ((err = (pg_err)fn(&per_sm, function, (int)(block.x * block.y * block.z),
+                          shared_bytes)) != PG_SUCCESS ||
+        (err = ret(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
+                                          device))) != PG_SUCCESS) {
+        return err;
+    }
+    *blocks = (unsigned long long)per_sm * (unsigned long long)sms;
+    return PG_SUCCESS;
 }
 
 /* ---- CUDA graphs by stream capture ------------------------------------------ */
@@ -618,6 +651,8 @@ static const pg_backend cuda_backend = {
     .module_global = cuda_module_global,
     .function_param = cuda_function_param,
     .launch_function = cuda_launch_function,
+    .launch_cooperative = cuda_launch_cooperative,
+    .cooperative_max_blocks = cuda_cooperative_max_blocks,
     .stream_create_nonblocking = cuda_stream_create_nonblocking,
     .stream_begin_capture = cuda_stream_begin_capture,
     .stream_end_capture = cuda_stream_end_capture,

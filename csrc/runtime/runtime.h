@@ -292,6 +292,16 @@ enum {
     X(launch_function, "cuLaunchKernel",                                               \
       (void *function, pg_dim3 grid, pg_dim3 block, unsigned int shared_bytes,         \
        pg_stream stream, void **params))                                               \
+    /* a cooperative launch: every block resident at once (grid_group::sync()); */    \
+    /* cooperative_max_blocks: the most blocks of `block` threads and           */    \
+    /* shared_bytes that can be resident at once on `device` (blocks per SM,    */    \
+    /* by occupancy, times the SMs); a larger grid is refused before launching  */    \
+    X(launch_cooperative, "cuLaunchCooperativeKernel",                                 \
+      (void *function, pg_dim3 grid, pg_dim3 block, unsigned int shared_bytes,         \
+       pg_stream stream, void **params))                                               \
+    X(cooperative_max_blocks, "cuOccupancyMaxActiveBlocksPerMultiprocessor",           \
+      (void *function, pg_dim3 block, unsigned int shared_bytes, int device,           \
+       unsigned long long *blocks))                                                    \
     /* CUDA graphs by stream capture. The stream a capture records does not wait */    \
     /* for the legacy default stream (a blocking stream under capture would make  */   \
     /* every use of that stream fail). Between begin and end, work queued on it  */    \

@@ -249,6 +249,7 @@ sim_get_props(int device, pg_device_props *p)
     p->async_engine_count = 0;
     p->unified_addressing = 1;
     p->integrated = 1;
+    p->cooperative_launch = 1;
     return PG_SUCCESS;
 }
 
@@ -1236,7 +1237,7 @@ typedef struct {
     pg_sim_node head;
     const pg_sim_kernel *k;
     pg_dim3 grid, block;
-    unsigned int shared_bytes;
+    unsigned int shared_bytes, flags;
     int n_spans;
     char **spans; /* n_spans lows, then n_spans highs */
     void **params;
@@ -1246,9 +1247,9 @@ typedef struct {
  * written (pg_sim_mark_written). */
 static pg_err
 launch_user_kernel(const pg_sim_kernel *k, pg_dim3 grid, pg_dim3 block,
-                   unsigned int shared_bytes, void **params)
+                   unsigned int shared_bytes, void **params, unsigned int flags)
 {
-    pg_err err = k->launch(k, grid, block, shared_bytes, params);
+    pg_err err = k->launch(k, grid, block, shared_bytes, params, flags);
     for (int i = 0; i < n_spans; i++) {
         if (span_lo[i] != NULL) {
             pg_sim_mark_written(span_lo[i]);
@@ -1262,12 +1263,13 @@ launch_node_run(pg_sim_node *node)
 {
     launch_node *l = (launch_node *)node;
     pg_sim_set_arg_spans(l->n_spans, l->spans, l->spans + l->n_spans);
-    return launch_user_kernel(l->k, l->grid, l->block, l->shared_bytes, l->params);
+    return launch_user_kernel(l->k, l->grid, l->block, l->shared_bytes, l->params,
+                              l->flags);
 }
 
 static pg_err
 record_launch(pg_sim_graph *g, const pg_sim_kernel *k, pg_dim3 grid, pg_dim3 block,
-              unsigned int shared_bytes, void **params)
+              unsigned int shared_bytes, void **params, unsigned int flags)
 {
     size_t head = (sizeof(launch_node) + 15) / 16 * 16, bytes = 0, size;
     size_t ptrs = ((size_t)n_spans * 2 + (size_t)k->nparams) * sizeof(void *);
@@ -1286,6 +1288,7 @@ record_launch(pg_sim_graph *g, const pg_sim_kernel *k, pg_dim3 grid, pg_dim3 blo
     l->grid = grid;
     l->block = block;
     l->shared_bytes = shared_bytes;
+    l->flags = flags;
     l->n_spans = n_spans;
     l->spans = (char **)((char *)l + head);
     l->params = (void **)(l->spans + 2 * n_spans);
@@ -1304,15 +1307,65 @@ record_launch(pg_sim_graph *g, const pg_sim_kernel *k, pg_dim3 grid, pg_dim3 blo
 }
 
 static pg_err
-sim_launch_function(void *function, pg_dim3 grid, pg_dim3 block,
-                    unsigned int shared_bytes, pg_stream stream, void **params)
+launch_or_record(void *function, pg_dim3 grid, pg_dim3 block, unsigned int shared_bytes,
+                 pg_stream stream, void **params, unsigned int flags)
 {
     const pg_sim_kernel *k = function;
     pg_sim_graph *g = pg_sim_capture_of(stream);
     if (g != NULL) { /* its pointers are checked when it runs, as always */
-        return record_launch(g, k, grid, block, shared_bytes, params);
+        return record_launch(g, k, grid, block, shared_bytes, params, flags);
     }
-    return launch_user_kernel(k, grid, block, shared_bytes, params); /* to its end */
+    return launch_user_kernel(k, grid, block, shared_bytes, params, flags); /* to its end */
+}
+
+static pg_err
+sim_launch_function(void *function, pg_dim3 grid, pg_dim3 block,
+                    unsigned int shared_bytes, pg_stream stream, void **params)
+{
+    return launch_or_record(function, grid, block, shared_bytes, stream, params, 0);
+}
+
+static pg_err
+sim_launch_cooperative(void *function, pg_dim3 grid, pg_dim3 block,
+                       unsigned int shared_bytes, pg_stream stream, void **params)
+{
+    return launch_or_record(function, grid, block, shared_bytes, stream, params,
+                            PG_SIM_COOPERATIVE);
+}
+
+/* The simulated device's occupancy, as a GPU's is reckoned: blocks per SM
+ * bounded by its threads (max_threads_per_multiprocessor), 32 blocks, and
+ * its shared memory (the launch's dynamic shared memory), times the SMs (the
+ * cores); and the runner's own bound on a
+ * cooperative launch, PG_SIM_COOPERATIVE_THREADS threads in all (each keeps
+ * a stack while the grid runs). */
+static pg_err
+sim_cooperative_max_blocks(void *function, pg_dim3 block, unsigned int shared_bytes,
+                           int device, unsigned long long *blocks)
+{
+    pg_device_props p;
+    unsigned long long threads = (unsigned long long)block.x * block.y * block.z;
+    unsigned long long per_sm, shared = shared_bytes;
+    pg_err err = sim_get_props(device, &p);
+    (void)function;
+    *blocks = 0;
+    if (err != PG_SUCCESS) {
+        return err;
+    }
+    if (threads == 0 || threads > (unsigned long long)p.max_threads_per_block) {
+        return PG_SUCCESS;
+    }
+    per_sm = (unsigned long long)p.max_threads_per_multiprocessor / threads;
+    per_sm = per_sm < 32 ? per_sm : 32;
+    if (shared > 0) {
+        unsigned long long fit = p.shared_memory_per_multiprocessor / shared;
+        per_sm = fit < per_sm ? fit : per_sm;
+    }
+    *blocks = per_sm * (unsigned long long)p.multiprocessor_count;
+    if (*blocks * threads > PG_SIM_COOPERATIVE_THREADS) {
+        *blocks = PG_SIM_COOPERATIVE_THREADS / threads;
+    }
+    return PG_SUCCESS;
 }
 
 static const struct {
@@ -1341,6 +1394,8 @@ static const struct {
     {PG_ERR_ILLEGAL_INSTRUCTION, "cudaErrorIllegalInstruction",
      "an illegal instruction was encountered"},
     {PG_ERR_MISALIGNED_ADDRESS, "cudaErrorMisalignedAddress", "misaligned address"},
+    {PG_ERR_COOPERATIVE_LAUNCH_TOO_LARGE, "cudaErrorCooperativeLaunchTooLarge",
+     "too many blocks in cooperative launch"},
     {PG_ERR_NOT_SUPPORTED, "cudaErrorNotSupported", "operation not supported"},
     {PG_ERR_NOT_FOUND, "cudaErrorSymbolNotFound", "named symbol not found"},
     {PG_ERR_INVALID_KERNEL_IMAGE, "cudaErrorInvalidKernelImage",
@@ -1452,6 +1507,8 @@ const pg_backend pg_sim_backend = {
     .module_global = sim_module_global,
     .function_param = sim_function_param,
     .launch_function = sim_launch_function,
+    .launch_cooperative = sim_launch_cooperative,
+    .cooperative_max_blocks = sim_cooperative_max_blocks,
     /* streams run their work at once: none waits for another */
     .stream_create_nonblocking = sim_stream_create,
     .stream_begin_capture = sim_stream_begin_capture,

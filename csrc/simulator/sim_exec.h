@@ -90,7 +90,8 @@ enum : unsigned char {
     AT_WARP = 2,
     DONE = 3,
     FAILED = 4,
-    AT_MASK = 5
+    AT_MASK = 5,
+    AT_GRID = 6 /* at grid_group::sync() (a cooperative launch's) */
 };
 
 /* Switching between fibers. On x86-64 a few instructions that save the
@@ -148,6 +149,7 @@ struct block_state {
     unsigned int *order;  /* the threads in the order a pass runs them */
     pg_err fail_err;      /* a thread's failure, PG_SUCCESS while none */
     int escapable;        /* a user's kernel: Ctrl-C may stop a thread (escape) */
+    unsigned int at_grid; /* threads waiting at the grid's barrier */
 };
 
 inline block_state *current_block = nullptr;
@@ -158,7 +160,7 @@ inline pg_sim_index *index_vars = &idx;
 inline const char *kernel_name = nullptr;
 extern "C" int pg_sim_written(const void *ptr); /* rt_sim.c */
 inline pg_sim_live live = {0, 0,          nullptr, nullptr,       nullptr,
-                           0, PG_SUCCESS, {},      pg_sim_written};
+                           0, PG_SUCCESS, {},      pg_sim_written, 0, 0};
 
 /* ---- the schedule ------------------------------------------------------- */
 
@@ -261,12 +263,32 @@ wait_in(block_state *b, unsigned char state)
     live.thread = b->current;
 }
 
+inline void fail(pg_err err, const char *message);
+inline const char *where(char *buf, size_t n);
+inline const char *thread_name(char *buf, size_t n, unsigned int t);
+
 inline int
 barrier(int op, int predicate)
 {
     block_state *b = current_block;
     if (b == nullptr) { /* launched as barrier-free */
         barrier_misuse = true;
+        return 0;
+    }
+    if (op == PG_BARRIER_GRID) {
+        if (!live.cooperative) {
+            char head[192], name[64], message[768];
+            snprintf(message, sizeof(message),
+                     "%s, %s: grid_group::sync() (grid-wide sync) needs a cooperative "
+                     "launch, in which every block of the grid is resident at once: "
+                     "launch the kernel with kernel[grid, block](..., cooperative=True) "
+                     "(cudaLaunchCooperativeKernel); on a GPU a plain launch gives "
+                     "undefined results or hangs",
+                     where(head, sizeof(head)), thread_name(name, sizeof(name), b->current));
+            fail(PG_ERR_LAUNCH_FAILURE, message);
+            return 0;
+        }
+        wait_in(b, AT_GRID);
         return 0;
     }
     b->predicate[b->current] = predicate != 0;
@@ -509,6 +531,7 @@ waits_where(block_state *b, unsigned int t, char *buf, size_t n)
     case DONE: return "has exited";
     case AT_BARRIER: return "waits at __syncthreads()";
     case AT_MASK: return "waits at __activemask()";
+    case AT_GRID: return "waits at grid_group::sync()";
     case AT_WARP:
         snprintf(buf, n, "waits at %s(mask 0x%08x)", warp_op_names[b->warp[t].op],
                  b->warp[t].mask);
@@ -956,10 +979,11 @@ deferred_finding()
  * failure of a thread, of a barrier or of a warp intrinsic (with its
  * message), or PG_ERR_INTERRUPTED when a SIGINT is pending between passes
  * (the block's fibers are dropped where they stand). */
-inline pg_err
-run_block_fibers(block_state *b, char *stacks)
+inline pg_err resume_block_fibers(block_state *b);
+
+inline void
+start_block_fibers(block_state *b, char *stacks)
 {
-    char name[64], other[64];
     for (unsigned int t = 0; t < b->nthreads; t++) {
         start_fiber(&b->threads[t], stacks + (size_t)t * STACK_SIZE);
         b->state[t] = READY;
@@ -967,9 +991,28 @@ run_block_fibers(block_state *b, char *stacks)
     }
     memset(b->warp_syncs, 0, (b->nthreads + 31) / 32 * sizeof(uint16_t));
     b->fail_err = PG_SUCCESS;
+    b->at_grid = 0;
     live.epoch++;
     live.block++;
     live.deferred_err = PG_SUCCESS;
+}
+
+inline pg_err
+run_block_fibers(block_state *b, char *stacks)
+{
+    start_block_fibers(b, stacks);
+    return resume_block_fibers(b);
+}
+
+/* Runs the block's threads until all finish, or (a cooperative launch) until
+ * every thread that has not finished waits at the grid's barrier
+ * (b->at_grid of them; the runner lets them go once the whole grid is
+ * there). */
+inline pg_err
+resume_block_fibers(block_state *b)
+{
+    char name[64], other[64];
+    b->at_grid = 0;
     bool warp_waiting = false; /* lanes wait at a warp intrinsic */
     for (;;) {
         if (shuffle) {
@@ -1007,6 +1050,7 @@ run_block_fibers(block_state *b, char *stacks)
             }
         }
         unsigned int waiting = 0, done = 0, first_waiting = 0, first_done = 0;
+        unsigned int at_grid = 0, first_grid = 0;
         for (unsigned int t = 0; t < b->nthreads; t++) {
             if (b->state[t] == AT_BARRIER && waiting++ == 0) {
                 first_waiting = t;
@@ -1014,6 +1058,25 @@ run_block_fibers(block_state *b, char *stacks)
             if (b->state[t] == DONE && done++ == 0) {
                 first_done = t;
             }
+            if (b->state[t] == AT_GRID && at_grid++ == 0) {
+                first_grid = t;
+            }
+        }
+        if (at_grid > 0 && (waiting > 0 || done > 0)) {
+            return fail_block(
+                PG_ERR_LAUNCH_FAILURE,
+                "divergent grid sync: %u of the block's %u threads wait at "
+                "grid_group::sync() (the first, %s) while %u %s (the first, %s). "
+                "Every thread of the grid must reach grid_group::sync(): on a GPU "
+                "this hangs or gives undefined results",
+                at_grid, b->nthreads, thread_name(name, sizeof(name), first_grid),
+                waiting > 0 ? waiting : done,
+                waiting > 0 ? "wait at __syncthreads()" : "have exited",
+                thread_name(other, sizeof(other), waiting > 0 ? first_waiting : first_done));
+        }
+        if (at_grid > 0) {
+            b->at_grid = at_grid;
+            return deferred_finding();
         }
         if (waiting == 0) {
             return deferred_finding();
@@ -1125,17 +1188,26 @@ thread_fault(block_state *b, const char *stacks, size_t stack_bytes)
  * *next is the first block not (wholly) run. */
 inline pg_err run_locked(dim3 grid, dim3 block, bool barriers, void (*body)(void *),
                          void *arg, uint64_t *next);
+inline pg_err run_grid_locked(dim3 grid, dim3 block, void (*body)(void *), void *arg,
+                              void *(*shared_state)(void *));
 
+/* `shared_state`: a cooperative launch (pg_sim_launch's), else NULL. */
 inline pg_err
 run(dim3 grid, dim3 block, bool barriers, void (*body)(void *), void *arg,
-    pg_sim_index *vars = &idx, const char *name = nullptr)
+    pg_sim_index *vars = &idx, const char *name = nullptr,
+    void *(*shared_state)(void *) = nullptr)
 {
     uint64_t next = 0;
     for (;;) {
         pthread_mutex_lock(&launch_lock);
         index_vars = vars;
         kernel_name = name;
-        pg_err err = run_locked(grid, block, barriers, body, arg, &next);
+        /* a cooperative launch stopped by Ctrl-C whose handler lets it go on
+         * runs again from its start (its blocks wait for each other, so no
+         * block is done before the others) */
+        pg_err err = shared_state != nullptr
+                         ? run_grid_locked(grid, block, body, arg, shared_state)
+                         : run_locked(grid, block, barriers, body, arg, &next);
         index_vars = &idx;
         kernel_name = nullptr;
         /* the printf text, taken out under the lock, written without it */
@@ -1323,6 +1395,193 @@ run_locked(dim3 grid, dim3 block, bool barriers, void (*body)(void *), void *arg
     free(b.warp);
     free(b.warp_syncs);
     free(b.order);
+    return err;
+}
+
+/* Runs a cooperative launch: every block of the grid is resident at once, so
+ * that grid_group::sync() (the grid's barrier) works. The blocks run one
+ * after another as ever, each until all its threads finish or wait at the
+ * grid's barrier; there it keeps its fibers (a stack per thread of the
+ * grid) and its shared memory (shared_state copies it out, and back when the
+ * block runs again, for __shared__ is one copy in the module). Once every
+ * block waits there, the barrier opens and they run on, block after block,
+ * to the next one. A grid barrier that some threads of the grid reach while
+ * others exited (or wait at __syncthreads()) fails the launch, as it would
+ * hang a GPU. */
+inline pg_err
+run_grid_locked(dim3 grid, dim3 block, void (*body)(void *), void *arg,
+                void *(*shared_state)(void *))
+{
+    uint64_t nblocks = (uint64_t)grid.x * grid.y * grid.z;
+    unsigned int nthreads = block.x * block.y * block.z;
+    if (nblocks == 0 || nthreads == 0 || nthreads > 1024) {
+        return PG_ERR_INVALID_CONFIGURATION;
+    }
+    if (nblocks * nthreads > PG_SIM_COOPERATIVE_THREADS) {
+        return PG_ERR_COOPERATIVE_LAUNCH_TOO_LARGE;
+    }
+    index_vars->grid_dim = {grid.x, grid.y, grid.z};
+    index_vars->block_dim = {block.x, block.y, block.z};
+    barrier_misuse = false;
+    rng_state = shuffle_seed;
+    size_t total = (size_t)nblocks * nthreads, warps = (nthreads + 31) / 32;
+    size_t stack_bytes = total * STACK_SIZE;
+    void *stacks = thread_stacks(stack_bytes);
+    if (stacks == nullptr) {
+        return PG_ERR_MEMORY_ALLOCATION;
+    }
+    block_state *blocks = (block_state *)calloc(nblocks, sizeof(block_state));
+    fiber *threads = (fiber *)calloc(total, sizeof(fiber));
+    unsigned char *state = (unsigned char *)calloc(total, 1);
+    int *predicate = (int *)calloc(total, sizeof(int));
+    warp_slot *warp_slots = (warp_slot *)calloc(total, sizeof(warp_slot));
+    uint16_t *warp_syncs = (uint16_t *)calloc(nblocks * warps, sizeof(uint16_t));
+    unsigned int *order = (unsigned int *)calloc(total, sizeof(unsigned int));
+    void **saved = (void **)calloc(nblocks, sizeof(void *));
+    uint32_t *block_ids = (uint32_t *)calloc(nblocks, sizeof(uint32_t));
+    unsigned char *finished = (unsigned char *)calloc(nblocks, 1);
+    pg_err err = PG_SUCCESS;
+    if (blocks == nullptr || threads == nullptr || state == nullptr ||
+        predicate == nullptr || warp_slots == nullptr || warp_syncs == nullptr ||
+        order == nullptr || saved == nullptr || block_ids == nullptr ||
+        finished == nullptr) {
+        err = PG_ERR_MEMORY_ALLOCATION;
+    }
+    for (uint64_t i = 0; err == PG_SUCCESS && i < nblocks; i++) {
+        block_state &b = blocks[i];
+        size_t at = (size_t)i * nthreads;
+        b.threads = threads + at;
+        b.state = state + at;
+        b.predicate = predicate + at;
+        b.warp = warp_slots + at;
+        b.warp_syncs = warp_syncs + i * warps;
+        b.order = order + at;
+        b.nthreads = nthreads;
+        b.body = body;
+        b.arg = arg;
+    }
+    live.stacks = (const char *)stacks;
+    live.stacks_end = (const char *)stacks + stack_bytes;
+    live.cooperative = 1;
+    live.grid_epoch = 0;
+    bool escapable = err == PG_SUCCESS && kernel_name != nullptr && take_signals();
+    for (uint64_t i = 0; i < nblocks && err == PG_SUCCESS; i++) {
+        blocks[i].escapable = escapable;
+    }
+    volatile uint64_t running = 0; /* the block that runs now */
+    int jumped = escapable ? sigsetjmp(escape, 1) : 0;
+    if (jumped == 1) {
+        err = PG_ERR_INTERRUPTED;
+    }
+    else if (jumped == 2) {
+        current_block = &blocks[running];
+        set_block_index(running, grid);
+        err = thread_fault(&blocks[running], (const char *)stacks, stack_bytes);
+    }
+    else {
+        uint64_t done = 0;
+        for (bool first = true; err == PG_SUCCESS; first = false) {
+            block_order bo = make_block_order(nblocks);
+            uint64_t waiting = 0, a_waiting = 0, a_done = 0;
+            for (uint64_t i = 0; err == PG_SUCCESS && i < nblocks; i++) {
+                uint64_t blk = bo.at(i);
+                block_state *b = &blocks[blk];
+                if (finished[blk]) {
+                    continue;
+                }
+                if (interrupt_pending(nthreads)) {
+                    err = PG_ERR_INTERRUPTED;
+                    break;
+                }
+                running = blk;
+                current_block = b;
+                live.warp_syncs = b->warp_syncs;
+                set_block_index(blk, grid);
+                if (first) {
+                    start_block_fibers(b, (char *)stacks + blk * nthreads * STACK_SIZE);
+                    block_ids[blk] = live.block;
+                }
+                else {
+                    shared_state(saved[blk]); /* puts it back, frees the copy */
+                    saved[blk] = nullptr;
+                    live.block = block_ids[blk];
+                    live.epoch++;
+                    for (unsigned int t = 0; t < nthreads; t++) {
+                        b->state[t] = READY;
+                    }
+                }
+                err = resume_block_fibers(b);
+                if (err != PG_SUCCESS) {
+                    break;
+                }
+                if (b->at_grid > 0) {
+                    if ((saved[blk] = shared_state(nullptr)) == nullptr) {
+                        err = PG_ERR_MEMORY_ALLOCATION;
+                    }
+                    a_waiting = waiting++ == 0 ? blk : a_waiting;
+                }
+                else {
+                    finished[blk] = 1;
+                    a_done = blk;
+                    done++;
+                }
+            }
+            if (err != PG_SUCCESS || waiting == 0) {
+                break;
+            }
+            if (done > 0) { /* some blocks wait at the grid's barrier, some exited */
+                char head[192];
+                set_block_index(a_waiting, grid);
+                where(head, sizeof(head));
+                pg_dim3 w = index_vars->block;
+                set_block_index(a_done, grid);
+                pg_dim3 d = index_vars->block;
+                char message[1024];
+                snprintf(message, sizeof(message),
+                         "%s: divergent grid sync: the threads of %llu of the grid's %llu "
+                         "blocks wait at grid_group::sync() (the first, block (%u, %u, "
+                         "%u)) while those of %llu have exited (block (%u, %u, %u), "
+                         "one of them). Every thread of the grid must reach "
+                         "grid_group::sync(): on a GPU this hangs",
+                         head, (unsigned long long)waiting, (unsigned long long)nblocks,
+                         w.x, w.y, w.z, (unsigned long long)done, d.x, d.y, d.z);
+                pg_sim_set_fault(message);
+                err = PG_ERR_LAUNCH_FAILURE;
+                break;
+            }
+            live.epoch++;
+            live.grid_epoch = live.epoch;
+        }
+    }
+    if (escapable) {
+        release_signals();
+    }
+    current_block = nullptr;
+    live.stacks = live.stacks_end = nullptr;
+    live.warp_syncs = nullptr;
+    live.cooperative = 0;
+    for (uint64_t i = 0; saved != nullptr && i < nblocks; i++) {
+        if (saved[i] != nullptr) {
+            free(saved[i]); /* a copy never put back: the module's malloc'd block */
+        }
+    }
+    free(blocks);
+    free(threads);
+    free(state);
+    free(predicate);
+    free(warp_slots);
+    free(warp_syncs);
+    free(order);
+    free(saved);
+    free(block_ids);
+    free(finished);
+    /* the stacks of more threads than a plain launch has: given back, not
+     * kept (each is two of the process's memory mappings) */
+    if (stack_pool_bytes > (size_t)1024 * STACK_SIZE) {
+        munmap(stack_pool, stack_pool_bytes);
+        stack_pool = nullptr;
+        stack_pool_bytes = 0;
+    }
     return err;
 }
 

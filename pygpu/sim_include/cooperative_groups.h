@@ -3,11 +3,11 @@
  * semantics: the thread block (this_thread_block, sync, thread_rank, ...),
  * tiles of a warp (tiled_partition<N> and tiled_partition(g, n) for n up to
  * 32, with their shuffles, votes and matches), coalesced_threads(),
- * labeled_partition and binary_partition, the grid's ranks (this_grid()).
- * A tile's or a group's intrinsics are rendezvous of its lanes, checked as
- * the warp intrinsics are. Not here: grid_group::sync() (it stops the launch
- * with an error that says so), memcpy_async, the shuffles of tiles larger
- * than a warp. cg::reduce is
+ * labeled_partition and binary_partition, the grid (this_grid(): its ranks,
+ * and sync() in a cooperative launch). A tile's or a group's intrinsics are
+ * rendezvous of its lanes, checked as the warp intrinsics are. Not here:
+ * multi-grid sync, memcpy_async, the shuffles of tiles larger than a warp.
+ * cg::reduce is
  * cooperative_groups/reduce.h. Written for pygpu, after CUDA's documented
  * interface. */
 #ifndef PYGPU_SIM_COOPERATIVE_GROUPS_H
@@ -167,10 +167,10 @@ this_thread_block()
     return thread_block();
 }
 
-/* The grid: its ranks and sizes. Its sync() needs a cooperative launch
- * (cudaLaunchCooperativeKernel), which the simulator does not run: it stops
- * the launch with an error that says so (is_valid() is false, as on a GPU
- * for a launch that is not cooperative). */
+/* The grid: its ranks and sizes, and its barrier. sync() needs a
+ * cooperative launch (kernel[grid, block](..., cooperative=True), as
+ * cudaLaunchCooperativeKernel): in a launch that is not, it stops the launch
+ * with an error that says so, and is_valid() is false, as on a GPU. */
 class grid_group {
   public:
     unsigned long long thread_rank() const
@@ -210,13 +210,11 @@ class grid_group {
     }
     bool is_valid() const
     {
-        return false;
+        return pg_sim::grid_cooperative();
     }
     void sync() const
     {
-        pg_detail::unsupported(
-            "grid_group::sync() (grid-wide sync) needs a cooperative launch, which "
-            "pygpu's simulator does not run; run the kernel on a GPU");
+        pg_sim::grid_sync();
     }
 };
 

@@ -252,7 +252,7 @@ def test_unsupported_constructs_are_refused_by_name():
         'texture<float, 1> t;\nextern "C" __global__ void k(float *x) '
         '{ x[0] = tex1Dfetch(t, 0); }': "textures",
         '#include <cooperative_groups.h>\nextern "C" __global__ void k(int *x) '
-        '{ cooperative_groups::this_grid().sync(); }': "grid-wide cooperative sync",
+        '{ cooperative_groups::this_multi_grid().sync(); }': "multi-device grid sync",
         '__global__ void child(int *x) {}\nextern "C" __global__ void k(int *x) '
         '{ child<<<1, 1>>>(x); }': "dynamic parallelism",
     }

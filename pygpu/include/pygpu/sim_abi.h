@@ -48,6 +48,7 @@ enum {
     PG_ERR_INVALID_ADDRESS_SPACE = 717,
     PG_ERR_INVALID_PC = 718,
     PG_ERR_LAUNCH_FAILURE = 719,
+    PG_ERR_COOPERATIVE_LAUNCH_TOO_LARGE = 720,
     PG_ERR_NOT_SUPPORTED = 801,
     /* stream capture (CUDA graphs): the operation cannot be captured, an
      * earlier one invalidated the capture, ... (pg_err_is_capture) */
@@ -81,7 +82,7 @@ typedef struct pg_dim3 {
  * header) gets from pygpu at load time: the one block runner and the
  * operations that need the whole block (barriers, warp intrinsics), failures,
  * printf, and what the checking mode looks at. PG_SIM_ABI is its version. */
-#define PG_SIM_ABI 4
+#define PG_SIM_ABI 5
 
 /* A launch's index variables: the module's own (threadIdx, ... are plain
  * globals of the module), which the runner sets thread by thread. */
@@ -105,6 +106,12 @@ typedef struct {
     /* 0 if ptr lies in an allocation that nothing has written yet (its bytes
      * are undefined, as cudaMalloc's are); else 1 */
     int (*written)(const void *ptr);
+    /* a cooperative launch runs now (grid_group::sync() may be called) */
+    int cooperative;
+    /* the epoch at the launch's last grid-wide barrier (grid_group::sync()),
+     * 0 before any: what any block did before it is ordered before what any
+     * block does after it */
+    uint32_t grid_epoch;
 } pg_sim_live;
 
 typedef struct {
@@ -113,6 +120,14 @@ typedef struct {
     void *arg;
     pg_sim_index *index;
     const char *kernel; /* its name, for messages */
+    /* cudaLaunchCooperativeKernel: every block of the grid is resident at
+     * once, so grid_group::sync() (PG_BARRIER_GRID) works. The runner then
+     * keeps each block's shared memory apart: shared_state(NULL) returns a
+     * copy of the module's shared memory as the running block left it (and
+     * what the checking mode knows of it), shared_state(copy) puts it back
+     * and frees the copy; NULL for a launch that is not cooperative */
+    int cooperative;
+    void *(*shared_state)(void *saved);
 } pg_sim_launch;
 
 /* Warp intrinsics: a rendezvous of the lanes in the mask. */
@@ -129,8 +144,17 @@ enum {
     PG_WARP_MATCH_ALL,
     PG_WARP_OPS
 };
-/* __syncthreads() and its _count, _and, _or forms */
-enum { PG_BARRIER_PLAIN, PG_BARRIER_COUNT, PG_BARRIER_AND, PG_BARRIER_OR };
+/* __syncthreads() and its _count, _and, _or forms; the grid's barrier
+ * (grid_group::sync(), cooperative launches only) */
+enum { PG_BARRIER_PLAIN, PG_BARRIER_COUNT, PG_BARRIER_AND, PG_BARRIER_OR, PG_BARRIER_GRID };
+
+/* pg_sim_kernel.launch's flags */
+enum { PG_SIM_COOPERATIVE = 1 };
+
+/* The most threads a cooperative launch holds on the simulator: each has a
+ * stack (and a guard page: two memory mappings) of its own while the grid
+ * runs, as every block is resident at once. */
+#define PG_SIM_COOPERATIVE_THREADS 8192
 
 typedef struct {
     int abi;
@@ -162,7 +186,7 @@ typedef struct pg_sim_kernel {
     int nparams;
     const size_t *sizes;
     pg_err (*launch)(const struct pg_sim_kernel *k, pg_dim3 grid, pg_dim3 block,
-                     unsigned int shared_bytes, void **params);
+                     unsigned int shared_bytes, void **params, unsigned int flags);
     void (*fn)(void);   /* the kernel, for launch to cast back */
     const char *params; /* its parameters' names, comma-separated, for messages */
 } pg_sim_kernel;

@@ -665,6 +665,18 @@ syncthreads()
 {
     (void)host->barrier(PG_BARRIER_PLAIN, 1);
 }
+/* grid_group::sync() (cooperative_groups.h): the grid's barrier, in a
+ * cooperative launch; in another, it stops the launch saying so */
+inline void
+grid_sync()
+{
+    (void)host->barrier(PG_BARRIER_GRID, 1);
+}
+inline bool
+grid_cooperative()
+{
+    return host->live->cooperative != 0;
+}
 } /* namespace pg_sim */
 #define __syncthreads() pg_sim::syncthreads()
 inline int
