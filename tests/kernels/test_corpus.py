@@ -450,6 +450,21 @@ def test_simple_cooperative_groups_sample_prints_its_sums(capfd):
                      "(expected 120)") == threads // 16
 
 
+# helper_cuda.h, helper_functions.h and the host's sSDKsample left out
+MULTIBLOCK_CG = ((SAMPLES + "2_Concepts_and_Techniques/reductionMultiBlockCG/"
+                  "reductionMultiBlockCG.cu", "1-63,66,68-143"),)
+
+
+def test_reduction_multi_block_cg_sample_sums_in_one_cooperative_launch(rng):
+    blocks, threads = 4, 128
+    n = 1 << 14
+    x = floats(rng, n)
+    out = cuda.device_array(blocks, f32)
+    kernel(MULTIBLOCK_CG, "reduceSinglePassMultiBlockCG")[
+        blocks, threads, 0, threads * 8](cuda.to_device(x), out, u32(n), cooperative=True)
+    close(out.copy_to_host()[0], x.astype(np.float64).sum(), rtol=1e-5, atol=1e-3)
+
+
 THREADFENCE = ((SAMPLES + "2_Concepts_and_Techniques/threadFenceReduction/"
                 "threadFenceReduction_kernel.cuh", "1-131,136-207,403"),)
 THREADFENCE_NAMES = ("reduceMultiPass<128, false>", "reduceSinglePass<128, false>",
