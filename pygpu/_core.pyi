@@ -141,7 +141,9 @@ class KernelLaunch:
     block: tuple[int, int, int]
     shared_bytes: int
     kernel: Kernel | Function
-    def __call__(self, *args: Any) -> None: ...
+    # cooperative=True (a Function's only): cudaLaunchCooperativeKernel, for
+    # grid_group::sync(); ValueError for a grid larger than can be resident
+    def __call__(self, *args: Any, cooperative: bool = False) -> None: ...
 
 kernels: dict[str, Kernel]
 
