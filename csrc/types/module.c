@@ -199,6 +199,92 @@ mod_fill_bytes_here(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
     Py_RETURN_NONE;
 }
 
+/* pygpu._jit's launch, in C: for a call whose arguments are DeviceArrays and
+ * Python or NumPy scalars, (key, flat): the key that the dispatcher's plans
+ * are kept under, (device, (dtype, its layout as ndim * 4 + 2 * C-contiguous
+ * + F-contiguous) for an array, the type for a scalar, ...); and the
+ * kernel's C++ arguments, an array as itself (its address), its shape and
+ * its strides. None for any other argument (the dispatcher's full typing
+ * takes it). */
+static PyObject *
+mod_jit_args(PyObject *m, PyObject *args)
+{
+    pg_state *st = pg_state_of_module(m);
+    const pg_backend *rt;
+    Py_ssize_t n, i;
+    PyObject *key = NULL, *flat = NULL, *res = NULL;
+    int device = 0;
+    if (!PyTuple_CheckExact(args)) {
+        PyErr_SetString(PyExc_TypeError, "_jit_args: expected a tuple of arguments");
+        return NULL;
+    }
+    n = PyTuple_GET_SIZE(args);
+    rt = pg_get_rt(st);
+    if (rt == NULL || pg_current_device(st, rt, &device) < 0) {
+        return NULL;
+    }
+    key = PyTuple_New(n + 1);
+    flat = PyList_New(0);
+    if (key == NULL || flat == NULL) {
+        goto done;
+    }
+    PyTuple_SET_ITEM(key, 0, PyLong_FromLong(device));
+    if (PyTuple_GET_ITEM(key, 0) == NULL) {
+        goto done;
+    }
+    for (i = 0; i < n; i++) {
+        PyObject *a = PyTuple_GET_ITEM(args, i), *item;
+        PyTypeObject *tp = Py_TYPE(a);
+        if (tp == st->DeviceArrayType) {
+            pg_array *arr = (pg_array *)a;
+            int d;
+            /* (dtype, ndim * 4 + 2 * C-contiguous + F-contiguous): a small int */
+            PyObject *code = PyLong_FromLong(arr->nd * 4 +
+                                             ((arr->flags & NPY_ARRAY_C_CONTIGUOUS) ? 2 : 0) +
+                                             ((arr->flags & NPY_ARRAY_F_CONTIGUOUS) ? 1 : 0));
+            item = code == NULL ? NULL : PyTuple_Pack(2, (PyObject *)arr->descr, code);
+            Py_XDECREF(code);
+            if (item == NULL || PyList_Append(flat, a) < 0) {
+                Py_XDECREF(item);
+                goto done;
+            }
+            PyTuple_SET_ITEM(key, i + 1, item);
+            for (d = 0; d < 2 * arr->nd; d++) {
+                npy_intp v = d < arr->nd ? arr->shape[d] : arr->strides[d - arr->nd];
+                PyObject *o = PyLong_FromSsize_t(v);
+                if (o == NULL || PyList_Append(flat, o) < 0) {
+                    Py_XDECREF(o);
+                    goto done;
+                }
+                Py_DECREF(o);
+            }
+            continue;
+        }
+        if (tp == &PyLong_Type) {
+            int overflow = 0;
+            (void)PyLong_AsLongLongAndOverflow(a, &overflow);
+            if (overflow) {
+                goto fallback;
+            }
+        } else if (!(tp == &PyFloat_Type || tp == &PyBool_Type || tp == &PyComplex_Type ||
+                     PyArray_IsScalar(a, Generic))) {
+            goto fallback;
+        }
+        PyTuple_SET_ITEM(key, i + 1, Py_NewRef((PyObject *)tp));
+        if (PyList_Append(flat, a) < 0) {
+            goto done;
+        }
+    }
+    res = PyTuple_Pack(2, key, flat);
+    goto done;
+fallback:
+    res = Py_NewRef(Py_None);
+done:
+    Py_XDECREF(key);
+    Py_XDECREF(flat);
+    return res;
+}
+
 static PyMethodDef device_functions[] = {
     {"peer_access", (PyCFunction)(void (*)(void))mod_peer_access,
      METH_FASTCALL | METH_KEYWORDS,
@@ -226,6 +312,9 @@ static PyMethodDef device_functions[] = {
      "_set_reduction_plans(plans, /)\n--\n\npygpu._ops.reduction's plans, which "
      "DeviceArray's reductions replay without the Python side when called with no "
      "arguments."},
+    {"_jit_args", mod_jit_args, METH_O,
+     "_jit_args(args, /)\n--\n\n@cuda.jit's launch: (key, flat) for DeviceArrays and "
+     "scalars (the plan's key, the kernel's C++ arguments), else None."},
     {"get_device", mod_get_device, METH_NOARGS,
      "get_device()\n--\n\nThe current device id of this thread."},
     {"synchronize", mod_synchronize, METH_NOARGS,

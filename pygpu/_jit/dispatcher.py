@@ -104,6 +104,7 @@ class _Compiled:
 
 _DeviceArray = _core.DeviceArray
 _get_device = _core.get_device
+_jit_args = _core._jit_args
 _AS_IS = object()  # a launch plan's mark: the argument passes as it is
 
 
@@ -440,31 +441,19 @@ class Dispatcher:
         raise TypeError(f"{self.__name__}: no signature matches the arguments ({given}); "
                         f"its signatures: {known}")
 
-    def _launch(self, config, args):
+    def _launch(self, config, args, fast, bound=None):
         # the fast path: the arguments are DeviceArrays and Python or NumPy
         # scalars of types seen before (the key), passed as they are (an
-        # array as its address, shape and strides) unless the plan converts
-        key = [_get_device()]  # a module is loaded on one device
-        flat = []
-        for a in args:
-            tp = type(a)
-            if tp is _DeviceArray:
-                key.append((a.dtype, a.ndim, a.is_c_contiguous(), a.is_f_contiguous()))
-                flat.append(a)
-                flat += a.shape
-                flat += a.strides
-            elif tp is float or tp is bool or tp is complex or isinstance(a, np.generic) \
-                    or tp is int and -2**63 <= a < 2**63:
-                key.append(tp)
-                flat.append(a)
-            else:
-                key = None  # something else: the full typing
-                break
-        if key is not None:
-            key = tuple(key)
+        # array as its address, shape and strides) unless the plan converts;
+        # _core._jit_args built the key and those arguments in C (None for
+        # anything else). `bound` (the launch's) learns the plain ones.
+        key, flat = (None, None) if fast is None else fast
         found = self._fast.get(key) if key is not None else None
         if found is not None:
             compiled, plan = found
+            if plan is None and bound is not None and not compiled.dynamic_shared \
+                    and compiled.record is None and len(bound) < 16:
+                bound[key] = (compiled, compiled.function[config])
             if plan is not None:  # a scalar is converted to its parameter's type
                 flat = []
                 for a, how in zip(args, plan, strict=True):
@@ -594,14 +583,27 @@ class Dispatcher:
 class _Launch:
     """kernel[grid, block, ...]: call it with the kernel's arguments."""
 
-    __slots__ = ("dispatcher", "config")
+    __slots__ = ("dispatcher", "config", "bound")
 
     def __init__(self, dispatcher, config):
         self.dispatcher = dispatcher
         self.config = config
+        # {key of _core._jit_args: (compiled, its function[config])} for the
+        # kernels that pass their arguments as they are, need no dynamic
+        # shared memory and have no asserts: those launch from here
+        self.bound = {}
 
     def __call__(self, *args):
-        self.dispatcher._launch(self.config, args)
+        fast = _jit_args(args)
+        if fast is not None:
+            hit = self.bound.get(fast[0])
+            if hit is not None:
+                try:
+                    hit[1](*fast[1])
+                except _core.KernelError as exc:
+                    raise self.dispatcher._kernel_error(hit[0], self.config, exc) from None
+                return
+        self.dispatcher._launch(self.config, args, fast, self.bound)
 
 
 def jit(func_or_sig=None, device=False, **options):

@@ -226,6 +226,27 @@ def _copy2d(src, dst):
         dst[i, j] = src[i, j]
 
 
+def test_one_launch_object_follows_each_calls_types_and_layouts():
+    """k = kernel[grid, block] keeps the plain launches it has seen (in C, by
+    the arguments' dtypes, layouts and scalar types): each call must still
+    get the kernel of its own types, and a strided view its strides."""
+    rng = np.random.default_rng(15)
+    k = _scale[1, 64]
+    calls = []
+    for _ in range(3):  # a third round replays every kept launch
+        for dtype, s in ((np.float32, 2.5), (np.float64, 3), (np.int64, np.int64(4)),
+                         (np.float64, np.float32(1.5)), (np.float32, True)):
+            a = (rng.standard_normal(40) * 10).astype(dtype)
+            for x, want in ((cuda.to_device(a), a), (cuda.to_device(a)[::2], a[::2])):
+                out = pygpu.zeros(x.size, dtype=np.float64)
+                k(x, s, out)
+                calls.append(out.copy_to_host())
+                np.testing.assert_allclose(calls[-1], want.astype(np.float64) * s,
+                                           rtol=1e-6)
+    with pytest.raises(TypeError):
+        k(cuda.to_device(np.zeros(4)), [1], pygpu.zeros(4))
+
+
 def test_kernels_must_be_launched_with_a_configuration():
     with pytest.raises(TypeError, match=r"_scale\[blocks, threads_per_block\]"):
         _scale(np.zeros(3), 1.0, np.zeros(3))
