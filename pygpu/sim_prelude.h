@@ -1259,7 +1259,8 @@ shared_parts(shared_part *parts)
     parts[0] = {check::arena, check::arena_used};
     parts[1] = {check::arena_shadow, check::arena_used * sizeof(check::shadow)};
     parts[2] = {dynamic_shared, launch_shared_bytes + check::RED};
-    parts[3] = {check::dynamic_shadow, (launch_shared_bytes + 1) * sizeof(check::shadow)};
+    parts[3] = {check::dynamic_shadow,
+                (launch_shared_bytes + 1) * sizeof(check::shadow)};
     const int n = 4;
 #else
     parts[0] = {__start_pg_sim_shared,

@@ -745,11 +745,10 @@ Launch_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf,
         if (PyTuple_GET_SIZE(kwnames) != 1 || !f->kind->cooperative ||
             PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0),
                                              "cooperative") != 0) {
-            return PyErr_Format(PyExc_TypeError,
-                                "%s takes positional arguments only%s%s%s", f->name,
-                                f->kind->cooperative ? " (and cooperative=True)" : "",
-                                f->usage != NULL ? ": " : "",
-                                f->usage != NULL ? f->usage : "");
+            return PyErr_Format(
+                PyExc_TypeError, "%s takes positional arguments only%s%s%s", f->name,
+                f->kind->cooperative ? " (and cooperative=True)" : "",
+                f->usage != NULL ? ": " : "", f->usage != NULL ? f->usage : "");
         }
         if ((yes = PyObject_IsTrue(args[nargs])) < 0) {
             return NULL;

@@ -763,18 +763,19 @@ check_cooperative(pg_state *st, pg_function *f, const pg_launch_config *cfg, int
         return -1;
     }
     if (blocks > most) {
-        PyErr_Format(PyExc_ValueError,
-                     "cooperative launch of kernel %s: the grid has %llu blocks (%u x %u "
-                     "x %u) but at most %llu blocks of %u threads%s can be resident at "
-                     "once on device %d (%s: the occupancy's blocks per "
-                     "multiprocessor x its %d multiprocessors); a cooperative launch "
-                     "needs every block resident (CUDA fails it with "
-                     "cudaErrorCooperativeLaunchTooLarge): launch at most %llu blocks, "
-                     "each looping over more of the work",
-                     f->cname, blocks, cfg->grid.x, cfg->grid.y, cfg->grid.z, most,
-                     cfg->block.x * cfg->block.y * cfg->block.z,
-                     cfg->shared_bytes ? " and their shared memory" : "", device,
-                     p->name, p->multiprocessor_count, most);
+        PyErr_Format(
+            PyExc_ValueError,
+            "cooperative launch of kernel %s: the grid has %llu blocks (%u x %u "
+            "x %u) but at most %llu blocks of %u threads%s can be resident at "
+            "once on device %d (%s: the occupancy's blocks per "
+            "multiprocessor x its %d multiprocessors); a cooperative launch "
+            "needs every block resident (CUDA fails it with "
+            "cudaErrorCooperativeLaunchTooLarge): launch at most %llu blocks, "
+            "each looping over more of the work",
+            f->cname, blocks, cfg->grid.x, cfg->grid.y, cfg->grid.z, most,
+            cfg->block.x * cfg->block.y * cfg->block.z,
+            cfg->shared_bytes ? " and their shared memory" : "", device, p->name,
+            p->multiprocessor_count, most);
         return -1;
     }
     return 0;

@@ -463,8 +463,8 @@ cuda_cooperative_max_blocks(void *function, pg_dim3 block, unsigned int shared_b
     int per_sm = 0, sms = 0;
     pg_err err;
     *blocks = 0;
-    if (fn == NULL &&
-        (fn = (cu_occupancy_t)driver_fn(pg_call_names.cooperative_max_blocks)) == NULL) {
+    if (fn == NULL && (fn = (cu_occupancy_t)driver_fn(
+                           pg_call_names.cooperative_max_blocks)) == NULL) {
         return PG_ERR_NOT_SUPPORTED;
     }
     if ((err = (pg_err)fn(&per_sm, function, (int)(block.x * block.y * block.z),

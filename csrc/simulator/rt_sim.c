@@ -1315,7 +1315,8 @@ launch_or_record(void *function, pg_dim3 grid, pg_dim3 block, unsigned int share
     if (g != NULL) { /* its pointers are checked when it runs, as always */
         return record_launch(g, k, grid, block, shared_bytes, params, flags);
     }
-    return launch_user_kernel(k, grid, block, shared_bytes, params, flags); /* to its end */
+    return launch_user_kernel(k, grid, block, shared_bytes, params,
+                              flags); /* to its end */
 }
 
 static pg_err

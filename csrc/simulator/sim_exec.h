@@ -159,8 +159,8 @@ inline pthread_mutex_t launch_lock = PTHREAD_MUTEX_INITIALIZER;
 inline pg_sim_index *index_vars = &idx;
 inline const char *kernel_name = nullptr;
 extern "C" int pg_sim_written(const void *ptr); /* rt_sim.c */
-inline pg_sim_live live = {0, 0,          nullptr, nullptr,       nullptr,
-                           0, PG_SUCCESS, {},      pg_sim_written, 0, 0};
+inline pg_sim_live live = {0,          0,  nullptr,        nullptr, nullptr, 0,
+                           PG_SUCCESS, {}, pg_sim_written, 0,       0};
 
 /* ---- the schedule ------------------------------------------------------- */
 
@@ -278,13 +278,14 @@ barrier(int op, int predicate)
     if (op == PG_BARRIER_GRID) {
         if (!live.cooperative) {
             char head[192], name[64], message[768];
-            snprintf(message, sizeof(message),
-                     "%s, %s: grid_group::sync() (grid-wide sync) needs a cooperative "
-                     "launch, in which every block of the grid is resident at once: "
-                     "launch the kernel with kernel[grid, block](..., cooperative=True) "
-                     "(cudaLaunchCooperativeKernel); on a GPU a plain launch gives "
-                     "undefined results or hangs",
-                     where(head, sizeof(head)), thread_name(name, sizeof(name), b->current));
+            snprintf(
+                message, sizeof(message),
+                "%s, %s: grid_group::sync() (grid-wide sync) needs a cooperative "
+                "launch, in which every block of the grid is resident at once: "
+                "launch the kernel with kernel[grid, block](..., cooperative=True) "
+                "(cudaLaunchCooperativeKernel); on a GPU a plain launch gives "
+                "undefined results or hangs",
+                where(head, sizeof(head)), thread_name(name, sizeof(name), b->current));
             fail(PG_ERR_LAUNCH_FAILURE, message);
             return 0;
         }
@@ -1072,7 +1073,8 @@ resume_block_fibers(block_state *b)
                 at_grid, b->nthreads, thread_name(name, sizeof(name), first_grid),
                 waiting > 0 ? waiting : done,
                 waiting > 0 ? "wait at __syncthreads()" : "have exited",
-                thread_name(other, sizeof(other), waiting > 0 ? first_waiting : first_done));
+                thread_name(other, sizeof(other),
+                            waiting > 0 ? first_waiting : first_done));
         }
         if (at_grid > 0) {
             b->at_grid = at_grid;
@@ -1537,14 +1539,15 @@ run_grid_locked(dim3 grid, dim3 block, void (*body)(void *), void *arg,
                 set_block_index(a_done, grid);
                 pg_dim3 d = index_vars->block;
                 char message[1024];
-                snprintf(message, sizeof(message),
-                         "%s: divergent grid sync: the threads of %llu of the grid's %llu "
-                         "blocks wait at grid_group::sync() (the first, block (%u, %u, "
-                         "%u)) while those of %llu have exited (block (%u, %u, %u), "
-                         "one of them). Every thread of the grid must reach "
-                         "grid_group::sync(): on a GPU this hangs",
-                         head, (unsigned long long)waiting, (unsigned long long)nblocks,
-                         w.x, w.y, w.z, (unsigned long long)done, d.x, d.y, d.z);
+                snprintf(
+                    message, sizeof(message),
+                    "%s: divergent grid sync: the threads of %llu of the grid's %llu "
+                    "blocks wait at grid_group::sync() (the first, block (%u, %u, "
+                    "%u)) while those of %llu have exited (block (%u, %u, %u), "
+                    "one of them). Every thread of the grid must reach "
+                    "grid_group::sync(): on a GPU this hangs",
+                    head, (unsigned long long)waiting, (unsigned long long)nblocks, w.x,
+                    w.y, w.z, (unsigned long long)done, d.x, d.y, d.z);
                 pg_sim_set_fault(message);
                 err = PG_ERR_LAUNCH_FAILURE;
                 break;

@@ -146,7 +146,13 @@ enum {
 };
 /* __syncthreads() and its _count, _and, _or forms; the grid's barrier
  * (grid_group::sync(), cooperative launches only) */
-enum { PG_BARRIER_PLAIN, PG_BARRIER_COUNT, PG_BARRIER_AND, PG_BARRIER_OR, PG_BARRIER_GRID };
+enum {
+    PG_BARRIER_PLAIN,
+    PG_BARRIER_COUNT,
+    PG_BARRIER_AND,
+    PG_BARRIER_OR,
+    PG_BARRIER_GRID
+};
 
 /* pg_sim_kernel.launch's flags */
 enum { PG_SIM_COOPERATIVE = 1 };
