@@ -383,7 +383,8 @@ _ALIGN = re.compile(r"\b(?:__align__|alignas)\s*\((?:[^()]|\([^()]*\))*\)")
 # into the prelude's arena of static shared memory (one declarator, no
 # attributes; others stay plain statics, unchecked)
 _STATIC_SHARED = re.compile(
-    r"(?:\bstatic\s+)?\b__shared__\s+([^;{}()\[\],=]+?)\s+(\w+)\s*((?:\[[^\];]*\]\s*)*);")
+    r"(?:\bstatic\s+)?(?P<before>(?:\b(?:volatile|const)\s+)*)\b__shared__\s+"
+    r"(?P<kind>[^;{}()\[\],=]+?)\s+(?P<name>\w+)\s*(?P<dims>(?:\[[^\];]*\]\s*)*);")
 # `__global__ [__launch_bounds__(...)] [qualifiers] void name(`
 _KERNEL = re.compile(
     r"\b__global__\s+(?:__launch_bounds__\s*\([^()]*\)\s*)?(?:\w+\s+)*?void\s+"
@@ -658,11 +659,34 @@ def _dynamic_shared(m):
     return f"PG_SIM_DYNAMIC_SHARED({kind}, {m.group(3)});"
 
 
+def _shared_parts(m):
+    """A static __shared__ declaration's type (with the qualifiers written
+    before __shared__: `volatile __shared__ float s[64]`), name and dimensions."""
+    kind = " ".join((m.group("before") + " " + m.group("kind")).split())
+    return kind, m.group("name"), m.group("dims").strip()
+
+
 def _static_shared(m):
-    kind, name, dims = m.group(1).strip(), m.group(2), m.group(3).strip()
+    """The checking mode's static __shared__ variable: a reference into its
+    arena, with a red zone after it."""
+    kind, name, dims = _shared_parts(m)
     t = f"__pg_shared_t_{name}"
     return (f"using {t} = {kind} {dims}; static {t} &{name} = *({t} *)pg_sim::check::"
             f'static_shared(sizeof({t}), alignof({t}), "{name}");')
+
+
+def _guarded_shared(m):
+    """Without checking, a static __shared__ variable is a reference into one
+    mapping whose end is a page that is not there (the first declared at the
+    end), so that a write past it faults as an illegal address instead of
+    overwriting the module's other memory; a block of its size stays in the
+    pg_sim_shared section, by which the module's static shared memory is
+    counted (and more than 48 KiB refused) when it loads. One line."""
+    kind, name, dims = _shared_parts(m)
+    t = f"__pg_shared_t_{name}"
+    return (f"using {t} = {kind} {dims}; __attribute__((section(\"pg_sim_shared\"), used)) "
+            f"static char __pg_shared_size_{name}[sizeof({t})]; static {t} &{name} = "
+            f"*({t} *)pg_sim::guarded_shared(sizeof({t}), alignof({t}));")
 
 
 def _host_source(source, check=False, name_expressions=()):
@@ -680,8 +704,7 @@ def _host_source(source, check=False, name_expressions=()):
     # __shared__ and __constant__ are `static` here: a `static` of the same
     # declaration goes (`static __shared__ T s[..]`, `__constant__ static ...`)
     body = _rewrite(body, _STATIC_WITH, lambda m: m.group(0).replace("static", "      "))
-    if check:
-        body = _STATIC_SHARED.sub(_static_shared, body)
+    body = _STATIC_SHARED.sub(_static_shared if check else _guarded_shared, body)
     exports = [(n, n, p) for n, (p, template) in kernels.items() if not template]
     for expr in name_expressions:
         base = expr.split("<")[0].strip()

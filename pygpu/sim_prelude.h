@@ -1237,6 +1237,36 @@ shared_memory(size_t bytes)
     memset(end - used, 0, used);
     return end - used;
 }
+
+/* Static __shared__ variables (rawkernel.py's _guarded_shared), placed from
+ * the end of one mapping down, its end at a guard page: an access past the
+ * first declared faults (an illegal address); past another, it lands in the
+ * one declared before it, as in a GPU's block of shared memory. Zeroed; one
+ * copy, reused block after block. The module's load refuses more than 48 KiB
+ * (the pg_sim_shared section), so STATIC_SHARED_MAX bytes always fit. */
+inline char *guarded_base, *guarded_low, *guarded_end;
+
+inline void *
+guarded_shared(size_t size, size_t align)
+{
+    const size_t page = 4096, bytes = (STATIC_SHARED_MAX + 2 * page - 1) / page * page;
+    if (guarded_base == nullptr) {
+        void *p = mmap(nullptr, bytes + page, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (p == MAP_FAILED || mprotect((char *)p + bytes, page, PROT_NONE) != 0) {
+            stop(PG_ERR_MEMORY_ALLOCATION, "no memory for the static __shared__ variables");
+        }
+        guarded_base = (char *)p;
+        guarded_low = guarded_end = guarded_base + bytes;
+    }
+    uintptr_t at = ((uintptr_t)guarded_low - size) & ~(uintptr_t)(align - 1);
+    if (size > (size_t)(guarded_low - guarded_base) || at < (uintptr_t)guarded_base) {
+        stop(PG_ERR_LAUNCH_FAILURE, "the static __shared__ variables, aligned, take more "
+                                    "than 52 KiB");
+    }
+    guarded_low = (char *)at;
+    return guarded_low;
+}
 #endif
 
 /* A cooperative launch's blocks are resident together, but __shared__ is
@@ -1266,7 +1296,8 @@ shared_parts(shared_part *parts)
     parts[0] = {__start_pg_sim_shared,
                 (size_t)(__stop_pg_sim_shared - __start_pg_sim_shared)};
     parts[1] = {dynamic_shared, launch_shared_bytes};
-    const int n = 2;
+    parts[2] = {guarded_low, (size_t)(guarded_end - guarded_low)};
+    const int n = 3;
 #endif
     for (int i = 0; i < n; i++) {
         parts[i].bytes = parts[i].at != nullptr ? parts[i].bytes : 0;

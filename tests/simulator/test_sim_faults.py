@@ -68,6 +68,16 @@ extern "C" __global__ void no_dynamic_shared(int *x)
     x[threadIdx.x] = s[0];
 }
 
+extern "C" __global__ void static_shared_overrun(int *x)
+{
+    __shared__ int tile[32];
+    __shared__ float other[4];
+    tile[threadIdx.x] = (int)threadIdx.x; /* 64 threads: half of them past the end */
+    if (threadIdx.x < 4) other[threadIdx.x] = 1.0f;
+    __syncthreads();
+    x[threadIdx.x] = tile[threadIdx.x & 31] + (int)other[0];
+}
+
 extern "C" __global__ void add_one(int *x)
 {
     x[threadIdx.x] += 1;
@@ -127,6 +137,22 @@ def test_extern_shared_without_dynamic_shared_memory_fails(check):
     m.get_function("no_dynamic_shared")[1, 1024, 0, 4096](x)  # given: it runs
     assert x.copy_to_host().tolist() == [1] * 1024
     still_works(m)
+
+
+@pytest.mark.parametrize("check", MODES)
+def test_static_shared_memory_overrun_fails_the_launch_not_the_process(check):
+    """Without checking too: the static __shared__ variables end at a page that
+    is not there, so a write past them is an illegal address, not a write over
+    the module's other memory (which crashed the process later)."""
+    m = pygpu.RawModule(FAULTS, check=check)
+    x = pygpu.zeros(64, np.int32)
+    for _ in range(2):
+        with pytest.raises(pygpu.KernelError, match="cudaErrorIllegalAddress") as info:
+            m.get_function("static_shared_overrun")[1, 64](x)
+        assert "kernel 'static_shared_overrun', block (0, 0, 0), thread (" in str(info.value)
+        still_works(m)
+    m.get_function("static_shared_overrun")[1, 32](x)  # in bounds: it runs
+    np.testing.assert_array_equal(x.copy_to_host()[:32], np.arange(32) + 1)
 
 
 @pytest.mark.parametrize("check", MODES)
