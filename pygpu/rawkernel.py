@@ -51,12 +51,12 @@ import glob
 import hashlib
 import os
 import re
-import time
 import shlex
 import shutil
 import struct
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np

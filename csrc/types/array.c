@@ -375,9 +375,8 @@ py_method(PyObject *self, const char *name, PyObject *const *args, Py_ssize_t na
         PyObject *axis = Py_None;
         if (nargs + nkw == 1) {
             axis = PyLong_CheckExact(args[0]) &&
-                           (nkw == 0 ||
-                            PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0),
-                                                             "axis") == 0)
+                           (nkw == 0 || PyUnicode_CompareWithASCIIString(
+                                            PyTuple_GET_ITEM(kwnames, 0), "axis") == 0)
                        ? args[0]
                        : NULL;
         }

@@ -239,9 +239,9 @@ mod_jit_args(PyObject *m, PyObject *args)
             pg_array *arr = (pg_array *)a;
             int d;
             /* (dtype, ndim * 4 + 2 * C-contiguous + F-contiguous): a small int */
-            PyObject *code = PyLong_FromLong(arr->nd * 4 +
-                                             ((arr->flags & NPY_ARRAY_C_CONTIGUOUS) ? 2 : 0) +
-                                             ((arr->flags & NPY_ARRAY_F_CONTIGUOUS) ? 1 : 0));
+            PyObject *code = PyLong_FromLong(
+                arr->nd * 4 + ((arr->flags & NPY_ARRAY_C_CONTIGUOUS) ? 2 : 0) +
+                ((arr->flags & NPY_ARRAY_F_CONTIGUOUS) ? 1 : 0));
             item = code == NULL ? NULL : PyTuple_Pack(2, (PyObject *)arr->descr, code);
             Py_XDECREF(code);
             if (item == NULL || PyList_Append(flat, a) < 0) {
@@ -266,8 +266,9 @@ mod_jit_args(PyObject *m, PyObject *args)
             if (overflow) {
                 goto fallback;
             }
-        } else if (!(tp == &PyFloat_Type || tp == &PyBool_Type || tp == &PyComplex_Type ||
-                     PyArray_IsScalar(a, Generic))) {
+        }
+        else if (!(tp == &PyFloat_Type || tp == &PyBool_Type || tp == &PyComplex_Type ||
+                   PyArray_IsScalar(a, Generic))) {
             goto fallback;
         }
         PyTuple_SET_ITEM(key, i + 1, Py_NewRef((PyObject *)tp));

@@ -459,9 +459,9 @@ def _reduce(family, spec, x, axes, loop, outc, result, *, ordered=False, aux=Non
         # short rows back to back: 16 bytes hold v // R whole rows
         packs = n_out * R // v
         f = _function(family, call, ("reduce_rows", *call[1:]))
-        _go(trace, f[(_b.min(-(-packs // (_THREADS * _ROWS_UNROLL)), _MAX_GRID_X), 1),
-                     (_THREADS, 1)], x, result, aux if aux is not None else x, n_out, nb, R, sa, sb, sr,
-            oa, ob, xa, xb, np.float64(k))
+        grid = (_b.min(-(-packs // (_THREADS * _ROWS_UNROLL)), _MAX_GRID_X), 1)
+        _go(trace, f[grid, (_THREADS, 1)], x, result, aux if aux is not None else x, n_out, nb,
+            R, sa, sb, sr, oa, ob, xa, xb, np.float64(k))
         return result
     if (R > _SMALL_R and nb > 1 and sb == size and abs(sb) < abs(sr) and nb % v == 0 and
             x.ptr % 16 == 0 and sr % 16 == 0 and (na == 1 or sa % 16 == 0) and
