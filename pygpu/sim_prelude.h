@@ -1239,9 +1239,10 @@ shared_memory(size_t bytes)
 }
 
 /* Static __shared__ variables (rawkernel.py's _guarded_shared), placed from
- * the end of one mapping down, its end at a guard page: an access past the
- * first declared faults (an illegal address); past another, it lands in the
- * one declared before it, as in a GPU's block of shared memory. Zeroed; one
+ * the end of one mapping down, with 1 MiB not mapped above and below it: an
+ * access past the first declared faults (an illegal address); past another,
+ * it lands in the one declared before it, as in a GPU's block of shared
+ * memory; far below them, it faults too. Zeroed; one
  * copy, reused block after block. The module's load refuses more than 48 KiB
  * (the pg_sim_shared section), so STATIC_SHARED_MAX bytes always fit. */
 inline char *guarded_base, *guarded_low, *guarded_end;
@@ -1251,12 +1252,17 @@ guarded_shared(size_t size, size_t align)
 {
     const size_t page = 4096, bytes = (STATIC_SHARED_MAX + 2 * page - 1) / page * page;
     if (guarded_base == nullptr) {
-        void *p = mmap(nullptr, bytes + page, PROT_READ | PROT_WRITE,
+        /* 1 MiB of address space that is not there on either side (it costs
+         * no memory): an index up to 1 MiB past the variables, or below
+         * them, faults */
+        const size_t guard = (size_t)1 << 20;
+        void *p = mmap(nullptr, bytes + 2 * guard, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (p == MAP_FAILED || mprotect((char *)p + bytes, page, PROT_NONE) != 0) {
+        if (p == MAP_FAILED || mprotect(p, guard, PROT_NONE) != 0 ||
+            mprotect((char *)p + guard + bytes, guard, PROT_NONE) != 0) {
             stop(PG_ERR_MEMORY_ALLOCATION, "no memory for the static __shared__ variables");
         }
-        guarded_base = (char *)p;
+        guarded_base = (char *)p + guard;
         guarded_low = guarded_end = guarded_base + bytes;
     }
     uintptr_t at = ((uintptr_t)guarded_low - size) & ~(uintptr_t)(align - 1);

@@ -78,6 +78,14 @@ extern "C" __global__ void static_shared_overrun(int *x)
     x[threadIdx.x] = tile[threadIdx.x & 31] + (int)other[0];
 }
 
+extern "C" __global__ void static_shared_underrun(int *x)
+{
+    __shared__ int tile[32];
+    tile[threadIdx.x] = 1;
+    __syncthreads();
+    x[threadIdx.x] = tile[(int)threadIdx.x - 65536]; /* 256 KiB below it */
+}
+
 extern "C" __global__ void add_one(int *x)
 {
     x[threadIdx.x] += 1;
@@ -150,6 +158,10 @@ def test_static_shared_memory_overrun_fails_the_launch_not_the_process(check):
         with pytest.raises(pygpu.KernelError, match="cudaErrorIllegalAddress") as info:
             m.get_function("static_shared_overrun")[1, 64](x)
         assert "kernel 'static_shared_overrun', block (0, 0, 0), thread (" in str(info.value)
+        still_works(m)
+    if not check:  # the checking mode names it as a shared-memory access out of bounds
+        with pytest.raises(pygpu.KernelError, match="cudaErrorIllegalAddress"):
+            m.get_function("static_shared_underrun")[1, 32](x)
         still_works(m)
     m.get_function("static_shared_overrun")[1, 32](x)  # in bounds: it runs
     np.testing.assert_array_equal(x.copy_to_host()[:32], np.arange(32) + 1)
