@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from . import method
+from .table import STANDARD
 
 API_VERSION = "2024.12"
 # the versions whose namespace pygpu is: each later one only adds to the earlier ones
@@ -550,7 +551,7 @@ def reshape(x, /, shape, *, copy=None):
 
 # the ufuncs whose special values the standard and NumPy differ on: pygpu.f is
 # the standard's (table.STANDARD), np.f(d) NumPy's
-_STANDARD_UFUNCS = ("floor_divide", "expm1")
+_STANDARD_UFUNCS = tuple(STANDARD)
 
 
 def __getattr__(name):

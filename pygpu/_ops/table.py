@@ -235,6 +235,10 @@ STANDARD = {op.like: op for op in (
     # (NumPy: its formula, inf + NaN i for expm1(inf + 0i))
     Op("expm1_standard", {"f": "out0 = pg::expm1(in0);", "c": "out0 = pg::expm1_standard(in0);"},
        exact=False, domain=_DOMAINS["expm1"], like="expm1"),
+    # tanh(+-inf + yi) for finite y is +-1 + 0i with the sign of y (NumPy, as
+    # C99: the sign of sin(2y))
+    Op("tanh_standard", {"f": "out0 = pg::tanh(in0);", "c": "out0 = pg::tanh_standard(in0);"},
+       exact=False, like="tanh"),
 )}
 
 # NumPy's other names for the same ufuncs (np.abs is np.absolute, ...)

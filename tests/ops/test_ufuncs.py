@@ -327,3 +327,20 @@ def test_floor_divide_of_integers_and_expm1_in_the_namespace():
     standard = np.array([complex(np.inf, 0), 0j, complex(-1, 0), np.expm1(1 + 2j)])
     assert_same_values(pygpu.expm1(dz).copy_to_host(), standard, 1e-12, "pygpu.expm1")
     assert pygpu.expm1.__name__ == "expm1" and pygpu.floor_divide.__name__ == "floor_divide"
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_tanh_in_the_namespace_is_the_standards_at_infinite_real_parts(dtype):
+    # tanh(+-inf + yi), y finite: the standard's +-1 + 0i with the sign of y;
+    # NumPy's (C99's) zero has the sign of sin(2y)
+    z = np.array([complex(np.inf, 3), complex(-np.inf, 3), complex(np.inf, -3),
+                  complex(np.inf, 0.5), complex(np.inf, np.nan), 1 + 2j], dtype)
+    dz = pygpu.asarray(z)
+    with np.errstate(all="ignore"):
+        assert_same_values(np.tanh(dz).copy_to_host(), np.tanh(z), 1e-6, "np.tanh")
+        standard = np.tanh(z)
+    standard[:4] = [complex(1, 0), complex(-1, 0), complex(1, -0.0), complex(1, 0)]
+    got = pygpu.tanh(dz).copy_to_host()
+    assert_same_values(got, standard, 1e-6, "pygpu.tanh")
+    np.testing.assert_array_equal(np.signbit(got.imag[:4]), [False, False, True, False])
+    assert pygpu.tanh.__name__ == "tanh"

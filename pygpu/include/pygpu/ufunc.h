@@ -917,6 +917,15 @@ template <class T> PG_FN complex<T> expm1_standard(complex<T> a)
     }
     return expm1(a);
 }
+/* the array API standard's: tanh(+-inf + yi) for finite y is +-1 + 0i with the
+ * sign of y (C99 and NumPy give the zero the sign of sin(2y)) */
+template <class T> PG_FN complex<T> tanh_standard(complex<T> a)
+{
+    if (is_inf(a.re) && is_finite(a.im)) {
+        return mk(copysign((T)1, a.re), copysign((T)0, a.im));
+    }
+    return tanh(a);
+}
 template <class T> PG_FN complex<T> log1p(complex<T> a)
 {
     return log(mk((T)1 + a.re, a.im));
