@@ -231,6 +231,10 @@ def _length(start, stop, step):
         if math.isinf(p):
             raise ValueError("Maximum allowed size exceeded")
         m = math.ceil(p)
+        if p == 0 and len(parts) == 1 and stop - start != 0:
+            # NumPy's check for underflow and a step of +-inf: one value when
+            # the quotient is +0 (arange(0, 5, inf) is [0.]), none when -0
+            m = 0 if math.copysign(1.0, p) < 0 else 1
         n = m if n is None else min(n, m)
     return max(n, 0)
 
@@ -399,6 +403,9 @@ def eye(N, M=None, k=0, dtype=None, order="C", *, device=None, like=None):
     """numpy.eye (the array API's eye(n_rows, n_cols=None, /, *, k=0,
     dtype=None, device=None)): ones on diagonal k, zeros elsewhere; float64
     unless dtype says otherwise."""
+    for v, what in ((N, "N"), (M, "M")):
+        if isinstance(v, (bool, np.bool_)):  # NumPy refuses a bool here, as a shape
+            raise TypeError(f"eye's {what} must be an integer, not bool {v!r}")
     N = _int(N, "eye's N")
     M = N if M is None else _int(M, "eye's M")
     k = _int(k, "eye's k")

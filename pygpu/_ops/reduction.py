@@ -611,12 +611,20 @@ _answers = {}  # what _ask_numpy was asked -> NumPy's dtype
 _MAX_ANSWERS = 4096
 
 
+def _typed(v):
+    if type(v) in (tuple, list):
+        return type(v), tuple(_typed(i) for i in v)
+    return type(v), v
+
+
 def _ask_numpy(np_func, x, out, **kwargs):
     """NumPy's answer on x's stand-in: its dtype (and its errors), kept for
     the next call that asks the same."""
     standin = _standin(x)
+    # each argument with its type: True == 1 == 1.0, and axis=True, axis=1.0
+    # are errors where axis=1 is not
     key = (np_func, standin.dtype, standin.shape, out.dtype if out is not None else None,
-           tuple(sorted(kwargs.items())))
+           tuple(sorted((k, _typed(v)) for k, v in kwargs.items())))
     try:
         return _answers[key]
     except TypeError:  # an argument that is not hashable: ask every time
@@ -772,10 +780,22 @@ _core._set_reduction_plans(_plans)  # d.sum(), d.max(), ... replay them in C
 _MAX_PLANS = 4096
 
 
+def _plain_args(axis, *args):
+    """Whether a call's arguments are of the types that key a plan: a key
+    compares them with ==, and True == 1 == 1.0 == numpy.True_, so that
+    sum(dtype=True) would find sum(dtype=numpy.True_)'s plan and answer where
+    NumPy raises (axis=0.0, axis=True likewise)."""
+    if not (axis is None or type(axis) is int or
+            type(axis) in (tuple, list) and _b.all(type(i) is int for i in axis)):
+        return False
+    return _b.all(v is None or type(v) in (bool, str, np.dtype) or isinstance(v, type)
+                  for v in args)
+
+
 def _plan_for(family, a, axis, *args):
     """(the key of this kind of call, its plan or None); (None, None) where
     the call has no key (a is not a DeviceArray, an argument is unhashable)."""
-    if type(a) is not DeviceArray:
+    if type(a) is not DeviceArray or not _plain_args(axis, *args):
         return None, None
     # the address's place in 16 bytes: kernels that load 16 bytes at once
     # (reduce_vec, reduce_cols, reduce_rows) are chosen by it
