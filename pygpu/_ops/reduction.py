@@ -784,9 +784,10 @@ def _plain_args(axis, *args):
     """Whether a call's arguments are of the types that key a plan: a key
     compares them with ==, and True == 1 == 1.0 == numpy.True_, so that
     sum(dtype=True) would find sum(dtype=numpy.True_)'s plan and answer where
-    NumPy raises (axis=0.0, axis=True likewise)."""
+    NumPy raises (axis=0.0, axis=True likewise; axis=[0], which NumPy
+    refuses, would find axis=(0,)'s)."""
     if not (axis is None or type(axis) is int or
-            type(axis) in (tuple, list) and _b.all(type(i) is int for i in axis)):
+            type(axis) is tuple and _b.all(type(i) is int for i in axis)):
         return False
     return _b.all(v is None or type(v) in (bool, str, np.dtype) or isinstance(v, type)
                   for v in args)
@@ -800,7 +801,7 @@ def _plan_for(family, a, axis, *args):
     # the address's place in 16 bytes: kernels that load 16 bytes at once
     # (reduce_vec, reduce_cols, reduce_rows) are chosen by it
     key = (family, a.dtype, a.shape, a.strides, a.device.id, a.ptr % 16,
-           axis if not isinstance(axis, list) else tuple(axis), *args)
+           axis, *args)
     try:
         plan = _plans.get(key)
     except TypeError:

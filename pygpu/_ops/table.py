@@ -328,7 +328,11 @@ REDUCTIONS = {r.name: r for r in [
     Reduction("mean", op="add", post="a / pg::cast<A>(k)"),
     Reduction("var", op="add", acc="real", post="a / pg::cast<A>(k)",
               map="pg::abs2(pg::cast<T>(x) - m)"),
-    Reduction("std", op="add", acc="real", post="pg::sqrt(a / pg::cast<A>(k))",
+    # the square root in double, then A (an integer type with dtype=int8, ...:
+    # NumPy's int8(sqrt(var)); sqrt(int) is ambiguous in C++; correctly rounded
+    # for float and half, as a square root rounded twice from double is)
+    Reduction("std", op="add", acc="real",
+              post="pg::cast<A>(pg::sqrt(pg::cast<double>(a / pg::cast<A>(k))))",
               map="pg::abs2(pg::cast<T>(x) - m)"),
     Reduction("nanmean", combine="out0 = pg::counted_add(in0, in1);", acc=_COUNTED,
               identity="pg::no_count<T>()", map="pg::count_number<T>(x)",

@@ -636,3 +636,38 @@ def test_a_reduction_does_not_reuse_an_earlier_calls_answer_for_an_equal_argumen
                 assert "iterable" not in str(e), e
                 continue
             raise AssertionError(f"no TypeError from {type(a).__name__}")
+
+
+def test_a_list_axis_does_not_find_the_tuples_plan():
+    # d.sum(axis=[0]) after d.sum(axis=(0,)) answered (the plan's key made
+    # the list a tuple); NumPy refuses a list, and pygpu did on a first call
+    h = np.arange(6.0).reshape(2, 3)
+    d = pygpu.asarray(h)
+    assert np.array_equal(d.sum(axis=(0,)).copy_to_host(), h.sum(axis=(0,)))
+    for call in [lambda a: a.sum(axis=[0]), lambda a: a.max(axis=[0])]:
+        for a in (h, d):
+            try:
+                call(a)
+            except TypeError:
+                continue
+            raise AssertionError(f"no TypeError from {type(a).__name__}")
+
+
+def test_std_with_an_integer_dtype_gives_numpys_answer():
+    # d.std(dtype=numpy.int8) raised CompileError (sqrt(int) is ambiguous in
+    # the generated kernel); NumPy answers int8(sqrt(var)), and raises where
+    # the answer is an array (its sqrt cannot write floats into int16)
+    for dt in [np.float64, np.int8, np.uint64, np.bool_, np.float16, np.complex64]:
+        h = np.arange(6).reshape(2, 3).astype(dt)
+        d = pygpu.asarray(h)
+        for kw in [{"dtype": np.int8}, {"dtype": np.uint8, "ddof": 1}, {"dtype": np.int64},
+                   {"dtype": bool}, {"dtype": np.int16, "axis": 1}]:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                want = run(lambda h=h, kw=kw: h.std(**kw))
+                got = run(lambda d=d, kw=kw: d.std(**kw))
+            if want[0] == "raised":
+                assert got[0] == "raised" and type(got[1]) is type(want[1]), (dt, kw, got)
+            else:
+                assert got[0] == "ok", (dt, kw, got[1])
+                assert _same(host(got[1]), want[1]) is None, (dt, kw, got[1], want[1])
