@@ -248,10 +248,14 @@ promote(pg_state *st, int op, PyObject *a, pg_array *A, PyObject *b, pg_array *B
         Py_INCREF(out->descr);
         o = PyArray_Empty(1, &zero, out->descr, 0);
         res = o == NULL ? NULL : PyObject_CallFunctionObjArgs(ufunc, sa, sb, o, NULL);
+        if (res == NULL) {
+            goto done;
+        }
+        Py_CLEAR(res);
     }
-    else {
-        res = PyObject_CallFunctionObjArgs(ufunc, sa, sb, NULL);
-    }
+    /* the loop's type, out= or not: float16 *= float32(1e30) computes in
+     * float32 and casts the result (0 * 1e30 is 0, not 0 * inf) */
+    res = PyObject_CallFunctionObjArgs(ufunc, sa, sb, NULL);
     if (res == NULL) {
         goto done;
     }
