@@ -1259,6 +1259,8 @@ def _accumulate(family, np_func, a, axis, dtype, out, flat):
     if flat and axis is None:
         x = (a if a.flags["C_CONTIGUOUS"] else a.copy()).reshape(-1)
         axis = 0
+    elif axis is None:  # ufunc.accumulate(a, axis=None): NumPy's axis 0 of a 1-d a
+        axis = 0
     axis = normalize_axis_index(axis, x.ndim)
     if out is not None:
         _check_out_shape(fname, out, x.shape)

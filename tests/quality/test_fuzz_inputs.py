@@ -691,3 +691,18 @@ def test_in_place_and_out_compute_in_the_loops_type_then_cast():
                     pygpu.multiply(out, x, out=out)
                     assert _same(out.copy_to_host(), np.multiply(h, x, out=h.copy())) is None
                 assert _same(got, want) is None, (name, dt, x, got, want)
+
+
+def test_ufunc_accumulate_with_axis_none():
+    # np.add.accumulate(d, axis=None) raised "'NoneType' object cannot be
+    # interpreted as an integer"; NumPy scans a 1-d array, and raises
+    # ValueError for more axes
+    h = np.arange(6.0)
+    got = np.add.accumulate(pygpu.asarray(h), axis=None).copy_to_host()
+    assert np.array_equal(got, np.add.accumulate(h, axis=None))
+    for a in (h.reshape(2, 3), pygpu.asarray(h.reshape(2, 3))):
+        try:
+            np.add.accumulate(a, axis=None)
+        except ValueError:
+            continue
+        raise AssertionError(f"no ValueError from {type(a).__name__}")
