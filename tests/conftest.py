@@ -6,6 +6,7 @@ before any test touches a device. On the simulator two devices are simulated
 """
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -57,6 +58,16 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip_gpu)
         if not ON_SIMULATOR and "simulator" in item.keywords:
             item.add_marker(skip_sim)
+
+
+@pytest.fixture
+def own_kernel_cache(tmp_path, monkeypatch):
+    """A kernel cache of the test's own (PYGPU_CACHE_DIR), so that each test
+    compiles what it launches; on the simulator, skips where no host C++
+    compiler is there to compile it."""
+    if ON_SIMULATOR and shutil.which("g++") is None and shutil.which("clang++") is None:
+        pytest.skip("the simulator compiles kernels with g++ or clang++; neither is here")
+    monkeypatch.setenv("PYGPU_CACHE_DIR", str(tmp_path))
 
 
 @pytest.fixture

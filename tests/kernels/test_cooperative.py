@@ -20,11 +20,7 @@ from pygpu import cuda
 HAVE_CLANG = shutil.which("clang++") is not None
 
 
-@pytest.fixture(autouse=True)
-def _cache(tmp_path, monkeypatch):
-    if cuda.is_simulator() and shutil.which("g++") is None and shutil.which("clang++") is None:
-        pytest.skip("the simulator compiles kernels with g++ or clang++; neither is here")
-    monkeypatch.setenv("PYGPU_CACHE_DIR", str(tmp_path))
+pytestmark = pytest.mark.usefixtures("own_kernel_cache")
 
 
 # Phase 1: each block sums its stride of x into shared memory and writes its

@@ -13,12 +13,7 @@ from conftest import random_array, run_with_nvrtc
 import pygpu
 from pygpu import cuda
 
-
-@pytest.fixture(autouse=True)
-def _cache(tmp_path, monkeypatch):
-    if cuda.is_simulator() and shutil.which("g++") is None and shutil.which("clang++") is None:
-        pytest.skip("the simulator compiles kernels with g++ or clang++; neither is here")
-    monkeypatch.setenv("PYGPU_CACHE_DIR", str(tmp_path))
+pytestmark = pytest.mark.usefixtures("own_kernel_cache")
 
 
 SOURCE = r'''
