@@ -707,10 +707,24 @@ def _unpack_real_pairs(vr, wi):
     return re + 1j * im
 
 
+_always_complex = []
+
+
+def _eig_always_complex():
+    """Whether the installed NumPy's eig gives complex results for real
+    matrices always (NumPy 2.5, as the array API's 2025.12 eig), rather than
+    real ones where every eigenvalue of the stack is real (NumPy 2.4 and
+    before). pygpu's answer is the installed NumPy's."""
+    if not _always_complex:
+        _always_complex.append(np.linalg.eigvals(np.eye(1)).dtype.kind == "c")
+    return _always_complex[0]
+
+
 def _eig(a, vectors, name):
     """numpy.linalg.eig (vectors) and eigvals: cusolverDnXgeev on each
     matrix's column-major copy; for real matrices its real and imaginary
-    parts, complex results unless every eigenvalue of the stack is real."""
+    parts, complex results unless every eigenvalue of the stack is real and
+    NumPy gives real ones there."""
     a = _array(a, name)
     _stacked_2d(a)
     _stacked_square(a)
@@ -757,7 +771,7 @@ def _eig(a, vectors, name):
     with a.device:
         if real:
             wr, wi = w[..., :n], w[..., n:]
-            if bool(pg.all(wi == 0)):  # NumPy's rule: real results for the whole stack
+            if not _eig_always_complex() and bool(pg.all(wi == 0)):  # the whole stack real
                 values, vecs = wr.copy(), vr
             else:
                 values = wr + 1j * wi
@@ -772,8 +786,9 @@ def _eig(a, vectors, name):
 def eig(a):
     """numpy.linalg.eig: EigResult(eigenvalues, eigenvectors as columns of
     unit norm, largest component real) of each general matrix, in LAPACK's
-    order. Real matrices give real results where every eigenvalue of the
-    stack is real, else complex ones (NumPy's rule)."""
+    order. Real matrices give complex results, or real ones where every
+    eigenvalue of the stack is real and the installed NumPy does so (2.4 and
+    before)."""
     return _eig(a, True, "eig")
 
 

@@ -469,7 +469,10 @@ def test_eig_results_are_real_only_where_the_whole_stack_is_real(path):
     assert w.dtype == v.dtype == np.complex128  # NumPy's: one complex matrix decides
     eig_check(stack, w, v, np.float64)
     w, v = la.eig(d(np.diag([3, 1]).astype(np.int32)))
-    assert w.dtype == v.dtype == np.float64
+    # NumPy 2.5 gives complex results always (as the array API's 2025.12 eig);
+    # 2.4 and before real ones where the whole stack's eigenvalues are real
+    want = np.linalg.eig(np.diag([3, 1]).astype(np.int32))
+    assert w.dtype == v.dtype == want.eigenvalues.dtype == want.eigenvectors.dtype
     close(w, np.linalg.eig(np.diag([3, 1])).eigenvalues)
     close(v, np.linalg.eig(np.diag([3, 1])).eigenvectors)
     w = la.eigvals(d(rot.astype(np.float32)))
@@ -479,6 +482,21 @@ def test_eig_results_are_real_only_where_the_whole_stack_is_real(path):
     want = np.linalg.eig(np.zeros((2, 0, 0), np.float32))
     assert e.eigenvalues.shape == (2, 0) and e.eigenvectors.shape == (2, 0, 0)
     assert e.eigenvalues.dtype == want.eigenvalues.dtype
+
+
+@pytest.mark.parametrize("always", [True, False])
+def test_eig_of_real_eigenvalues_is_complex_or_real_as_each_numpy_version(path, monkeypatch,
+                                                                           always):
+    """NumPy 2.5 (always complex) and 2.4 (real where the whole stack is): the
+    cuSOLVER path follows the installed NumPy, tested here as either."""
+    if path is None:
+        pytest.skip("the host path is NumPy's own")
+    monkeypatch.setattr(la, "_always_complex", [always])
+    t = np.triu(rand((4, 4), np.float64)) + np.diag(np.arange(4.0))
+    w, v = la.eig(d(t))
+    assert w.dtype == v.dtype == (np.complex128 if always else np.float64)
+    assert la.eigvals(d(t)).dtype == w.dtype
+    close(np.sort(w.copy_to_host().real), np.sort(np.linalg.eigvals(t).real), np.float64)
 
 
 @pytest.mark.parametrize("fn", ["eig", "eigvals"])
