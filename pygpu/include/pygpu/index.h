@@ -255,7 +255,7 @@ emit_rows(const Emit &emit, const unsigned int (&ballots)[ROWS], long long base,
  * compiler from moving the second before it: the two may overlap, for all
  * it knows), then writes them */
 #ifndef PG_INDEX_BATCH
-#define PG_INDEX_BATCH 0
+#define PG_INDEX_BATCH 1
 #endif
 template <class T>
 PG_INDEX_FN void

@@ -177,7 +177,7 @@ log_f64(double x)
  * quadrants differ); 1: the same values chosen without branches (a
  * negation is exact either way: the same bits) */
 #ifndef PG_RNG_SELECT
-#define PG_RNG_SELECT 0
+#define PG_RNG_SELECT 1
 #endif
 template <class T>
 PG_FN void

@@ -128,30 +128,30 @@ from_key(U k, int mode)
  * the histogram pass's loads in flight a thread (PG_SORT_HIST_BLOCKS, its
  * blocks an SM, is sorting.py's alone). */
 #ifndef PG_SORT_RANK
-#define PG_SORT_RANK 0
+#define PG_SORT_RANK 1
 #endif
 #ifndef PG_SORT_MATCH
-#define PG_SORT_MATCH 0
+#define PG_SORT_MATCH 1
 #endif
 #ifndef PG_SORT_THREADS
-#define PG_SORT_THREADS 256 /* RANK 0: a thread per digit */
+#define PG_SORT_THREADS 384 /* RANK 0: 256, a thread per digit */
 #endif
 #define PG_SORT_WARPS (PG_SORT_THREADS / 32)
 #ifndef PG_SORT_ITEMS
-#define PG_SORT_ITEMS 15 /* keys a thread */
+#define PG_SORT_ITEMS 23 /* keys a thread */
 #endif
 #ifndef PG_SORT_ITEMS_WIDE
-#define PG_SORT_ITEMS_WIDE PG_SORT_ITEMS
+#define PG_SORT_ITEMS_WIDE 14
 #endif
 #ifndef PG_SORT_MIN_BLOCKS
-#define PG_SORT_MIN_BLOCKS 4
+#define PG_SORT_MIN_BLOCKS 2
 #endif
 #define PG_SORT_TILE (PG_SORT_THREADS * PG_SORT_ITEMS)
 #ifndef PG_SORT_LOOKBACK
 #define PG_SORT_LOOKBACK 4 /* tiles whose words a look-back step reads at once */
 #endif
 #ifndef PG_SORT_HIST_ITEMS
-#define PG_SORT_HIST_ITEMS 1 /* the histogram pass's keys a thread a step */
+#define PG_SORT_HIST_ITEMS 16 /* the histogram pass's keys a thread a step */
 #endif
 #if PG_SORT_RANK == 0 && PG_SORT_THREADS != 256
 #error "PG_SORT_RANK 0 takes a thread per digit: PG_SORT_THREADS 256"
