@@ -186,18 +186,9 @@ template <class R> PG_FN R dof_divide(counted<R> a, double ddof)
 struct alignas(16) raw16 {
     unsigned int w[4];
 };
-/* a pack's element i, copied out of its bytes: reading the bytes through a
- * union's other member (type punning) let NVRTC drop the loads of complex64
- * max(axis=0)'s packs on an H200 (every output the identity), where the host
- * compiler kept them; a copy is defined, and compiles to register moves */
-template <class In> struct pack16 {
+template <class In> union pack16 {
     raw16 raw;
-    PG_FN In at(int i) const
-    {
-        In v;
-        __builtin_memcpy(&v, (const char *)&raw + i * sizeof(In), sizeof(In));
-        return v;
-    }
+    In e[16 / sizeof(In)];
 };
 /* the pack's elements combined in order, the first at index r */
 template <class K, class In>
@@ -206,10 +197,10 @@ PG_FN typename K::A reduce_pack(raw16 raw, long long r, const char *aux, long lo
     enum { V = 16 / sizeof(In) };
     pack16<In> w;
     w.raw = raw;
-    typename K::A t = K::map(cast<typename compute_of<In>::type>(w.at(0)), r, aux, xo);
+    typename K::A t = K::map(cast<typename compute_of<In>::type>(w.e[0]), r, aux, xo);
 #pragma unroll
     for (int i = 1; i < V; i++) {
-        t = K::next(t, K::map(cast<typename compute_of<In>::type>(w.at(i)), r + i, aux, xo));
+        t = K::next(t, K::map(cast<typename compute_of<In>::type>(w.e[i]), r + i, aux, xo));
     }
     return t;
 }
@@ -484,7 +475,7 @@ PG_FN void reduce_cols(const char *in, char *out, const char *aux, long long n_o
                 for (int u = 0; u < U; u++) {
 #pragma unroll
                     for (int v = 0; v < V; v++) {
-                        acc[v] = K::next(acc[v], K::map(cast<C>(w[u].at(v)), r + u * step,
+                        acc[v] = K::next(acc[v], K::map(cast<C>(w[u].e[v]), r + u * step,
                                                         aux, xo + v * xb));
                     }
                 }
@@ -496,7 +487,7 @@ PG_FN void reduce_cols(const char *in, char *out, const char *aux, long long n_o
                 w.raw = *(const raw16 *)q;
 #pragma unroll
                 for (int v = 0; v < V; v++) {
-                    acc[v] = K::next(acc[v], K::map(cast<C>(w.at(v)), r, aux, xo + v * xb));
+                    acc[v] = K::next(acc[v], K::map(cast<C>(w.e[v]), r, aux, xo + v * xb));
                 }
             }
         }
@@ -575,7 +566,7 @@ PG_FN void reduce_rows(const char *in, char *out, const char *aux, long long n_o
                 for (int e = 0; e < V; e++) {
                     const int j = e & last;
                     const long long o = i * (V >> shift) + (e >> shift);
-                    const A x = K::map(cast<C>(w[u].at(e)), j, aux, o * xb);
+                    const A x = K::map(cast<C>(w[u].e[e]), j, aux, o * xb);
                     acc = j == 0 ? x : K::next(acc, x);
                     if (j == last) {
                         *(Out *)(out + o * ob) = cast<Out>(K::post(acc, k));
