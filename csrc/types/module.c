@@ -200,40 +200,34 @@ mod_fill_bytes_here(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
 }
 
 /* pygpu._jit's launch, in C: for a call whose arguments are DeviceArrays and
- * Python or NumPy scalars, (key, flat): the key that the dispatcher's plans
- * are kept under, (device, (dtype, its layout as ndim * 4 + 2 * C-contiguous
- * + F-contiguous) for an array, the type for a scalar, ...); and the
- * kernel's C++ arguments, an array as itself (its address), its shape and
- * its strides. None for any other argument (the dispatcher's full typing
- * takes it). */
-static PyObject *
-mod_jit_args(PyObject *m, PyObject *args)
+ * Python or NumPy scalars, the key that the dispatcher's plans are kept
+ * under, (device, (dtype, its layout as ndim * 4 + 2 * C-contiguous +
+ * F-contiguous) for an array, the type for a scalar, ...), into *key; and
+ * the kernel's C++ arguments, an array as itself (its address), its shape
+ * and its strides, appended to `flat`. 1 done, 0 for any other argument
+ * (the dispatcher's full typing takes it), -1 with an exception set. */
+static int
+jit_key_flat(pg_state *st, PyObject *const *args, Py_ssize_t n, PyObject **key,
+             PyObject *flat)
 {
-    pg_state *st = pg_state_of_module(m);
-    const pg_backend *rt;
-    Py_ssize_t n, i;
-    PyObject *key = NULL, *flat = NULL, *res = NULL;
+    const pg_backend *rt = pg_get_rt(st);
+    PyObject *k = NULL;
+    Py_ssize_t i;
     int device = 0;
-    if (!PyTuple_CheckExact(args)) {
-        PyErr_SetString(PyExc_TypeError, "_jit_args: expected a tuple of arguments");
-        return NULL;
-    }
-    n = PyTuple_GET_SIZE(args);
-    rt = pg_get_rt(st);
+    *key = NULL;
     if (rt == NULL || pg_current_device(st, rt, &device) < 0) {
-        return NULL;
+        return -1;
     }
-    key = PyTuple_New(n + 1);
-    flat = PyList_New(0);
-    if (key == NULL || flat == NULL) {
-        goto done;
+    k = PyTuple_New(n + 1);
+    if (k == NULL) {
+        return -1;
     }
-    PyTuple_SET_ITEM(key, 0, PyLong_FromLong(device));
-    if (PyTuple_GET_ITEM(key, 0) == NULL) {
-        goto done;
+    PyTuple_SET_ITEM(k, 0, PyLong_FromLong(device));
+    if (PyTuple_GET_ITEM(k, 0) == NULL) {
+        goto error;
     }
     for (i = 0; i < n; i++) {
-        PyObject *a = PyTuple_GET_ITEM(args, i), *item;
+        PyObject *a = args[i], *item;
         PyTypeObject *tp = Py_TYPE(a);
         if (tp == st->DeviceArrayType) {
             pg_array *arr = (pg_array *)a;
@@ -246,15 +240,15 @@ mod_jit_args(PyObject *m, PyObject *args)
             Py_XDECREF(code);
             if (item == NULL || PyList_Append(flat, a) < 0) {
                 Py_XDECREF(item);
-                goto done;
+                goto error;
             }
-            PyTuple_SET_ITEM(key, i + 1, item);
+            PyTuple_SET_ITEM(k, i + 1, item);
             for (d = 0; d < 2 * arr->nd; d++) {
                 npy_intp v = d < arr->nd ? arr->shape[d] : arr->strides[d - arr->nd];
                 PyObject *o = PyLong_FromSsize_t(v);
                 if (o == NULL || PyList_Append(flat, o) < 0) {
                     Py_XDECREF(o);
-                    goto done;
+                    goto error;
                 }
                 Py_DECREF(o);
             }
@@ -264,25 +258,128 @@ mod_jit_args(PyObject *m, PyObject *args)
             int overflow = 0;
             (void)PyLong_AsLongLongAndOverflow(a, &overflow);
             if (overflow) {
-                goto fallback;
+                Py_DECREF(k);
+                return 0;
             }
         }
         else if (!(tp == &PyFloat_Type || tp == &PyBool_Type || tp == &PyComplex_Type ||
                    PyArray_IsScalar(a, Generic))) {
-            goto fallback;
+            Py_DECREF(k);
+            return 0;
         }
-        PyTuple_SET_ITEM(key, i + 1, Py_NewRef((PyObject *)tp));
+        PyTuple_SET_ITEM(k, i + 1, Py_NewRef((PyObject *)tp));
         if (PyList_Append(flat, a) < 0) {
+            goto error;
+        }
+    }
+    *key = k;
+    return 1;
+error:
+    Py_DECREF(k);
+    return -1;
+}
+
+/* _jit_args(args): (key, flat) of jit_key_flat, or None */
+static PyObject *
+mod_jit_args(PyObject *m, PyObject *args)
+{
+    PyObject *key = NULL, *flat = NULL, *res = NULL;
+    int r;
+    if (!PyTuple_CheckExact(args)) {
+        PyErr_SetString(PyExc_TypeError, "_jit_args: expected a tuple of arguments");
+        return NULL;
+    }
+    flat = PyList_New(0);
+    if (flat == NULL) {
+        return NULL;
+    }
+    r = jit_key_flat(pg_state_of_module(m), &PyTuple_GET_ITEM(args, 0),
+                     PyTuple_GET_SIZE(args), &key, flat);
+    if (r > 0) {
+        res = PyTuple_Pack(2, key, flat);
+    }
+    else if (r == 0) {
+        res = Py_NewRef(Py_None);
+    }
+    Py_XDECREF(key);
+    Py_DECREF(flat);
+    return res;
+}
+
+/* _jit_call(bound, error, slow, *args): kernel[grid, block](*args) of
+ * @cuda.jit, which binds the first three with functools.partial, so that a
+ * launch runs no Python. Where the key of jit_key_flat finds (compiled, its
+ * KernelLaunch) in `bound`, the launch takes the flat arguments as they are;
+ * a KernelError of it becomes error(compiled, exc), raised. Anything else is
+ * slow(args, (key, flat) or None): the dispatcher's typing, compiling and
+ * converting, which fills `bound`. */
+static PyObject *
+mod_jit_call(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
+{
+    pg_state *st = pg_state_of_module(m);
+    PyObject *key = NULL, *flat = NULL, *hit = NULL, *res = NULL, *targs = NULL;
+    PyObject *fast = NULL;
+    Py_ssize_t i;
+    int r;
+    if (nargs < 3 || !PyDict_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "_jit_call(bound, error, slow, *args)");
+        return NULL;
+    }
+    flat = PyList_New(0);
+    if (flat == NULL) {
+        return NULL;
+    }
+    r = jit_key_flat(st, args + 3, nargs - 3, &key, flat);
+    if (r < 0) {
+        goto done;
+    }
+    if (r > 0) {
+        hit = PyDict_GetItemWithError(args[0], key);
+        if (hit == NULL && PyErr_Occurred()) {
+            goto done;
+        }
+        if (hit != NULL && PyTuple_CheckExact(hit) && PyTuple_GET_SIZE(hit) == 2) {
+            Py_INCREF(hit);
+            res =
+                PyObject_Vectorcall(PyTuple_GET_ITEM(hit, 1), &PyList_GET_ITEM(flat, 0),
+                                    (size_t)PyList_GET_SIZE(flat), NULL);
+            if (res == NULL && PyErr_ExceptionMatches(st->KernelError)) {
+                PyObject *type, *value, *tb, *mapped;
+                PyErr_Fetch(&type, &value, &tb);
+                PyErr_NormalizeException(&type, &value, &tb);
+                mapped = PyObject_CallFunctionObjArgs(args[1], PyTuple_GET_ITEM(hit, 0),
+                                                      value, NULL);
+                Py_XDECREF(type);
+                Py_XDECREF(value);
+                Py_XDECREF(tb);
+                if (mapped != NULL) {
+                    PyErr_SetObject((PyObject *)Py_TYPE(mapped), mapped);
+                    Py_DECREF(mapped);
+                }
+            }
+            if (res != NULL) {
+                Py_SETREF(res, Py_NewRef(Py_None));
+            }
             goto done;
         }
     }
-    res = PyTuple_Pack(2, key, flat);
-    goto done;
-fallback:
-    res = Py_NewRef(Py_None);
+    targs = PyTuple_New(nargs - 3);
+    if (targs == NULL) {
+        goto done;
+    }
+    for (i = 3; i < nargs; i++) {
+        PyTuple_SET_ITEM(targs, i - 3, Py_NewRef(args[i]));
+    }
+    fast = r > 0 ? PyTuple_Pack(2, key, flat) : Py_NewRef(Py_None);
+    if (fast != NULL) {
+        res = PyObject_CallFunctionObjArgs(args[2], targs, fast, NULL);
+    }
 done:
+    Py_XDECREF(hit);
     Py_XDECREF(key);
     Py_XDECREF(flat);
+    Py_XDECREF(targs);
+    Py_XDECREF(fast);
     return res;
 }
 
@@ -316,6 +413,11 @@ static PyMethodDef device_functions[] = {
     {"_jit_args", mod_jit_args, METH_O,
      "_jit_args(args, /)\n--\n\n@cuda.jit's launch: (key, flat) for DeviceArrays and "
      "scalars (the plan's key, the kernel's C++ arguments), else None."},
+    {"_jit_call", (PyCFunction)(void (*)(void))mod_jit_call, METH_FASTCALL,
+     "_jit_call(bound, error, slow, *args)\n--\n\n@cuda.jit's kernel[grid, "
+     "block](*args): "
+     "a launch kept in bound under _jit_args's key runs from C; else slow(args, "
+     "fast)."},
     {"get_device", mod_get_device, METH_NOARGS,
      "get_device()\n--\n\nThe current device id of this thread."},
     {"synchronize", mod_synchronize, METH_NOARGS,

@@ -445,7 +445,7 @@ class Dispatcher:
         # the fast path: the arguments are DeviceArrays and Python or NumPy
         # scalars of types seen before (the key), passed as they are (an
         # array as its address, shape and strides) unless the plan converts;
-        # _core._jit_args built the key and those arguments in C (None for
+        # _core._jit_call built the key and those arguments in C (None for
         # anything else). `bound` (the launch's) learns the plain ones.
         key, flat = (None, None) if fast is None else fast
         found = self._fast.get(key) if key is not None else None
@@ -580,30 +580,22 @@ class Dispatcher:
             else None
 
 
-class _Launch:
-    """kernel[grid, block, ...]: call it with the kernel's arguments."""
+def _Launch(dispatcher, config):
+    """kernel[grid, block, ...]: call it with the kernel's arguments. A
+    functools.partial of _core._jit_call, so that a launch of types seen
+    before runs no Python: `bound` keeps {key of the arguments' types:
+    (compiled, its function[config])} for the kernels that pass their
+    arguments as they are, need no dynamic shared memory and have no asserts
+    (_launch fills it); any other call goes to _launch."""
+    bound = {}
 
-    __slots__ = ("dispatcher", "config", "bound")
+    def error(compiled, exc):
+        return dispatcher._kernel_error(compiled, config, exc)
 
-    def __init__(self, dispatcher, config):
-        self.dispatcher = dispatcher
-        self.config = config
-        # {key of _core._jit_args: (compiled, its function[config])} for the
-        # kernels that pass their arguments as they are, need no dynamic
-        # shared memory and have no asserts: those launch from here
-        self.bound = {}
+    def slow(args, fast):
+        dispatcher._launch(config, args, fast, bound)
 
-    def __call__(self, *args):
-        fast = _jit_args(args)
-        if fast is not None:
-            hit = self.bound.get(fast[0])
-            if hit is not None:
-                try:
-                    hit[1](*fast[1])
-                except _core.KernelError as exc:
-                    raise self.dispatcher._kernel_error(hit[0], self.config, exc) from None
-                return
-        self.dispatcher._launch(self.config, args, fast, self.bound)
+    return functools.partial(_core._jit_call, bound, error, slow)
 
 
 def jit(func_or_sig=None, device=False, **options):

@@ -23,6 +23,8 @@ import itertools
 import threading
 from pathlib import Path
 
+import numpy as np
+
 from .. import _core
 from .table import DEVICE_TYPES
 
@@ -44,6 +46,11 @@ _TAGS = {"?": "b1", "b": "i1", "B": "u1", "h": "i2", "H": "u2", "i": "i4", "I": 
 
 def storage(char):
     return DEVICE_TYPES[char]
+
+
+def _itemsize(char):
+    """Bytes of a type character's storage."""
+    return np.dtype(char).itemsize
 
 
 def compute(char):
@@ -108,17 +115,77 @@ def _kernel(op, ins, outs, layout, mask):
             f"        {inner}\n    }}\n}}\n")
 
 
+# contiguous kernels whose array operands all have 4 bytes (float32, int32)
+# read and write 16 bytes at once where every array is 16-byte aligned: a
+# thread takes UNROLL // 4 packs of 4, a block's width apart. H200, np.sin of
+# 2^28 float32: 8 scalar loads a thread 0.92x the copy, two 16-byte packs
+# 0.97x (2026-11-29)
+PACK = 4
+
+
+def _packed_body(ins, outs, mask, code):
+    """The 16-byte path of a contiguous kernel of 4-byte operands (the caller
+    checks the alignment): packs of PACK elements, UNROLL // PACK a thread a
+    block's width apart, all loads first; the tail past the last whole pack
+    by the first threads of the grid."""
+    per = UNROLL // PACK
+    arr = [k for k in range(len(ins)) if mask[k] == "a"]
+    loads = " ".join(f"pg::pack4<{storage(ins[k])}> v{k}[{per}];" for k in arr)
+    fill = " ".join(f"v{k}[u] = ((const pg::pack4<{storage(ins[k])}> *)p{k})[j_];" for k in arr)
+    take = " ".join(f"T{k} in{k} = s{k};" if mask[k] == "s" else
+                    f"T{k} in{k} = pg::cast<T{k}>(v{k}[u].e[e_]);" for k in range(len(ins)))
+    outs_ = " ".join(f"R{k} out{k};" for k in range(len(outs)))
+    keep = " ".join(f"w{k}.e[e_] = pg::cast<{storage(c)}>(out{k});" for k, c in enumerate(outs))
+    decl = " ".join(f"pg::pack4<{storage(c)}> w{k};" for k, c in enumerate(outs))
+    store = " ".join(f"((pg::pack4<{storage(c)}> *)q{k})[j_] = w{k};" for k, c in enumerate(outs))
+    tail_take = " ".join(f"T{k} in{k} = s{k};" if mask[k] == "s" else
+                         f"T{k} in{k} = pg::cast<T{k}>(p{k}[i]);" for k in range(len(ins)))
+    tail_store = " ".join(f"q{k}[i] = pg::cast<{storage(c)}>(out{k});"
+                          for k, c in enumerate(outs))
+    return (f"        const long long np_ = n / {PACK};\n"
+            f"        const long long step = (long long)gridDim.x * blockDim.x * {per};\n"
+            f"        for (long long base = (long long)blockIdx.x * blockDim.x * {per} + "
+            "threadIdx.x; base < np_; base += step) {\n"
+            f"            {loads}\n"
+            "#pragma unroll\n"
+            f"            for (int u = 0; u < {per}; u++) {{\n"
+            "                const long long j_ = base + (long long)u * blockDim.x;\n"
+            f"                if (j_ < np_) {{ {fill} }}\n            }}\n"
+            "#pragma unroll\n"
+            f"            for (int u = 0; u < {per}; u++) {{\n"
+            "                const long long j_ = base + (long long)u * blockDim.x;\n"
+            f"                if (j_ < np_) {{\n                    {decl}\n"
+            "#pragma unroll\n"
+            f"                    for (int e_ = 0; e_ < {PACK}; e_++) {{\n"
+            f"                        const long long i = j_ * {PACK} + e_; (void)i; "
+            f"{take} {outs_} {code} {keep} }}\n"
+            f"                    {store}\n                }}\n            }}\n        }}\n"
+            "        const long long i = np_ * "
+            f"{PACK} + (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+            f"        if (i < n) {{ {tail_take} {outs_} {code} {tail_store} }}\n")
+
+
 def _contiguous_body(ins, outs, mask, code):
     """UNROLL elements a thread, a block's width apart (coalesced): every load
     issued before the first result is computed, so that each thread has
-    UNROLL loads in flight."""
+    UNROLL loads in flight. Operands of 4 bytes take 16-byte packs where
+    every array is aligned (_packed_body), these scalar loads elsewhere."""
     loads = [f"{storage(c)} v{k}[{UNROLL}];" for k, c in enumerate(ins) if mask[k] == "a"]
     fill = " ".join(f"v{k}[u] = p{k}[i];" for k in range(len(ins)) if mask[k] == "a")
     take = " ".join(f"T{k} in{k} = s{k};" if mask[k] == "s" else
                     f"T{k} in{k} = pg::cast<T{k}>(v{k}[u]);" for k in range(len(ins)))
     outs_ = " ".join(f"R{k} out{k};" for k in range(len(outs)))
     store = " ".join(f"q{k}[i] = pg::cast<{storage(c)}>(out{k});" for k, c in enumerate(outs))
-    return (f"    const long long step = (long long)gridDim.x * blockDim.x * {UNROLL};\n"
+    packed = ""
+    arrays = [f"p{k}" for k in range(len(ins)) if mask[k] == "a"] + \
+        [f"q{k}" for k in range(len(outs))]
+    if all(_itemsize(c) == 4 for k, c in enumerate(ins) if mask[k] == "a") and \
+            all(_itemsize(c) == 4 for c in outs):
+        aligned = " | ".join(f"(unsigned long long){a}" for a in arrays)
+        packed = (f"    if ((({aligned}) & 15) == 0) {{\n"
+                  f"{_packed_body(ins, outs, mask, code)}        return;\n    }}\n")
+    return (packed +
+            f"    const long long step = (long long)gridDim.x * blockDim.x * {UNROLL};\n"
             f"    for (long long base = (long long)blockIdx.x * blockDim.x * {UNROLL} + "
             "threadIdx.x; base < n; base += step) {\n"
             f"        {' '.join(loads)}\n"

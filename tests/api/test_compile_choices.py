@@ -5,12 +5,11 @@ answer, so that an experiment measures speed alone and the choices not taken
 by default stay correct."""
 import numpy as np
 import pytest
+from test_sorting import descending_order
 
 import pygpu
 from pygpu import random as prandom
 from pygpu._ops import indexing, sorting
-
-from test_sorting import descending_order
 
 # the defaults before the H200 run of 2026-11-29, and the ones after it
 SORT_CHOICES = [

@@ -116,6 +116,12 @@ template <class T> struct complex {
     T re, im;
 };
 
+/* four elements of 4 bytes, loaded and stored 16 bytes at once (the
+ * generated contiguous kernels' packed path, codegen.py) */
+template <class S> struct alignas(16) pack4 {
+    S e[4];
+};
+
 /* ---- conversions between storage and compute types (NumPy's casts) ----------- */
 template <class T> struct compute_of {
     typedef T type;
