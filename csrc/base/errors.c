@@ -257,7 +257,9 @@ void
 pg_report_failed_free(PyTypeObject *tp, pg_status s)
 {
     pg_state *st = NULL;
-    if (s.err == PG_SUCCESS) {
+    /* while the interpreter finalizes, there is no one left to tell (and
+     * sys.stderr may be gone): the process is ending anyway */
+    if (s.err == PG_SUCCESS || pg_is_finalizing()) {
         return;
     }
 #if PY_VERSION_HEX >= 0x030C0000
