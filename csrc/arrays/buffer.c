@@ -136,44 +136,18 @@ pg_buffer_note_stream_slow(pg_buffer *b, const pg_stream_ref *s)
     pg_capture_hold((PyObject *)b, s->serial); /* used by a graph's work */
 }
 
-/* The memory of a buffer, given back (with the GIL released or not). */
-static pg_status
-give_back(pg_buffer_kind kind, void *ptr, size_t size, int device, pg_stream stream,
-          uint64_t serial)
-{
-    pg_status s = {PG_SUCCESS, NULL};
-    switch (kind) {
-    case PG_BUFFER_POOLED:
-        s.err = pg_pool_free(ptr, size, device, stream, serial);
-        s.call = pg_call_names.free;
-        break;
-    case PG_BUFFER_PINNED: s = PG_CALL(pg_rt(), host_free, (ptr)); break;
-    case PG_BUFFER_FOREIGN: /* its owner frees it */
-    case PG_BUFFER_HOST: break;
-    }
-    return s;
-}
-
 /* Gives the memory back. A failed free cannot raise from a dealloc: it is
- * reported as unraisable.
- *
- * Also while the interpreter finalizes, for the arrays still referenced at
- * exit (a script's globals, pygpu's own caches, which the atexit function
- * pygpu._release_all has not emptied), so that a leak check (compute-
- * sanitizer --leak-check full) finds no memory held at the end: the CUDA
- * runtime is alive until the C runtime's exit handlers, which run after
- * Py_FinalizeEx (pg_may_release). The first such free makes the pool wait
- * for the devices and give back its cached blocks, and the pool gives
- * every block freed from then on straight back to the device (cudaFree),
- * none kept (pg_pool_at_exit). The GIL is kept then: no other thread may
- * run, and the call only waits for the device. Never once the context is
- * unusable (every call would fail), nor for memory of another owner. */
+ * reported as unraisable. */
 static void
 release(pg_buffer *b)
 {
-    pg_status s;
+    const pg_backend *rt = pg_rt();
+    pg_status s = {PG_SUCCESS, NULL};
     void *ptr = b->ptr;
     size_t size = b->size;
+    int device = b->device;
+    pg_stream stream = b->stream;
+    uint64_t serial = b->serial;
     b->ptr = NULL;
     if (ptr != NULL && b->kind == PG_BUFFER_HOST) {
         /* plain host memory: freed whatever became of the device */
@@ -186,17 +160,24 @@ release(pg_buffer *b)
         Py_END_ALLOW_THREADS
         return;
     }
-    if (ptr == NULL || b->kind == PG_BUFFER_FOREIGN || !pg_may_release()) {
+    if (ptr == NULL || pg_is_finalizing() || pg_context_unusable()) {
         return;
     }
-    if (pg_is_finalizing()) {
-        pg_pool_at_exit(); /* the first time */
-        (void)give_back(b->kind, ptr, size, b->device, b->stream, b->serial);
-        return; /* a failure is not reported: the process is ending */
+    switch (b->kind) {
+    case PG_BUFFER_POOLED:
+        Py_BEGIN_ALLOW_THREADS
+            s.err = pg_pool_free(ptr, size, device, stream, serial);
+        Py_END_ALLOW_THREADS
+        s.call = pg_call_names.free;
+        break;
+    case PG_BUFFER_PINNED:
+        Py_BEGIN_ALLOW_THREADS
+            s = PG_CALL(rt, host_free, (ptr));
+        Py_END_ALLOW_THREADS
+        break;
+    case PG_BUFFER_FOREIGN: /* its owner frees it */
+    case PG_BUFFER_HOST: break;
     }
-    Py_BEGIN_ALLOW_THREADS
-        s = give_back(b->kind, ptr, size, b->device, b->stream, b->serial);
-    Py_END_ALLOW_THREADS
     pg_report_failed_free(Py_TYPE(b), s);
 }
 

@@ -9,7 +9,6 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "pygpu.h"
 
@@ -72,32 +71,6 @@ static const pg_python_hooks python_hooks = {interrupt_pending, interrupt_handle
 /* 0 until a device of the chosen backend has been seen; then 1. */
 static volatile int devices_seen;
 
-/* Set by a C exit handler registered once the backend has counted its
- * devices, so after the CUDA runtime registered its teardown (as it loaded
- * or started): exit handlers run in reverse order, so this one comes first.
- * An embedder that calls Py_FinalizeEx from an exit handler then finalizes
- * without CUDA calls. (In a normal exit Py_FinalizeEx is over before any of
- * them runs.) */
-static atomic_int c_exit_started;
-
-static void
-note_c_exit(void)
-{
-    atomic_store(&c_exit_started, 1);
-}
-
-int
-pg_backend_started(void)
-{
-    return devices_seen;
-}
-
-int
-pg_may_release(void)
-{
-    return !pg_context_unusable() && !atomic_load(&c_exit_started);
-}
-
 const pg_backend *
 pg_get_rt(pg_state *st)
 {
@@ -140,7 +113,6 @@ pg_get_rt(pg_state *st)
     if (rt->set_python_hooks != NULL) {
         rt->set_python_hooks(&python_hooks);
     }
-    (void)atexit(note_c_exit); /* without it, only that guard is lost */
     devices_seen = 1;
     return rt;
 }

@@ -257,9 +257,7 @@ void
 pg_report_failed_free(PyTypeObject *tp, pg_status s)
 {
     pg_state *st = NULL;
-    /* while the interpreter finalizes, there is no one left to tell (and
-     * sys.stderr may be gone): the process is ending anyway */
-    if (s.err == PG_SUCCESS || pg_is_finalizing()) {
+    if (s.err == PG_SUCCESS) {
         return;
     }
 #if PY_VERSION_HEX >= 0x030C0000

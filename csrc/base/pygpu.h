@@ -146,8 +146,7 @@ pg_check(pg_state *st, pg_status s)
 }
 
 /* For a dealloc of an object of type tp: a failed free (or destroy) s is
- * reported as an unraisable exception; any pending exception is kept. Not
- * while the interpreter finalizes: nothing is reported then. */
+ * reported as an unraisable exception; any pending exception is kept. */
 void pg_report_failed_free(PyTypeObject *tp, pg_status s);
 
 /* ---- format.c ------------------------------------------------------------------ */
@@ -159,14 +158,6 @@ void pg_format_bytes(char *buf, size_t len, size_t n);
 
 /* Registers the one fork handler; from the module's exec slot. */
 int pg_context_init(void);
-/* 1 once a device of the backend has been used (pg_get_rt succeeded): before
- * that, pygpu holds nothing on any device. */
-int pg_backend_started(void);
-/* Whether a dealloc may give a CUDA resource back now: never once the context
- * is unusable, nor once the C runtime's exit handlers have begun (the CUDA
- * runtime tears itself down among them). While the interpreter finalizes it
- * may: Py_FinalizeEx runs before those handlers, the runtime still alive. */
-int pg_may_release(void);
 /* The backend, once it has a usable device; else NoDeviceError (or the reason
  * the context is unusable) and NULL. */
 const pg_backend *pg_get_rt(pg_state *st);

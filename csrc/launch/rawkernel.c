@@ -289,23 +289,8 @@ Module_dealloc(PyObject *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
     pg_module *m = (pg_module *)self;
-    /* Also while the interpreter finalizes (pygpu's kernel caches, a
-     * program's RawModules): the runtime is alive then (pg_may_release), and
-     * the module's code and variables go back as its memory does, once the
-     * devices finished what was queued (pg_pool_at_exit waits, the first
-     * time). But not modules that are host shared objects (the simulator's):
-     * unloading one is a dlclose, which must not unmap code that the C
-     * runtime's exit handlers and thread-local destructors, still to come,
-     * may run. */
-    if (m->handle != NULL && pg_may_release()) {
-        const pg_backend *rt = pg_rt();
-        if (!pg_is_finalizing()) {
-            (void)rt->module_unload(m->handle);
-        }
-        else if (!(rt->caps & PG_CAP_HOST_MODULES)) {
-            pg_pool_at_exit();
-            (void)rt->module_unload(m->handle);
-        }
+    if (m->handle != NULL && !pg_is_finalizing() && !pg_context_unusable()) {
+        (void)pg_rt()->module_unload(m->handle);
     }
     tp->tp_free(self);
     Py_DECREF(tp);

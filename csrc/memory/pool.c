@@ -13,19 +13,11 @@
  *
  * Each call works on the device it is given, whatever device is current
  * (the device is made current for the call, then restored): memory, events
- * and streams of a device are only ever touched with that device current.
- *
- * At exit: pygpu._release_all (an atexit function) gives the cached blocks
- * back; once the interpreter finalizes, pg_pool_at_exit (at the first free
- * then, or at the end of Py_FinalizeEx) waits for each device, gives back
- * what was cached since, and from then on a freed block goes straight back
- * to the device, so that nothing is left held when the process ends. */
+ * and streams of a device are only ever touched with that device current. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "runtime.h"
 
@@ -45,7 +37,6 @@ typedef struct {
     size_t used, cached, limit;
     pg_event spare_events[64]; /* events of this device, to reuse */
     int n_spare_events;
-    atomic_int touched; /* 1 once a block was allocated on this device */
 } device_pool;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -64,8 +55,6 @@ pool_disabled(void)
 }
 static device_pool pools[PG_MAX_DEVICES];
 static block *spare_blocks; /* block records to reuse */
-/* 1 once pg_pool_at_exit ran: a freed block goes straight back to the device */
-static atomic_int exiting;
 
 /* Makes `device` current for a call of the pool; *prev gets the device to
  * restore with device_restore. */
@@ -162,78 +151,6 @@ pg_pool_release_cached(int device)
     return err;
 }
 
-/* Under no lock, with p's device current: the spare events destroyed. */
-static void
-release_events(const pg_backend *rt, device_pool *p)
-{
-    pg_event events[sizeof(p->spare_events) / sizeof(p->spare_events[0])];
-    int n;
-    pthread_mutex_lock(&lock);
-    n = p->n_spare_events;
-    memcpy(events, p->spare_events, (size_t)n * sizeof(pg_event));
-    p->n_spare_events = 0;
-    pthread_mutex_unlock(&lock);
-    while (n > 0) {
-        (void)rt->event_destroy(events[--n]);
-    }
-}
-
-pg_err
-pg_pool_release_all(int device)
-{
-    const pg_backend *rt = pg_rt();
-    device_pool *p = pool_of(device);
-    pg_err err;
-    int prev = device;
-    if (p == NULL || rt == NULL) {
-        return PG_ERR_INVALID_DEVICE;
-    }
-    if (!atomic_load(&p->touched)) {
-        return PG_SUCCESS;
-    }
-    if ((err = device_enter(rt, device, &prev)) != PG_SUCCESS) {
-        return err;
-    }
-    err = release_cached(rt, p);
-    release_events(rt, p);
-    device_restore(rt, device, prev);
-    return err;
-}
-
-int
-pg_pool_touched(int device)
-{
-    device_pool *p = pool_of(device);
-    return p != NULL && atomic_load(&p->touched);
-}
-
-void
-pg_pool_at_exit(void)
-{
-    const pg_backend *rt = pg_rt();
-    int prev = 0;
-    if (rt == NULL || atomic_exchange(&exiting, 1)) {
-        return;
-    }
-    if (rt->get_device(&prev) != PG_SUCCESS) {
-        prev = -1;
-    }
-    for (int d = 0; d < PG_MAX_DEVICES; d++) {
-        device_pool *p = &pools[d];
-        if (!atomic_load(&p->touched) || rt->set_device(d) != PG_SUCCESS) {
-            continue;
-        }
-        /* what is still queued may use memory freed from here on (pinned
-         * memory too, which the free does not wait for) */
-        (void)rt->synchronize();
-        (void)release_cached(rt, p);
-        release_events(rt, p);
-    }
-    if (prev >= 0) {
-        (void)rt->set_device(prev);
-    }
-}
-
 /* With p's device current. */
 static pg_err
 release_cached(const pg_backend *rt, device_pool *p)
@@ -314,9 +231,6 @@ pool_alloc(const pg_backend *rt, device_pool *p, void **ptr, size_t size,
     size_t rounded = pg_pool_round(size);
     block *b;
     pg_err err;
-    if (!atomic_load_explicit(&p->touched, memory_order_relaxed)) {
-        atomic_store(&p->touched, 1);
-    }
     if (pool_disabled()) {
         pg_err e = rt->malloc(ptr, size);
         if (e == PG_SUCCESS) {
@@ -389,7 +303,7 @@ pool_free(const pg_backend *rt, device_pool *p, void *ptr, size_t size,
     size_t rounded = pg_pool_round(size);
     pg_event event = NULL;
     block *b;
-    if (pool_disabled() || atomic_load_explicit(&exiting, memory_order_relaxed)) {
+    if (pool_disabled()) {
         /* cudaFree waits for the device, so for all work on the block */
         pg_err e = rt->free(ptr);
         pthread_mutex_lock(&lock);

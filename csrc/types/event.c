@@ -35,8 +35,7 @@ Event_dealloc(PyObject *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
     pg_event h = PG_EVENT(self)->handle;
-    /* also while the interpreter finalizes, as a Stream (stream.c) */
-    if (h != NULL && pg_may_release()) {
+    if (h != NULL && !pg_is_finalizing() && !pg_context_unusable()) {
         const pg_backend *rt = pg_rt();
         pg_report_failed_free(tp, PG_CALL(rt, event_destroy, (h)));
     }

@@ -109,14 +109,12 @@ order_release_after_replays(const pg_backend *rt, pg_graph_obj *g)
 }
 
 /* Lets go of the graph, its instance and its memory (never raises). A Graph
- * never entered has touched no backend, and asks none. Also while the
- * interpreter finalizes (a graph in a global): the runtime is alive then
- * (pg_may_release), and the held buffers go back to the device (buffer.c). */
+ * never entered has touched no backend, and asks none. */
 static void
 release(pg_graph_obj *g)
 {
     const pg_backend *rt = g->device >= 0 ? pg_rt() : NULL;
-    int live = rt != NULL && pg_may_release();
+    int live = rt != NULL && !pg_is_finalizing() && !pg_context_unusable();
     int prev = -1;
     if (live && rt->get_device(&prev) == PG_SUCCESS && prev != g->device &&
         rt->set_device(g->device) != PG_SUCCESS) {
@@ -378,7 +376,7 @@ Graph_dealloc(PyObject *self)
          * stays current on the thread that began it) */
         const pg_backend *rt = pg_rt();
         pg_graph graph = NULL;
-        if (pg_may_release() &&
+        if (!pg_is_finalizing() && !pg_context_unusable() &&
             rt->stream_end_capture(PG_STREAM(g->stream)->handle, &graph) ==
                 PG_SUCCESS &&
             graph != NULL) {

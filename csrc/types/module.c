@@ -433,21 +433,6 @@ add_functions(PyObject *module, PyMethodDef *defs)
     return PyModule_AddFunctions(module, defs);
 }
 
-static int at_end_registered; /* Py_AtExit: once a process (exec runs per import) */
-
-/* The end of Py_FinalizeEx (Py_AtExit), after the last object the
- * interpreter frees and before the C runtime's exit handlers: what the pool
- * cached after pygpu._release_all (an atexit function freed an array, say)
- * goes back too, where no free during finalization did it (buffer.c). No
- * Python API here. */
-static void
-at_interpreter_end(void)
-{
-    if (pg_backend_started() && pg_may_release()) {
-        pg_pool_at_exit();
-    }
-}
-
 static int
 exec_module(PyObject *module)
 {
@@ -503,10 +488,6 @@ exec_module(PyObject *module)
     }
     if (PyModule_AddIntConstant(module, "MAXDIMS", PG_MAXDIMS) < 0) {
         return -1;
-    }
-    if (!at_end_registered) {
-        (void)Py_AtExit(at_interpreter_end); /* full (32 there): that last step lost */
-        at_end_registered = 1;
     }
     return 0;
 }

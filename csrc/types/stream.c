@@ -32,10 +32,8 @@ Stream_dealloc(PyObject *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
     pg_stream_obj *s = PG_STREAM(self);
-    /* also while the interpreter finalizes (a stream in a global): the
-     * runtime is alive then (pg_may_release), and destroying it costs no
-     * wait */
-    if (s->owned && s->handle != NULL && pg_may_release()) {
+    if (s->owned && s->handle != NULL && !pg_is_finalizing() &&
+        !pg_context_unusable()) {
         /* work already queued finishes; cudaStreamDestroy does not wait */
         const pg_backend *rt = pg_rt();
         pg_report_failed_free(tp, PG_CALL(rt, stream_destroy, (s->handle)));
