@@ -54,3 +54,21 @@ def test_c_compiles_without_warnings(source):
         flags += [f"-I{cuda}", "-DPG_HAVE_CUDA=1"]
     r = subprocess.run([cc, *flags, str(CSRC / source)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-4000:]
+
+
+def test_device_headers_make_no_infinity_by_dividing_by_zero():
+    """1.0 / 0.0 is undefined behaviour in C++, and NVRTC's front end takes it
+    so: with pg::inf() written that way, complex64 max(axis=0) lost every load
+    on an H200 and answered the identity. The headers make infinities and
+    NaNs from their bits."""
+    import re
+
+    division = re.compile(r"\b\d+(\.\d*)?f?\s*/\s*0(\.0*)?f?\b")
+    comment = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+    found = []
+    for path in sorted((ROOT / "pygpu" / "include" / "pygpu").glob("*.h")):
+        # comments blanked, their newlines kept (the line numbers stay)
+        code = comment.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), path.read_text())
+        found += [f"{path.name}:{n}: {line.strip()}"
+                  for n, line in enumerate(code.splitlines(), 1) if division.search(line)]
+    assert not found, "\n".join(found)
