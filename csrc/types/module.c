@@ -279,33 +279,6 @@ error:
     return -1;
 }
 
-/* _jit_args(args): (key, flat) of jit_key_flat, or None */
-static PyObject *
-mod_jit_args(PyObject *m, PyObject *args)
-{
-    PyObject *key = NULL, *flat = NULL, *res = NULL;
-    int r;
-    if (!PyTuple_CheckExact(args)) {
-        PyErr_SetString(PyExc_TypeError, "_jit_args: expected a tuple of arguments");
-        return NULL;
-    }
-    flat = PyList_New(0);
-    if (flat == NULL) {
-        return NULL;
-    }
-    r = jit_key_flat(pg_state_of_module(m), &PyTuple_GET_ITEM(args, 0),
-                     PyTuple_GET_SIZE(args), &key, flat);
-    if (r > 0) {
-        res = PyTuple_Pack(2, key, flat);
-    }
-    else if (r == 0) {
-        res = Py_NewRef(Py_None);
-    }
-    Py_XDECREF(key);
-    Py_DECREF(flat);
-    return res;
-}
-
 /* _jit_call(bound, error, slow, *args): kernel[grid, block](*args) of
  * @cuda.jit, which binds the first three with functools.partial, so that a
  * launch runs no Python. Where the key of jit_key_flat finds (compiled, its
@@ -410,13 +383,10 @@ static PyMethodDef device_functions[] = {
      "_set_reduction_plans(plans, /)\n--\n\npygpu._ops.reduction's plans, which "
      "DeviceArray's reductions replay without the Python side when called with no "
      "arguments."},
-    {"_jit_args", mod_jit_args, METH_O,
-     "_jit_args(args, /)\n--\n\n@cuda.jit's launch: (key, flat) for DeviceArrays and "
-     "scalars (the plan's key, the kernel's C++ arguments), else None."},
     {"_jit_call", (PyCFunction)(void (*)(void))mod_jit_call, METH_FASTCALL,
      "_jit_call(bound, error, slow, *args)\n--\n\n@cuda.jit's kernel[grid, "
      "block](*args): "
-     "a launch kept in bound under _jit_args's key runs from C; else slow(args, "
+     "a launch kept in bound under its arguments' key runs from C; else slow(args, "
      "fast)."},
     {"get_device", mod_get_device, METH_NOARGS,
      "get_device()\n--\n\nThe current device id of this thread."},

@@ -104,7 +104,6 @@ class _Compiled:
 
 _DeviceArray = _core.DeviceArray
 _get_device = _core.get_device
-_jit_args = _core._jit_args
 _AS_IS = object()  # a launch plan's mark: the argument passes as it is
 
 
