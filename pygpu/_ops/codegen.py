@@ -98,7 +98,7 @@ def _kernel(op, ins, outs, layout, mask):
     head = (f'extern "C" __global__ void {kernel_name(op, ins, outs, layout, mask)}('
             f'{", ".join(params)})\n{{\n    {" ".join(types)}\n    {" ".join(pre)}\n')
     if layout == "c":
-        return head + _contiguous_body(ins, outs, mask, code)
+        return head + _contiguous_body(ins, outs, mask, code, arrays)
     for k, c in enumerate(ins):
         if mask[k] == "s":
             body.append(f"T{k} in{k} = s{k};")
@@ -165,11 +165,12 @@ def _packed_body(ins, outs, mask, code):
             f"        if (i < n) {{ {tail_take} {outs_} {code} {tail_store} }}\n")
 
 
-def _contiguous_body(ins, outs, mask, code):
+def _contiguous_body(ins, outs, mask, code, arrays):
     """UNROLL elements a thread, a block's width apart (coalesced): every load
     issued before the first result is computed, so that each thread has
     UNROLL loads in flight. Operands of 4 bytes take 16-byte packs where
-    every array is aligned (_packed_body), these scalar loads elsewhere."""
+    every array (`arrays`: the pointers' names) is aligned (_packed_body),
+    these scalar loads elsewhere."""
     loads = [f"{storage(c)} v{k}[{UNROLL}];" for k, c in enumerate(ins) if mask[k] == "a"]
     fill = " ".join(f"v{k}[u] = p{k}[i];" for k in range(len(ins)) if mask[k] == "a")
     take = " ".join(f"T{k} in{k} = s{k};" if mask[k] == "s" else
@@ -177,8 +178,6 @@ def _contiguous_body(ins, outs, mask, code):
     outs_ = " ".join(f"R{k} out{k};" for k in range(len(outs)))
     store = " ".join(f"q{k}[i] = pg::cast<{storage(c)}>(out{k});" for k, c in enumerate(outs))
     packed = ""
-    arrays = [f"p{k}" for k in range(len(ins)) if mask[k] == "a"] + \
-        [f"q{k}" for k in range(len(outs))]
     if all(_itemsize(c) == 4 for k, c in enumerate(ins) if mask[k] == "a") and \
             all(_itemsize(c) == 4 for c in outs):
         aligned = " | ".join(f"(unsigned long long){a}" for a in arrays)
