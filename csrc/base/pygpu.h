@@ -29,6 +29,11 @@
 
 /* ---- module state ---------------------------------------------------------- */
 
+/* the launches of @cuda.jit that remember their last call (pg_state's
+ * jit_last), and the most arguments such a call has */
+#define PG_JIT_LAST 16
+#define PG_JIT_LAST_ARGS 16
+
 typedef struct {
     PyTypeObject *DeviceType;
     PyTypeObject *DeviceArrayType;
@@ -67,6 +72,21 @@ typedef struct {
     /* pygpu._ops.methods, imported at the first call of a method written in
      * Python (array.c's PG_PY_METHODS) */
     PyObject *py_methods;
+    /* @cuda.jit's launches (module.c's mod_jit_call): per launch, found by
+     * its `bound` dict, the arguments' raw signature (per argument its type,
+     * and for an array its dtype object and layout) that it last launched
+     * with and the (compiled, KernelLaunch) found then, so that a repeat of
+     * that call builds and looks up no key. Strong references (keep: the
+     * types and dtypes that sig names, so that none is freed and another
+     * made at its address). */
+    struct pg_jit_last {
+        PyObject *bound;
+        PyObject *hit;
+        PyObject *keep;
+        int device;
+        Py_ssize_t nargs;
+        uintptr_t sig[3 * PG_JIT_LAST_ARGS];
+    } jit_last[PG_JIT_LAST];
 } pg_state;
 
 extern PyModuleDef pg_module_def;

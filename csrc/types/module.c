@@ -279,30 +279,155 @@ error:
     return -1;
 }
 
+/* The raw signature of a call's arguments for pg_state's jit_last: per
+ * argument its type, and for a DeviceArray its dtype object and layout, into
+ * sig (3 words an argument), and into *nflat the number of the kernel's C++
+ * arguments (an array is its address, shape and strides). 1 where the call
+ * is one jit_key_flat keys (the same arguments, up to PG_JIT_LAST_ARGS of
+ * them, and a Python int that fits 64 bits), else 0. */
+#define PG_JIT_FLAT_MOST 64
+static int
+jit_signature(pg_state *st, PyObject *const *args, Py_ssize_t n, uintptr_t *sig,
+              Py_ssize_t *nflat)
+{
+    Py_ssize_t i, f = 0;
+    if (n > PG_JIT_LAST_ARGS) {
+        return 0;
+    }
+    for (i = 0; i < n; i++) {
+        PyObject *a = args[i];
+        PyTypeObject *tp = Py_TYPE(a);
+        sig[3 * i] = (uintptr_t)tp;
+        sig[3 * i + 1] = 0;
+        sig[3 * i + 2] = 0;
+        if (tp == st->DeviceArrayType) {
+            pg_array *arr = (pg_array *)a;
+            sig[3 * i + 1] = (uintptr_t)arr->descr;
+            sig[3 * i + 2] = (uintptr_t)(arr->nd * 4 +
+                                         ((arr->flags & NPY_ARRAY_C_CONTIGUOUS) ? 2 : 0) +
+                                         ((arr->flags & NPY_ARRAY_F_CONTIGUOUS) ? 1 : 0));
+            f += 1 + 2 * (Py_ssize_t)arr->nd;
+            continue;
+        }
+        if (tp == &PyLong_Type) {
+            int overflow = 0;
+            (void)PyLong_AsLongLongAndOverflow(a, &overflow);
+            if (overflow) {
+                return 0;
+            }
+        }
+        else if (!(tp == &PyFloat_Type || tp == &PyBool_Type || tp == &PyComplex_Type ||
+                   PyArray_IsScalar(a, Generic))) {
+            return 0;
+        }
+        f += 1;
+    }
+    if (f > PG_JIT_FLAT_MOST) {
+        return 0;
+    }
+    *nflat = f;
+    return 1;
+}
+
+/* hit = (compiled, KernelLaunch): the launch with the kernel's C++
+ * arguments; a KernelError of it becomes error(compiled, exc), raised. */
+static PyObject *
+jit_launch(pg_state *st, PyObject *hit, PyObject *error, PyObject *const *flat,
+           Py_ssize_t nflat)
+{
+    PyObject *res = PyObject_Vectorcall(PyTuple_GET_ITEM(hit, 1), flat, (size_t)nflat, NULL);
+    if (res == NULL && PyErr_ExceptionMatches(st->KernelError)) {
+        PyObject *type, *value, *tb, *mapped;
+        PyErr_Fetch(&type, &value, &tb);
+        PyErr_NormalizeException(&type, &value, &tb);
+        mapped = PyObject_CallFunctionObjArgs(error, PyTuple_GET_ITEM(hit, 0), value, NULL);
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(tb);
+        if (mapped != NULL) {
+            PyErr_SetObject((PyObject *)Py_TYPE(mapped), mapped);
+            Py_DECREF(mapped);
+        }
+    }
+    if (res != NULL) {
+        Py_SETREF(res, Py_NewRef(Py_None));
+    }
+    return res;
+}
+
+/* A repeat of the launch's last call (jit_signature's sig on `device`):
+ * the C++ arguments built on the stack, and the launch. */
+static PyObject *
+jit_launch_again(pg_state *st, PyObject *hit, PyObject *error, PyObject *const *args,
+                 Py_ssize_t n, Py_ssize_t nflat)
+{
+    PyObject *flat[PG_JIT_FLAT_MOST];
+    PyObject *res = NULL;
+    Py_ssize_t i, k = 0;
+    for (i = 0; i < n; i++) {
+        flat[k++] = Py_NewRef(args[i]);
+        if (Py_TYPE(args[i]) == st->DeviceArrayType) {
+            pg_array *arr = (pg_array *)args[i];
+            for (int d = 0; d < 2 * arr->nd; d++) {
+                PyObject *o =
+                    PyLong_FromSsize_t(d < arr->nd ? arr->shape[d] : arr->strides[d - arr->nd]);
+                if (o == NULL) {
+                    goto done;
+                }
+                flat[k++] = o;
+            }
+        }
+    }
+    assert(k == nflat);
+    res = jit_launch(st, hit, error, flat, nflat);
+done:
+    while (k > 0) {
+        Py_DECREF(flat[--k]);
+    }
+    return res;
+}
+
 /* _jit_call(bound, error, slow, *args): kernel[grid, block](*args) of
  * @cuda.jit, which binds the first three with functools.partial, so that a
- * launch runs no Python. Where the key of jit_key_flat finds (compiled, its
- * KernelLaunch) in `bound`, the launch takes the flat arguments as they are;
- * a KernelError of it becomes error(compiled, exc), raised. Anything else is
+ * launch runs no Python. A repeat of the launch's last call (pg_state's
+ * jit_last) launches at once. Else, where the key of jit_key_flat finds
+ * (compiled, its KernelLaunch) in `bound`, the launch takes the flat
+ * arguments as they are, and is remembered as the last. Anything else is
  * slow(args, (key, flat) or None): the dispatcher's typing, compiling and
  * converting, which fills `bound`. */
 static PyObject *
 mod_jit_call(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
 {
     pg_state *st = pg_state_of_module(m);
+    const pg_backend *rt = pg_get_rt(st);
     PyObject *key = NULL, *flat = NULL, *hit = NULL, *res = NULL, *targs = NULL;
     PyObject *fast = NULL;
-    Py_ssize_t i;
-    int r;
+    struct pg_jit_last *last = NULL;
+    uintptr_t sig[3 * PG_JIT_LAST_ARGS];
+    Py_ssize_t i, n = nargs - 3, nflat = 0;
+    int r, device = 0;
     if (nargs < 3 || !PyDict_Check(args[0])) {
         PyErr_SetString(PyExc_TypeError, "_jit_call(bound, error, slow, *args)");
         return NULL;
+    }
+    if (rt == NULL || pg_current_device(st, rt, &device) < 0) {
+        return NULL;
+    }
+    if (jit_signature(st, args + 3, n, sig, &nflat)) {
+        last = &st->jit_last[((uintptr_t)args[0] >> 4) % PG_JIT_LAST];
+        if (last->bound == args[0] && last->device == device && last->nargs == n &&
+            memcmp(last->sig, sig, (size_t)(3 * n) * sizeof(uintptr_t)) == 0) {
+            hit = Py_NewRef(last->hit);
+            res = jit_launch_again(st, hit, args[1], args + 3, n, nflat);
+            Py_DECREF(hit);
+            return res;
+        }
     }
     flat = PyList_New(0);
     if (flat == NULL) {
         return NULL;
     }
-    r = jit_key_flat(st, args + 3, nargs - 3, &key, flat);
+    r = jit_key_flat(st, args + 3, n, &key, flat);
     if (r < 0) {
         goto done;
     }
@@ -313,35 +438,34 @@ mod_jit_call(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
         }
         if (hit != NULL && PyTuple_CheckExact(hit) && PyTuple_GET_SIZE(hit) == 2) {
             Py_INCREF(hit);
-            res =
-                PyObject_Vectorcall(PyTuple_GET_ITEM(hit, 1), &PyList_GET_ITEM(flat, 0),
-                                    (size_t)PyList_GET_SIZE(flat), NULL);
-            if (res == NULL && PyErr_ExceptionMatches(st->KernelError)) {
-                PyObject *type, *value, *tb, *mapped;
-                PyErr_Fetch(&type, &value, &tb);
-                PyErr_NormalizeException(&type, &value, &tb);
-                mapped = PyObject_CallFunctionObjArgs(args[1], PyTuple_GET_ITEM(hit, 0),
-                                                      value, NULL);
-                Py_XDECREF(type);
-                Py_XDECREF(value);
-                Py_XDECREF(tb);
-                if (mapped != NULL) {
-                    PyErr_SetObject((PyObject *)Py_TYPE(mapped), mapped);
-                    Py_DECREF(mapped);
+            PyObject *keep = last == NULL ? NULL : PyTuple_New(2 * n);
+            if (keep != NULL) { /* the call to repeat next time */
+                for (i = 0; i < 2 * n; i++) {
+                    PyObject *o = (PyObject *)sig[3 * (i / 2) + i % 2];
+                    PyTuple_SET_ITEM(keep, i, Py_NewRef(o != NULL ? o : Py_None));
                 }
+                Py_XSETREF(last->keep, keep);
+                Py_XSETREF(last->bound, Py_NewRef(args[0]));
+                Py_XSETREF(last->hit, Py_NewRef(hit));
+                last->device = device;
+                last->nargs = n;
+                memcpy(last->sig, sig, (size_t)(3 * n) * sizeof(uintptr_t));
             }
-            if (res != NULL) {
-                Py_SETREF(res, Py_NewRef(Py_None));
+            else {
+                PyErr_Clear(); /* only not remembered */
             }
+            res = jit_launch(st, hit, args[1], &PyList_GET_ITEM(flat, 0),
+                             PyList_GET_SIZE(flat));
             goto done;
         }
+        hit = NULL;
     }
-    targs = PyTuple_New(nargs - 3);
+    targs = PyTuple_New(n);
     if (targs == NULL) {
         goto done;
     }
-    for (i = 3; i < nargs; i++) {
-        PyTuple_SET_ITEM(targs, i - 3, Py_NewRef(args[i]));
+    for (i = 0; i < n; i++) {
+        PyTuple_SET_ITEM(targs, i, Py_NewRef(args[i + 3]));
     }
     fast = r > 0 ? PyTuple_Pack(2, key, flat) : Py_NewRef(Py_None);
     if (fast != NULL) {
@@ -493,6 +617,11 @@ module_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->py_plans);
     Py_VISIT(st->py_reduction_plans);
     Py_VISIT(st->py_methods);
+    for (int i = 0; i < PG_JIT_LAST; i++) {
+        Py_VISIT(st->jit_last[i].bound);
+        Py_VISIT(st->jit_last[i].hit);
+        Py_VISIT(st->jit_last[i].keep);
+    }
     return 0;
 }
 
@@ -534,6 +663,11 @@ module_clear(PyObject *module)
     Py_CLEAR(st->py_plans);
     Py_CLEAR(st->py_reduction_plans);
     Py_CLEAR(st->py_methods);
+    for (int i = 0; i < PG_JIT_LAST; i++) {
+        Py_CLEAR(st->jit_last[i].bound);
+        Py_CLEAR(st->jit_last[i].hit);
+        Py_CLEAR(st->jit_last[i].keep);
+    }
     return 0;
 }
 

@@ -229,22 +229,32 @@ def _copy2d(src, dst):
 def test_one_launch_object_follows_each_calls_types_and_layouts():
     """k = kernel[grid, block] keeps the plain launches it has seen (in C, by
     the arguments' dtypes, layouts and scalar types): each call must still
-    get the kernel of its own types, and a strided view its strides."""
+    get the kernel of its own types, and a strided view its strides. A call
+    that repeats the launch's last one (twice in a row here) is launched
+    from what C remembers of it."""
     rng = np.random.default_rng(15)
     k = _scale[1, 64]
-    calls = []
+    other = _scale[2, 32]  # another launch between two calls of k
     for _ in range(3):  # a third round replays every kept launch
         for dtype, s in ((np.float32, 2.5), (np.float64, 3), (np.int64, np.int64(4)),
                          (np.float64, np.float32(1.5)), (np.float32, True)):
             a = (rng.standard_normal(40) * 10).astype(dtype)
             for x, want in ((cuda.to_device(a), a), (cuda.to_device(a)[::2], a[::2])):
-                out = pygpu.zeros(x.size, dtype=np.float64)
-                k(x, s, out)
-                calls.append(out.copy_to_host())
-                np.testing.assert_allclose(calls[-1], want.astype(np.float64) * s,
-                                           rtol=1e-6)
+                for launch in (k, k, other, k):
+                    out = pygpu.zeros(x.size, dtype=np.float64)
+                    launch(x, s, out)
+                    np.testing.assert_allclose(out.copy_to_host(),
+                                               want.astype(np.float64) * s, rtol=1e-6)
+    x = cuda.to_device(np.arange(4.0))
+    k(x, 2, pygpu.zeros(4))
+    # after a remembered call: the same types with an int past 64 bits, a list
+    with pytest.raises(ValueError, match="does not fit in 64 bits"):
+        k(x, 2**70, pygpu.zeros(4))
     with pytest.raises(TypeError):
-        k(cuda.to_device(np.zeros(4)), [1], pygpu.zeros(4))
+        k(x, [1], pygpu.zeros(4))
+    out = pygpu.zeros(4)
+    k(x, 2, out)
+    np.testing.assert_array_equal(out.copy_to_host(), np.arange(4.0) * 2)
 
 
 def test_kernels_must_be_launched_with_a_configuration():
