@@ -303,9 +303,10 @@ jit_signature(pg_state *st, PyObject *const *args, Py_ssize_t n, uintptr_t *sig,
         if (tp == st->DeviceArrayType) {
             pg_array *arr = (pg_array *)a;
             sig[3 * i + 1] = (uintptr_t)arr->descr;
-            sig[3 * i + 2] = (uintptr_t)(arr->nd * 4 +
-                                         ((arr->flags & NPY_ARRAY_C_CONTIGUOUS) ? 2 : 0) +
-                                         ((arr->flags & NPY_ARRAY_F_CONTIGUOUS) ? 1 : 0));
+            sig[3 * i + 2] =
+                (uintptr_t)(arr->nd * 4 +
+                            ((arr->flags & NPY_ARRAY_C_CONTIGUOUS) ? 2 : 0) +
+                            ((arr->flags & NPY_ARRAY_F_CONTIGUOUS) ? 1 : 0));
             f += 1 + 2 * (Py_ssize_t)arr->nd;
             continue;
         }
@@ -335,12 +336,14 @@ static PyObject *
 jit_launch(pg_state *st, PyObject *hit, PyObject *error, PyObject *const *flat,
            Py_ssize_t nflat)
 {
-    PyObject *res = PyObject_Vectorcall(PyTuple_GET_ITEM(hit, 1), flat, (size_t)nflat, NULL);
+    PyObject *res =
+        PyObject_Vectorcall(PyTuple_GET_ITEM(hit, 1), flat, (size_t)nflat, NULL);
     if (res == NULL && PyErr_ExceptionMatches(st->KernelError)) {
         PyObject *type, *value, *tb, *mapped;
         PyErr_Fetch(&type, &value, &tb);
         PyErr_NormalizeException(&type, &value, &tb);
-        mapped = PyObject_CallFunctionObjArgs(error, PyTuple_GET_ITEM(hit, 0), value, NULL);
+        mapped =
+            PyObject_CallFunctionObjArgs(error, PyTuple_GET_ITEM(hit, 0), value, NULL);
         Py_XDECREF(type);
         Py_XDECREF(value);
         Py_XDECREF(tb);
@@ -369,8 +372,8 @@ jit_launch_again(pg_state *st, PyObject *hit, PyObject *error, PyObject *const *
         if (Py_TYPE(args[i]) == st->DeviceArrayType) {
             pg_array *arr = (pg_array *)args[i];
             for (int d = 0; d < 2 * arr->nd; d++) {
-                PyObject *o =
-                    PyLong_FromSsize_t(d < arr->nd ? arr->shape[d] : arr->strides[d - arr->nd]);
+                PyObject *o = PyLong_FromSsize_t(
+                    d < arr->nd ? arr->shape[d] : arr->strides[d - arr->nd]);
                 if (o == NULL) {
                     goto done;
                 }
