@@ -117,18 +117,34 @@ def _kernel(op, ins, outs, layout, mask):
 
 # contiguous kernels whose array operands all have 4 bytes (float32, int32)
 # read and write 16 bytes at once where every array is 16-byte aligned: a
-# thread takes UNROLL // 4 packs of 4, a block's width apart. H200, np.sin of
+# thread takes PACKS packs of PACK, a block's width apart. H200, np.sin of
 # 2^28 float32: 8 scalar loads a thread 0.92x the copy, two 16-byte packs
-# 0.97x (2026-11-29)
+# 0.97x; pygpu.fuse of sin(x) * 2 + sqrt(abs(x)): two packs 0.89x, four
+# 0.98x, one 0.75x, two with __launch_bounds__(256, 8) 0.92x (2026-11-29)
 PACK = 4
+PACKS = 4
+
+
+def _packable(ins, outs, mask):
+    """Whether a contiguous kernel has the 16-byte path: every array operand
+    (mask "a") and every output of 4 bytes."""
+    return all(_itemsize(c) == 4 for k, c in enumerate(ins) if mask[k] == "a") and \
+        all(_itemsize(c) == 4 for c in outs)
+
+
+def per_thread(ins, outs, mask):
+    """Elements a thread takes per step of the contiguous kernel of these
+    operand types (the grid's size follows): PACKS packs of PACK on the
+    16-byte path, else UNROLL."""
+    return PACK * PACKS if _packable(ins, outs, mask) else UNROLL
 
 
 def _packed_body(ins, outs, mask, code):
     """The 16-byte path of a contiguous kernel of 4-byte operands (the caller
-    checks the alignment): packs of PACK elements, UNROLL // PACK a thread a
-    block's width apart, all loads first; the tail past the last whole pack
-    by the first threads of the grid."""
-    per = UNROLL // PACK
+    checks the alignment): packs of PACK elements, PACKS a thread a block's
+    width apart, all loads first; the tail past the last whole pack by the
+    first threads of the grid."""
+    per = PACKS
     arr = [k for k in range(len(ins)) if mask[k] == "a"]
     loads = " ".join(f"pg::pack4<{storage(ins[k])}> v{k}[{per}];" for k in arr)
     fill = " ".join(f"v{k}[u] = ((const pg::pack4<{storage(ins[k])}> *)p{k})[j_];" for k in arr)
@@ -178,8 +194,7 @@ def _contiguous_body(ins, outs, mask, code, arrays):
     outs_ = " ".join(f"R{k} out{k};" for k in range(len(outs)))
     store = " ".join(f"q{k}[i] = pg::cast<{storage(c)}>(out{k});" for k, c in enumerate(outs))
     packed = ""
-    if all(_itemsize(c) == 4 for k, c in enumerate(ins) if mask[k] == "a") and \
-            all(_itemsize(c) == 4 for c in outs):
+    if _packable(ins, outs, mask):
         aligned = " | ".join(f"(unsigned long long){a}" for a in arrays)
         packed = (f"    if ((({aligned}) & 15) == 0) {{\n"
                   f"{_packed_body(ins, outs, mask, code)}        return;\n    }}\n")
@@ -199,10 +214,11 @@ def _contiguous_body(ins, outs, mask, code, arrays):
             "    }\n}\n")
 
 
-def blocks(layout, n, threads):
-    """The grid for n elements: enough blocks for one pass (UNROLL elements a
-    thread on contiguous kernels), at most MAX_BLOCKS (the loops do the rest)."""
-    per = threads * (UNROLL if layout == "c" else 1)
+def blocks(layout, n, threads, per=UNROLL):
+    """The grid for n elements: enough blocks for one pass (`per` elements a
+    thread on contiguous kernels: per_thread's), at most MAX_BLOCKS (the
+    loops do the rest)."""
+    per = threads * (per if layout == "c" else 1)
     return max(1, min(-(-n // per), MAX_BLOCKS))
 
 

@@ -158,7 +158,7 @@ def _kernel(op, loop, inputs, targets, shape):
     dims, strides = _fold(shape, [_byte_strides(a, shape) for a in arrays])
     if len(dims) <= 1 and all(not st or st[0] == a.itemsize
                               for a, st in zip(arrays, strides, strict=True)):
-        grid = codegen.blocks("c", n, _THREADS)
+        grid = codegen.blocks("c", n, _THREADS, codegen.per_thread(ins, outs, mask))
         return codegen.function(op, ins, outs, "c", mask)[grid, _THREADS], (n,)
     if len(dims) <= codegen.MAX_DIMS:
         pad = codegen.MAX_DIMS - len(dims)
