@@ -237,11 +237,31 @@ def _plan(lib, device, kind, lengths, batch):
         while len(_plans) > PLAN_CACHE_SIZE:
             evicted.append(_plans.popitem(last=False)[1])
     for old in evicted:
-        with old.lock, _core.Device(old.device):
-            _core.synchronize()  # its last transform may still be queued
-            lib.cufftDestroy(old.handle)
-            old.handle = None  # a thread that took it from the cache makes another
+        with old.lock:
+            _destroy(lib, old)
     return plan
+
+
+def _destroy(lib, plan):
+    """cufftDestroy a plan out of the cache, its lock held."""
+    with _core.Device(plan.device):
+        _core.synchronize()  # its last transform may still be queued
+        lib.cufftDestroy(plan.handle)
+    plan.handle = None  # a thread that took it from the cache makes another
+
+
+def _release():
+    """Destroy the cached plans (pygpu._release_all): the next transform of
+    each kind makes its plan again. A plan in use on another thread stays."""
+    with _lock:
+        idle = [(key, plan) for key, plan in _plans.items() if plan.lock.acquire(False)]
+        for key, _ in idle:
+            del _plans[key]
+    for _, plan in idle:
+        try:
+            _destroy(_lib, plan)
+        finally:
+            plan.lock.release()
 
 
 def _stream(device):

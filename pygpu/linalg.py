@@ -222,6 +222,7 @@ def _signatures():
     sig = {
         "cusolverGetProperty": [_I, _IP],
         "cusolverDnCreate": [ctypes.POINTER(_H)],
+        "cusolverDnDestroy": [_H],
         "cusolverDnSetStream": [_H, _P],
         "cusolverDnCreateParams": [ctypes.POINTER(_P)],
         "cusolverDnDestroyParams": [_P],
@@ -318,6 +319,22 @@ def cusolver_version():
 def _stream(device):
     s = _core.current_stream()
     return s.ptr if s.device == device else 0
+
+
+def _release():
+    """Destroy the cuSOLVER handles (pygpu._release_all): the next call on a
+    device makes its handle again. A handle in use on another thread stays."""
+    with _lock:
+        idle = [(dev, entry) for dev, entry in _handles.items() if entry[1].acquire(False)]
+        for dev, _ in idle:
+            del _handles[dev]
+    for dev, (handle, lock) in idle:
+        try:
+            with _core.Device(dev):
+                _core.synchronize()  # what was queued with it may still run
+                _call(_lib, "cusolverDnDestroy", handle)
+        finally:
+            lock.release()
 
 
 @contextlib.contextmanager

@@ -71,6 +71,12 @@ static const pg_python_hooks python_hooks = {interrupt_pending, interrupt_handle
 /* 0 until a device of the chosen backend has been seen; then 1. */
 static volatile int devices_seen;
 
+int
+pg_backend_started(void)
+{
+    return devices_seen;
+}
+
 const pg_backend *
 pg_get_rt(pg_state *st)
 {

@@ -178,6 +178,9 @@ void pg_format_bytes(char *buf, size_t len, size_t n);
 
 /* Registers the one fork handler; from the module's exec slot. */
 int pg_context_init(void);
+/* 1 once a device of the backend has been used (pg_get_rt succeeded): before
+ * that, pygpu holds nothing on any device. */
+int pg_backend_started(void);
 /* The backend, once it has a usable device; else NoDeviceError (or the reason
  * the context is unusable) and NULL. */
 const pg_backend *pg_get_rt(pg_state *st);

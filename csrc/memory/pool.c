@@ -13,11 +13,16 @@
  *
  * Each call works on the device it is given, whatever device is current
  * (the device is made current for the call, then restored): memory, events
- * and streams of a device are only ever touched with that device current. */
+ * and streams of a device are only ever touched with that device current.
+ *
+ * At exit, pygpu._release_all (an atexit function) gives the cached blocks
+ * and spare events back (pg_pool_release_all). */
 #define _POSIX_C_SOURCE 200809L
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "runtime.h"
 
@@ -37,6 +42,7 @@ typedef struct {
     size_t used, cached, limit;
     pg_event spare_events[64]; /* events of this device, to reuse */
     int n_spare_events;
+    atomic_int touched; /* 1 once a block was allocated on this device */
 } device_pool;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -151,6 +157,51 @@ pg_pool_release_cached(int device)
     return err;
 }
 
+/* Under no lock, with p's device current: the spare events destroyed. */
+static void
+release_events(const pg_backend *rt, device_pool *p)
+{
+    pg_event events[sizeof(p->spare_events) / sizeof(p->spare_events[0])];
+    int n;
+    pthread_mutex_lock(&lock);
+    n = p->n_spare_events;
+    memcpy(events, p->spare_events, (size_t)n * sizeof(pg_event));
+    p->n_spare_events = 0;
+    pthread_mutex_unlock(&lock);
+    while (n > 0) {
+        (void)rt->event_destroy(events[--n]);
+    }
+}
+
+pg_err
+pg_pool_release_all(int device)
+{
+    const pg_backend *rt = pg_rt();
+    device_pool *p = pool_of(device);
+    pg_err err;
+    int prev = device;
+    if (p == NULL || rt == NULL) {
+        return PG_ERR_INVALID_DEVICE;
+    }
+    if (!atomic_load(&p->touched)) {
+        return PG_SUCCESS;
+    }
+    if ((err = device_enter(rt, device, &prev)) != PG_SUCCESS) {
+        return err;
+    }
+    err = release_cached(rt, p);
+    release_events(rt, p);
+    device_restore(rt, device, prev);
+    return err;
+}
+
+int
+pg_pool_touched(int device)
+{
+    device_pool *p = pool_of(device);
+    return p != NULL && atomic_load(&p->touched);
+}
+
 /* With p's device current. */
 static pg_err
 release_cached(const pg_backend *rt, device_pool *p)
@@ -231,6 +282,9 @@ pool_alloc(const pg_backend *rt, device_pool *p, void **ptr, size_t size,
     size_t rounded = pg_pool_round(size);
     block *b;
     pg_err err;
+    if (!atomic_load_explicit(&p->touched, memory_order_relaxed)) {
+        atomic_store(&p->touched, 1);
+    }
     if (pool_disabled()) {
         pg_err e = rt->malloc(ptr, size);
         if (e == PG_SUCCESS) {

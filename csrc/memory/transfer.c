@@ -101,6 +101,29 @@ pg_transfer_after_fork(void)
     }
 }
 
+void
+pg_transfer_release(int device)
+{
+    const pg_backend *rt = pg_rt();
+    stage_ring *r;
+    if (rt == NULL || device < 0 || device >= PG_MAX_DEVICES) {
+        return;
+    }
+    pthread_once(&rings_once, init_rings);
+    r = &rings[device];
+    pthread_mutex_lock(&r->lock); /* after the copy that uses it, if one does */
+    if (r->ready == 1) {
+        for (int k = 0; k < STAGE_BUFS; k++) {
+            (void)rt->event_destroy(r->done[k]);
+            (void)rt->host_free(r->buf[k]);
+            r->done[k] = NULL;
+            r->buf[k] = NULL;
+        }
+        r->ready = 0;
+    }
+    pthread_mutex_unlock(&r->lock);
+}
+
 /* STAGE_BUFS page-locked buffers of `size` bytes into out: 1, or 0 with none
  * made (those that were are freed). */
 static int

@@ -8,13 +8,16 @@
  * header's constant, and tests/ops/test_matmul.py checks them against the
  * toolkit's header where there is one.
  *
- * One handle per device for the life of the process, made at the device's
- * first product (with the device current, as cuBLAS binds a handle to it) and
- * never destroyed: at exit the CUDA context may already be gone, as PyTorch
- * found. A handle is used by one thread at a time (a lock per device held
- * from cublasSetStream to the queued product), since the stream is a
- * setting of the handle. Handles are forgotten in a child made by fork(),
- * where CUDA cannot be used (context.c refuses every operation there). */
+ * One handle per device, made at the device's first product (with the device
+ * current, as cuBLAS binds a handle to it), destroyed with its workspace by
+ * blas_release: pygpu._release_all does, from an atexit function, so while
+ * the interpreter is still whole and the CUDA runtime alive (a C exit
+ * handler or static destructor would come after the runtime's teardown, as
+ * PyTorch found); the next product makes a new one. A handle is used by one
+ * thread at a time (a lock per device held from cublasSetStream to the
+ * queued product), since the stream is a setting of the handle. Handles are
+ * forgotten in a child made by fork(), where CUDA cannot be used (context.c
+ * refuses every operation there). */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -57,6 +60,7 @@ static struct {
     int version; /* major * 10000 + minor * 100 + patch */
     int (*cublasGetProperty)(int type, int *value);
     int (*cublasCreate_v2)(cublas_handle *handle);
+    int (*cublasDestroy_v2)(cublas_handle handle);
     int (*cublasSetStream_v2)(cublas_handle handle, pg_stream stream);
     int (*cublasGemmEx)(cublas_handle handle, int transa, int transb, int m, int n,
                         int k, const void *alpha, const void *a, int atype, int lda,
@@ -144,6 +148,7 @@ pg_cublas_load(const char *path, int *version, char *errbuf, size_t errlen)
     }
     SYM(cublasGetProperty);
     SYM(cublasCreate_v2);
+    SYM(cublasDestroy_v2);
     SYM(cublasSetStream_v2);
     SYM(cublasGemmEx);
     SYM(cublasGemmStridedBatchedEx);
@@ -275,6 +280,33 @@ pg_cublas_gemm(int device, const pg_gemm *g, pg_stream stream, char *why, size_t
                      g->a, data, (int)g->lda, (long long)g->stride_a, zero, g->c, data,
                      (int)g->ldc, (long long)g->stride_c, (int)g->batch, compute,
                      PG_CUBLAS_GEMM_DEFAULT));
+    }
+    pthread_mutex_unlock(&device_lock[device]);
+    return PG_SUCCESS;
+fail:
+    pthread_mutex_unlock(&device_lock[device]);
+    return status_err(status);
+}
+
+pg_err
+pg_cublas_release(int device, char *why, size_t whylen)
+{
+    int status = PG_CUBLAS_STATUS_SUCCESS;
+    cublas_handle h;
+    if (device < 0 || device >= PG_MAX_DEVICES) {
+        snprintf(why, whylen, "cuBLAS (device %d)", device);
+        return PG_ERR_INVALID_DEVICE;
+    }
+    if (cublas.lib == NULL) {
+        return PG_SUCCESS; /* no product has run: no handle */
+    }
+    pthread_mutex_lock(&device_lock[device]);
+    h = handles[device];
+    handles[device] = NULL; /* forgotten even if destroying it fails */
+    if (h != NULL) {
+        /* waits for the device (so for the products queued with it), then
+         * frees its workspace */
+        CUBLAS_CALL(cublasDestroy_v2, (h));
     }
     pthread_mutex_unlock(&device_lock[device]);
     return PG_SUCCESS;

@@ -665,6 +665,7 @@ static const pg_backend cuda_backend = {
     .compile = pg_nvrtc_compile,
     .blas_load = pg_cublas_load,
     .blas_gemm = pg_cublas_gemm,
+    .blas_release = pg_cublas_release,
     .error_name = cuda_error_name,
     .error_string = cuda_error_string,
     .driver_version = cuda_driver_version,

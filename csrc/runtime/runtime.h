@@ -408,6 +408,10 @@ typedef struct {
     int (*blas_load)(const char *path, int *version, char *errbuf, size_t errlen);
     pg_err (*blas_gemm)(int device, const pg_gemm *g, pg_stream stream, char *why,
                         size_t whylen);
+    /* Destroys the library's handle of `device` (and its workspace), if it
+     * made one, with `device` current; the next product makes another. On
+     * failure `why` names the call, as blas_gemm's. NULL where blas_gemm is. */
+    pg_err (*blas_release)(int device, char *why, size_t whylen);
     const char *(*error_name)(pg_err err);
     const char *(*error_string)(pg_err err);
     int (*driver_version)(void);
@@ -431,6 +435,7 @@ int pg_nvrtc_compile(pg_compile_job *job, char *errbuf, size_t errlen);
 int pg_cublas_load(const char *path, int *version, char *errbuf, size_t errlen);
 pg_err pg_cublas_gemm(int device, const pg_gemm *g, pg_stream stream, char *why,
                       size_t whylen);
+pg_err pg_cublas_release(int device, char *why, size_t whylen);
 /* The CUDA call each operation stands for: pg_call_names.malloc is
  * "cudaMalloc". Defined in rt.c from PG_BACKEND_CALLS. */
 typedef struct {
@@ -553,6 +558,9 @@ void pg_set_stage_always(int on);
 void pg_set_stage_fail_piece(long k);
 /* In a forked child: the rings' locks unlocked afresh (context.c's handler). */
 void pg_transfer_after_fork(void);
+/* The staging ring of `device`, which must be current, given back (its
+ * page-locked buffers and events); the next staged copy makes another. */
+void pg_transfer_release(int device);
 
 /* hostcopy.c: memory for large new host arrays (copy_to_host() without out=):
  * mapped by pygpu, aligned for huge pages, freed by pg_host_unmap (a Buffer
@@ -584,6 +592,11 @@ pg_err pg_pool_free(void *ptr, size_t size, int device, pg_stream stream,
 size_t pg_pool_used(int device);  /* bytes in live arrays */
 size_t pg_pool_total(int device); /* used plus cached */
 pg_err pg_pool_release_cached(int device);
+/* The cached blocks and the spare events of `device` (a device the pool never
+ * used is not touched: cudaSetDevice would make its context). */
+pg_err pg_pool_release_all(int device);
+/* 1 once the pool allocated on `device`. */
+int pg_pool_touched(int device);
 void pg_pool_set_limit(int device, size_t limit); /* 0: none */
 size_t pg_pool_limit(int device);
 size_t pg_pool_round(size_t size);

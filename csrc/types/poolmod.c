@@ -1,5 +1,6 @@
 /* The memory pool's Python functions (cuda.memory_allocated() and friends
- * call them); the pool itself is pool.c. */
+ * call them), and _release_cached, which gives back all that the C side
+ * keeps for reuse (pygpu._release_all calls it); the pool itself is pool.c. */
 #include "pygpu.h"
 
 /* The device of a pool function: args[0] (an id that exists, as every
@@ -81,6 +82,51 @@ mod_pool_set_limit(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
+/* For each device the pool has used (no other: making one current would
+ * make its context), with it current: waits for it, destroys the cuBLAS
+ * handle, gives back the pool's cached blocks and spare events and the
+ * staging ring's page-locked buffers. Each is made again at its next need. */
+static PyObject *
+mod_release_cached(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    pg_state *st = pg_state_of_module(m);
+    const pg_backend *rt = NULL;
+    pg_status first = {PG_SUCCESS, NULL};
+    char why[256] = ""; /* a cuBLAS call that failed, and its status */
+    int prev = 0;
+    if (!pg_backend_started() || pg_context_unusable()) {
+        Py_RETURN_NONE; /* nothing was made, or nothing can be given back */
+    }
+    if ((rt = pg_get_rt(st)) == NULL || pg_current_device(st, rt, &prev) < 0) {
+        return NULL;
+    }
+    for (int d = 0; d < PG_MAX_DEVICES; d++) {
+        pg_status s[4] = {{PG_SUCCESS, NULL}};
+        if (!pg_pool_touched(d)) {
+            continue;
+        }
+        Py_BEGIN_ALLOW_THREADS
+            s[0] = PG_CALL(rt, set_device, (d));
+            if (s[0].err == PG_SUCCESS) {
+                s[1] = PG_CALL(rt, synchronize, ());
+                if (rt->blas_release != NULL) {
+                    s[2] = (pg_status){rt->blas_release(d, why, sizeof(why)), why};
+                }
+                s[3] = (pg_status){pg_pool_release_all(d), pg_call_names.free};
+                pg_transfer_release(d);
+            }
+        Py_END_ALLOW_THREADS
+        for (int i = 0; i < 4 && first.err == PG_SUCCESS; i++) {
+            first = s[i];
+        }
+    }
+    (void)rt->set_device(prev);
+    if (pg_check(st, first) < 0) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 PyMethodDef pg_pool_functions[] = {
     {"_pool_stats", (PyCFunction)(void (*)(void))mod_pool_stats, METH_FASTCALL,
      "_pool_stats(device=None)\n--\n\n(used, total, limit) bytes of the memory pool."},
@@ -89,5 +135,9 @@ PyMethodDef pg_pool_functions[] = {
      "device."},
     {"_pool_set_limit", (PyCFunction)(void (*)(void))mod_pool_set_limit, METH_FASTCALL,
      "_pool_set_limit(device, limit)\n--\n\nCap the pool's bytes (0: no cap)."},
+    {"_release_cached", mod_release_cached, METH_NOARGS,
+     "_release_cached()\n--\n\nGive back what the C side keeps for reuse, on every "
+     "device pygpu has used: the pool's cached blocks and spare events, the staging "
+     "buffers, the cuBLAS handles (pygpu._release_all calls it)."},
     {NULL},
 };

@@ -269,6 +269,14 @@ def _select(x, mask):
 _shapes = {}  # (device, shape) -> the shape as a DeviceArray of int64
 
 
+def _release():
+    """Let go of the device memory kept for reuse (pygpu._release_all): the
+    shapes and the free count words (page-locked), made again at need. The
+    retired words stay: a graph's kernel may write one yet."""
+    _shapes.clear()
+    _words.clear()
+
+
 def _coordinates(mask):
     """The coordinates of the true elements of a bool DeviceArray, as an
     (ndim, count) int64 DeviceArray (ndim 1 for a 0-d mask)."""

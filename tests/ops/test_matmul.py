@@ -585,7 +585,10 @@ static int gemm(int ta, int tb, int m, int n, int k, const double *al, const dou
     return 0;
 }
 int cublasGetProperty(int type, int *v) { *v = type == 0 ? 12 : type == 1 ? 4 : 7; return 0; }
-int cublasCreate_v2(void **h) { *h = (void *)1; return 0; }
+static int live_handles;
+int fake_live_handles(void) { return live_handles; }
+int cublasCreate_v2(void **h) { live_handles++; *h = (void *)1; return 0; }
+int cublasDestroy_v2(void *h) { (void)h; live_handles--; return 0; }
 int cublasSetStream_v2(void *h, void *s) { (void)h; (void)s; return 0; }
 int cublasGemmEx(void *h, int ta, int tb, int m, int n, int k, const void *al,
                  const void *A, int at, int lda, const void *B, int bt, int ldb,
@@ -610,6 +613,8 @@ int cublasGemmStridedBatchedEx(void *h, int ta, int tb, int m, int n, int k,
 """
 
 SWAP_HARNESS = r"""
+#define _GNU_SOURCE /* RTLD_NOLOAD */
+#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -659,6 +664,17 @@ int main(int argc, char **argv) {
         free(a); free(b); free(c);
     }
     printf("cases %d failures %d\n", cases, failures);
+    /* blas_release destroys the handle (once); the next product makes another */
+    int (*live)(void);
+    *(void **)&live = dlsym(dlopen(argv[1], RTLD_NOW | RTLD_NOLOAD), "fake_live_handles");
+    int before = live();
+    pg_err r1 = pg_cublas_release(0, why, sizeof(why));
+    pg_err r2 = pg_cublas_release(0, why, sizeof(why));
+    int after = live();
+    double one = 1, two = 2, out = 0;
+    pg_gemm g = {PG_T_F64, 0, 1, 1, 1, 1, &one, 1, 1, 0, &two, 1, 1, 0, &out, 1, 1};
+    pg_err r3 = pg_cublas_gemm(0, &g, NULL, why, sizeof(why));
+    printf("handles %d %d %d %d %d %d %g\n", before, r1, r2, after, r3, live(), out);
     return failures != 0;
 }
 """
@@ -683,6 +699,7 @@ def test_row_major_products_reach_cublas_swapped_with_the_right_leading_dimensio
                        timeout=120)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert "version 120407" in r.stdout and "cases 80 failures 0" in r.stdout, r.stdout
+    assert "handles 1 0 0 0 0 1 2" in r.stdout, r.stdout  # released, then made again
 
 
 # ---- on a GPU: cuBLAS ---------------------------------------------------------------------
