@@ -199,6 +199,30 @@ mod_fill_bytes_here(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
     Py_RETURN_NONE;
 }
 
+/* An array's layout in @cuda.jit's launch keys: ndim * 4 + 2 * C-contiguous
+ * + F-contiguous. */
+static long
+jit_layout(const pg_array *arr)
+{
+    return arr->nd * 4 + ((arr->flags & NPY_ARRAY_C_CONTIGUOUS) ? 2 : 0) +
+           ((arr->flags & NPY_ARRAY_F_CONTIGUOUS) ? 1 : 0);
+}
+
+/* Whether a scalar argument is one the launch keys by its type alone: a
+ * Python int that fits 64 bits, a float, bool or complex, a NumPy scalar. */
+static int
+jit_plain_scalar(PyObject *a)
+{
+    PyTypeObject *tp = Py_TYPE(a);
+    if (tp == &PyLong_Type) {
+        int overflow = 0;
+        (void)PyLong_AsLongLongAndOverflow(a, &overflow);
+        return !overflow;
+    }
+    return tp == &PyFloat_Type || tp == &PyBool_Type || tp == &PyComplex_Type ||
+           PyArray_IsScalar(a, Generic);
+}
+
 /* pygpu._jit's launch, in C: for a call whose arguments are DeviceArrays and
  * Python or NumPy scalars, the key that the dispatcher's plans are kept
  * under, (device, (dtype, its layout as ndim * 4 + 2 * C-contiguous +
@@ -232,10 +256,7 @@ jit_key_flat(pg_state *st, PyObject *const *args, Py_ssize_t n, PyObject **key,
         if (tp == st->DeviceArrayType) {
             pg_array *arr = (pg_array *)a;
             int d;
-            /* (dtype, ndim * 4 + 2 * C-contiguous + F-contiguous): a small int */
-            PyObject *code = PyLong_FromLong(
-                arr->nd * 4 + ((arr->flags & NPY_ARRAY_C_CONTIGUOUS) ? 2 : 0) +
-                ((arr->flags & NPY_ARRAY_F_CONTIGUOUS) ? 1 : 0));
+            PyObject *code = PyLong_FromLong(jit_layout(arr)); /* (dtype, layout) */
             item = code == NULL ? NULL : PyTuple_Pack(2, (PyObject *)arr->descr, code);
             Py_XDECREF(code);
             if (item == NULL || PyList_Append(flat, a) < 0) {
@@ -254,16 +275,7 @@ jit_key_flat(pg_state *st, PyObject *const *args, Py_ssize_t n, PyObject **key,
             }
             continue;
         }
-        if (tp == &PyLong_Type) {
-            int overflow = 0;
-            (void)PyLong_AsLongLongAndOverflow(a, &overflow);
-            if (overflow) {
-                Py_DECREF(k);
-                return 0;
-            }
-        }
-        else if (!(tp == &PyFloat_Type || tp == &PyBool_Type || tp == &PyComplex_Type ||
-                   PyArray_IsScalar(a, Generic))) {
+        if (!jit_plain_scalar(a)) {
             Py_DECREF(k);
             return 0;
         }
@@ -303,22 +315,11 @@ jit_signature(pg_state *st, PyObject *const *args, Py_ssize_t n, uintptr_t *sig,
         if (tp == st->DeviceArrayType) {
             pg_array *arr = (pg_array *)a;
             sig[3 * i + 1] = (uintptr_t)arr->descr;
-            sig[3 * i + 2] =
-                (uintptr_t)(arr->nd * 4 +
-                            ((arr->flags & NPY_ARRAY_C_CONTIGUOUS) ? 2 : 0) +
-                            ((arr->flags & NPY_ARRAY_F_CONTIGUOUS) ? 1 : 0));
+            sig[3 * i + 2] = (uintptr_t)jit_layout(arr);
             f += 1 + 2 * (Py_ssize_t)arr->nd;
             continue;
         }
-        if (tp == &PyLong_Type) {
-            int overflow = 0;
-            (void)PyLong_AsLongLongAndOverflow(a, &overflow);
-            if (overflow) {
-                return 0;
-            }
-        }
-        else if (!(tp == &PyFloat_Type || tp == &PyBool_Type || tp == &PyComplex_Type ||
-                   PyArray_IsScalar(a, Generic))) {
+        if (!jit_plain_scalar(a)) {
             return 0;
         }
         f += 1;
