@@ -56,6 +56,17 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN \
 
 
 @pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config):
+    """pytest-xdist's `-n auto`: on the simulator a process per CPU this one
+    may run on (the kernels' compiles are half the time); on a GPU one, as the
+    processes would share the device, whose memory some tests fill (and where
+    kernels compile in seconds)."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # pytest-xdist's own setting
+    return len(os.sched_getaffinity(0)) if ON_SIMULATOR else 0
+
+
+@pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node):
     """pytest-xdist, in the main process: each worker gets its seed."""
     node.workerinput["pygpu_sim_schedule"] = SCHEDULE_SEED
