@@ -7,8 +7,10 @@ before any test touches a device. On the simulator two devices are simulated
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +34,8 @@ ON_SIMULATOR = pygpu.cuda.is_simulator()
 # The simulator runs threads and blocks in a shuffled order, so that a kernel
 # whose result hangs on the order fails here: a fresh seed each run unless
 # PYGPU_SIM_SCHEDULE gives one (the header says which, to replay a failure).
+# Under pytest-xdist (-n) the workers take the seed of the main process, whose
+# header is the one printed (pytest_configure_node, pytest_configure).
 SCHEDULE_SEED = int(os.environ.get("PYGPU_SIM_SCHEDULE", "") or
                     np.random.SeedSequence().entropy % 2**32) \
     if os.environ.get("PYGPU_SIM_SCHEDULE", "") not in ("ordered", "shuffle") else None
@@ -39,6 +43,42 @@ if SCHEDULE_SEED is not None:
     pygpu.cuda.simulator_schedule(SCHEDULE_SEED)
 POOL = os.environ.get("PYGPU_NO_POOL", "") in ("", "0")
 needs_pool = pytest.mark.skipif(not POOL, reason="PYGPU_NO_POOL=1 turns the memory pool off")
+
+
+# Tests interrupt child processes with SIGINT (Ctrl-C) and wait for the
+# KeyboardInterrupt. A child inherits an ignored SIGINT (a background job of a
+# non-interactive shell starts with one), and pygpu leaves an ignored SIGINT
+# ignored, so those tests would wait for ever: the suite's process handles
+# SIGINT as Python does by default, which its children then start with.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN \
+        and threading.current_thread() is threading.main_thread():
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config):
+    """pytest-xdist's `-n auto`: on the simulator a process per CPU this one
+    may run on (the kernels' compiles are half the time); on a GPU one, as the
+    processes would share the device, whose memory some tests fill (and where
+    kernels compile in seconds)."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # pytest-xdist's own setting
+    return len(os.sched_getaffinity(0)) if ON_SIMULATOR else 0
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """pytest-xdist, in the main process: each worker gets its seed."""
+    node.workerinput["pygpu_sim_schedule"] = SCHEDULE_SEED
+
+
+def pytest_configure(config):
+    """In a pytest-xdist worker: the main process's schedule seed."""
+    global SCHEDULE_SEED
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None and "pygpu_sim_schedule" in workerinput:
+        SCHEDULE_SEED = workerinput["pygpu_sim_schedule"]
+        pygpu.cuda.simulator_schedule(SCHEDULE_SEED)
 
 
 def pytest_report_header(config):
