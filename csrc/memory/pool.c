@@ -139,8 +139,13 @@ recycle_event(const pg_backend *rt, device_pool *p, pg_event e)
 
 static pg_err release_cached(const pg_backend *rt, device_pool *p);
 
-pg_err
-pg_pool_release_cached(int device)
+static void release_events(const pg_backend *rt, device_pool *p);
+
+/* The cached blocks of `device` given back (and with `events`, its spare
+ * events too, and only if the pool ever allocated there), with the device
+ * made current for it. */
+static pg_err
+release_device(int device, int events)
 {
     const pg_backend *rt = pg_rt();
     device_pool *p = pool_of(device);
@@ -149,12 +154,24 @@ pg_pool_release_cached(int device)
     if (p == NULL || rt == NULL) {
         return PG_ERR_INVALID_DEVICE;
     }
+    if (events && !atomic_load(&p->touched)) {
+        return PG_SUCCESS;
+    }
     if ((err = device_enter(rt, device, &prev)) != PG_SUCCESS) {
         return err;
     }
     err = release_cached(rt, p);
+    if (events) {
+        release_events(rt, p);
+    }
     device_restore(rt, device, prev);
     return err;
+}
+
+pg_err
+pg_pool_release_cached(int device)
+{
+    return release_device(device, 0);
 }
 
 /* Under no lock, with p's device current: the spare events destroyed. */
@@ -176,23 +193,7 @@ release_events(const pg_backend *rt, device_pool *p)
 pg_err
 pg_pool_release_all(int device)
 {
-    const pg_backend *rt = pg_rt();
-    device_pool *p = pool_of(device);
-    pg_err err;
-    int prev = device;
-    if (p == NULL || rt == NULL) {
-        return PG_ERR_INVALID_DEVICE;
-    }
-    if (!atomic_load(&p->touched)) {
-        return PG_SUCCESS;
-    }
-    if ((err = device_enter(rt, device, &prev)) != PG_SUCCESS) {
-        return err;
-    }
-    err = release_cached(rt, p);
-    release_events(rt, p);
-    device_restore(rt, device, prev);
-    return err;
+    return release_device(device, 1);
 }
 
 int
