@@ -697,6 +697,17 @@ template <class A> PG_FN A load_published(const A *p)
 #ifndef PG_SCAN_BYTES
 #define PG_SCAN_BYTES 128
 #endif
+/* the blocks an SM keeps (__launch_bounds__ of the generated scan_row):
+ * shared memory allows 6 of 256 threads. With a thread's loads all in
+ * flight, ptxas's own choice for float32 is 56 registers, 4 blocks: cumsum
+ * of 2^28 float32 on an H200 (gpu-logs/exp_scan.py, 2026-11-29) ran at
+ * 0.63x the copy with 4 blocks, 0.69x with 5, 0.71x with 6 (40 registers,
+ * a few bytes spilled), and 0.75x with 6 and 16-byte stores as well; the
+ * loads in one loop with the stores, as before, 0.69x */
+#ifndef PG_SCAN_MINB
+#define PG_SCAN_MINB 6
+#endif
+
 template <class A> struct scan_items {
     enum { value = PG_SCAN_BYTES / (sizeof(A) <= 4 ? 4 : sizeof(A) <= 8 ? 8 : 16) };
 };
@@ -738,6 +749,7 @@ PG_FN void scan_row(const char *in, char *out, char *state, char *values, long l
         TILE = scan_items<A>::value * PG_SCAN_THREADS,
         WARPS = PG_SCAN_THREADS / 32
     };
+    static_assert(T % 32 == 0, "PG_SCAN_THREADS: whole warps");
     __shared__ A tile_buf[TILE + TILE / 32];
     __shared__ A totals[T];
     __shared__ A warp_totals[WARPS];
@@ -755,12 +767,49 @@ PG_FN void scan_row(const char *in, char *out, char *state, char *values, long l
     }
     __syncthreads();
     const long long tile = ticket, base = tile * TILE;
-    /* coalesced: element base + u * T + t, into shared memory */
+    /* into shared memory, every load of the thread issued before the first
+     * store (in one loop, ptxas kept 4 to 11 loads in flight, and the tile's
+     * load took several memory latencies): a whole tile of a contiguous row
+     * 16 bytes at once, the VI elements from base + (u * T + t) * VI (with
+     * the pad word every 32, a warp's scalar stores of them meet no bank
+     * conflict where VI is 4); otherwise element base + u * T + t */
+    enum { VI = 16 / sizeof(In) };
+    if (N % VI == 0 && base + TILE <= R && sr == (long long)sizeof(In) &&
+        ((unsigned long long)in & 15) == 0) {
+        raw16 w[N / VI];
+        const raw16 *p = (const raw16 *)(in + base * (long long)sizeof(In)) + t;
 #pragma unroll
-    for (int u = 0; u < N; u++) {
-        const long long r = base + (long long)u * T + t;
-        tile_buf[scan_pad(u * T + t)] =
-            r < R ? reduce_load<K, In, true>(in + r * sr, r, 0, 0) : K::identity();
+        for (int u = 0; u < N / VI; u++) {
+            w[u] = p[u * T];
+        }
+#pragma unroll
+        for (int u = 0; u < N / VI; u++) {
+            pack16<In> v;
+            v.raw = w[u];
+            const int e = (u * T + t) * VI;
+            /* scan_pad(e + k): T * VI and VI divide into 32 */
+            A *q = tile_buf + scan_pad(t * VI) + u * (T * VI + T * VI / 32);
+#pragma unroll
+            for (int k = 0; k < VI; k++) {
+                q[k] = reduce_take<K, In, true>(v.e[k], base + e + k, 0, 0);
+            }
+        }
+    }
+    else {
+        In v[N];
+#pragma unroll
+        for (int u = 0; u < N; u++) {
+            const long long r = base + (long long)u * T + t;
+            if (r < R) {
+                v[u] = *(const In *)(in + r * sr);
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < N; u++) {
+            const long long r = base + (long long)u * T + t;
+            tile_buf[scan_pad(t) + u * (T + T / 32)] =
+                r < R ? reduce_take<K, In, true>(v[u], r, 0, 0) : K::identity();
+        }
     }
     __syncthreads();
     /* each thread's N consecutive elements: their total now, their scan once
@@ -902,12 +951,29 @@ PG_FN void scan_row(const char *in, char *out, char *state, char *values, long l
         }
     }
     __syncthreads();
+    enum { VO = 16 / sizeof(Out) };
+    if (N % VO == 0 && base + TILE <= R && or_ == (long long)sizeof(Out) &&
+        ((unsigned long long)out & 15) == 0) {
+        raw16 *p = (raw16 *)(out + base * (long long)sizeof(Out)) + t;
 #pragma unroll
-    for (int u = 0; u < N; u++) {
-        const long long r = base + (long long)u * T + t;
-        if (r < R) {
-            *(Out *)(out + r * or_) =
-                cast<Out>(K::post(tile_buf[scan_pad(u * T + t)], 0.0));
+        for (int u = 0; u < N / VO; u++) {
+            const A *q = tile_buf + scan_pad(t * VO) + u * (T * VO + T * VO / 32);
+            pack16<Out> w;
+#pragma unroll
+            for (int k = 0; k < VO; k++) {
+                w.e[k] = cast<Out>(K::post(q[k], 0.0));
+            }
+            p[u * T] = w.raw;
+        }
+    }
+    else {
+#pragma unroll
+        for (int u = 0; u < N; u++) {
+            const long long r = base + (long long)u * T + t;
+            if (r < R) {
+                *(Out *)(out + r * or_) =
+                    cast<Out>(K::post(tile_buf[scan_pad(t) + u * (T + T / 32)], 0.0));
+            }
         }
     }
 }
