@@ -33,6 +33,10 @@
  * jit_last), and the most arguments such a call has */
 #define PG_JIT_LAST 16
 #define PG_JIT_LAST_ARGS 16
+/* the operators and ufuncs whose last plan is remembered (pg_state's
+ * plan_last), and the words of one operand's raw signature (ops.c) */
+#define PG_PLAN_LAST 16
+#define PG_PLAN_SIG 12
 
 typedef struct {
     PyTypeObject *DeviceType;
@@ -87,6 +91,19 @@ typedef struct {
         Py_ssize_t nargs;
         uintptr_t sig[3 * PG_JIT_LAST_ARGS];
     } jit_last[PG_JIT_LAST];
+    /* The operators' and ufuncs' plans (ops.c's replay_plan): per operator
+     * (its interned name) or ufunc (the object), the raw signature of the
+     * operands of the last call that found a plan (type, dtype object,
+     * device, shape and strides) and the plan's run, so that a repeat builds
+     * and hashes no key. Strong references (keep: the dtypes and types that
+     * sig names). */
+    struct pg_plan_last {
+        PyObject *ident;
+        PyObject *run;
+        PyObject *keep;
+        int device;
+        uintptr_t sig[2 * PG_PLAN_SIG];
+    } plan_last[PG_PLAN_LAST];
 } pg_state;
 
 extern PyModuleDef pg_module_def;

@@ -893,37 +893,116 @@ plan_descr(pg_state *st, PyObject *x)
     return NULL;
 }
 
-/* name(a) or name(a, b) (b NULL) from a plan: 1 with *res set, 0 where there
- * is no plan (or the plan declines: the caller takes the Python side), -1
+/* An operand's raw signature for pg_state's plan_last, into sig
+ * (PG_PLAN_SIG words): its type, and for a DeviceArray of at most 4
+ * dimensions its dtype object, device, ndim, shape and strides. A NumPy
+ * scalar's type names its dtype where it is a number or a bool. 1 done, 0
+ * for an operand the memo does not take. */
+static int
+plan_signature(pg_state *st, PyObject *x, uintptr_t *sig)
+{
+    PyTypeObject *t = Py_TYPE(x);
+    memset(sig, 0, PG_PLAN_SIG * sizeof(uintptr_t));
+    sig[0] = (uintptr_t)t;
+    if (t == st->DeviceArrayType) {
+        pg_array *a = (pg_array *)x;
+        if (a->nd > (PG_PLAN_SIG - 4) / 2) {
+            return 0;
+        }
+        sig[1] = (uintptr_t)a->descr;
+        sig[2] = (uintptr_t)pg_array_device(a);
+        sig[3] = (uintptr_t)a->nd;
+        for (int i = 0; i < a->nd; i++) {
+            sig[4 + 2 * i] = (uintptr_t)a->shape[i];
+            sig[5 + 2 * i] = (uintptr_t)a->strides[i];
+        }
+        return 1;
+    }
+    return t == &PyBool_Type || t == &PyLong_Type || t == &PyFloat_Type ||
+           t == &PyComplex_Type || PyArray_IsScalar(x, Number) ||
+           PyArray_IsScalar(x, Bool);
+}
+
+/* what an operand's raw signature names: its dtype object or its type */
+static PyObject *
+sig_object(pg_state *st, PyObject *x)
+{
+    return Py_TYPE(x) == st->DeviceArrayType ? (PyObject *)((pg_array *)x)->descr
+                                             : (PyObject *)Py_TYPE(x);
+}
+
+/* ident(a) or ident(a, b) (b NULL) from a plan: ident is the operator's
+ * interned name (and name the same), or a NumPy ufunc (name NULL: its
+ * __name__ is asked for where needed). A repeat of the last call of ident that found a
+ * plan (the same raw signatures, pg_state's plan_last) runs that plan at once; else the
+ * plan is looked up under the key that pygpu._ops.ufunc keeps it by. 1 with *res set, 0
+ * where there is no plan (or the plan declines: the caller takes the Python side), -1
  * on an error. */
 static int
-replay_plan(pg_state *st, PyObject *name, PyObject *a, PyObject *b, PyObject **res)
+replay_plan(pg_state *st, PyObject *ident, PyObject *name, PyObject *a, PyObject *b,
+            PyObject **res)
 {
-    PyObject *da = NULL, *db = NULL, *key = NULL, *plan, *run, *args[2] = {a, b};
+    PyObject *nm = NULL, *da = NULL, *db = NULL, *key = NULL, *plan, *run;
+    PyObject *args[2] = {a, b};
+    uintptr_t sig[2 * PG_PLAN_SIG];
+    struct pg_plan_last *last = NULL;
     const pg_backend *rt;
     int device = 0, done = 0;
     *res = NULL;
     if (st->py_plans == NULL || PyDict_GET_SIZE(st->py_plans) == 0 ||
-        (da = plan_descr(st, a)) == NULL ||
+        (rt = pg_get_rt(st)) == NULL || pg_current_device(st, rt, &device) < 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    if (plan_signature(st, a, sig) &&
+        (b == NULL ? (memset(sig + PG_PLAN_SIG, 0, PG_PLAN_SIG * sizeof(uintptr_t)), 1)
+                   : plan_signature(st, b, sig + PG_PLAN_SIG))) {
+        last = &st->plan_last[(((uintptr_t)ident >> 4) ^ (sig[1] >> 4)) % PG_PLAN_LAST];
+        if (last->ident == ident && last->device == device && last->run != NULL &&
+            memcmp(last->sig, sig, sizeof(sig)) == 0) {
+            run = Py_NewRef(last->run); /* the call may replace the memo */
+            goto call;
+        }
+    }
+    nm = name != NULL ? Py_NewRef(name) : PyObject_GetAttrString(ident, "__name__");
+    if (nm == NULL || !PyUnicode_Check(nm)) {
+        PyErr_Clear();
+        goto done;
+    }
+    if ((da = plan_descr(st, a)) == NULL ||
         (b != NULL && (db = plan_descr(st, b)) == NULL)) {
         goto done;
     }
-    key = b != NULL ? PyTuple_Pack(3, name, da, db) : PyTuple_Pack(2, name, da);
+    key = b != NULL ? PyTuple_Pack(3, nm, da, db) : PyTuple_Pack(2, nm, da);
     if (key == NULL) {
         PyErr_Clear();
         goto done;
     }
     plan = PyDict_GetItemWithError(st->py_plans, key); /* borrowed */
     if (plan == NULL || !PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != 2 ||
-        (rt = pg_get_rt(st)) == NULL || pg_current_device(st, rt, &device) < 0 ||
         PyLong_AsLong(PyTuple_GET_ITEM(plan, 0)) != device) {
         PyErr_Clear();
         goto done;
     }
-    Py_INCREF(plan); /* the call may clear the dict */
-    run = PyTuple_GET_ITEM(plan, 1);
+    run = Py_NewRef(PyTuple_GET_ITEM(plan, 1)); /* the call may clear the dict */
+    if (last != NULL) {
+        /* the dtype objects and types that sig names (not the operands) */
+        PyObject *keep =
+            PyTuple_Pack(2, sig_object(st, a), b != NULL ? sig_object(st, b) : Py_None);
+        if (keep == NULL) {
+            PyErr_Clear();
+        }
+        else {
+            Py_XSETREF(last->ident, Py_NewRef(ident));
+            Py_XSETREF(last->run, Py_NewRef(run));
+            Py_XSETREF(last->keep, keep);
+            last->device = device;
+            memcpy(last->sig, sig, sizeof(sig));
+        }
+    }
+call:
     *res = PyObject_Vectorcall(run, args, b != NULL ? 2 : 1, NULL);
-    Py_DECREF(plan);
+    Py_DECREF(run);
     if (*res == NULL) {
         /* a scalar beyond the loop's type: the Python side says what NumPy says */
         if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
@@ -940,6 +1019,7 @@ replay_plan(pg_state *st, PyObject *name, PyObject *a, PyObject *b, PyObject **r
         done = 1;
     }
 done:
+    Py_XDECREF(nm);
     Py_XDECREF(da);
     Py_XDECREF(db);
     Py_XDECREF(key);
@@ -1025,7 +1105,7 @@ pg_python_operator(const char *name, PyObject *a, PyObject *b, int inplace)
     if ((args[0] = PyUnicode_InternFromString(name)) == NULL) {
         return NULL;
     }
-    if (!inplace && replay_plan(st, args[0], a, b, &res) != 0) {
+    if (!inplace && replay_plan(st, args[0], args[0], a, b, &res) != 0) {
         goto done; /* replayed, or an error */
     }
     if ((fn = python_side(&st->py_operator, "operator")) == NULL) {
@@ -1125,16 +1205,8 @@ pg_array_ufunc(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
     if (nkw == 0 && (nargs == 3 || nargs == 4) && PyUnicode_Check(args[1]) &&
         PyUnicode_CompareWithASCIIString(args[1], "__call__") == 0) {
         /* np.sin(d), np.maximum(d, e): a plan first */
-        PyObject *name = PyObject_GetAttrString(args[0], "__name__");
-        int done;
-        if (name == NULL) {
-            return NULL;
-        }
-        done = PyUnicode_Check(name)
-                   ? replay_plan(st, name, args[2], nargs == 4 ? args[3] : NULL, &res)
-                   : 0;
-        Py_DECREF(name);
-        if (done != 0) {
+        if (replay_plan(st, args[0], NULL, args[2], nargs == 4 ? args[3] : NULL,
+                        &res) != 0) {
             return res;
         }
     }

@@ -626,6 +626,11 @@ module_traverse(PyObject *module, visitproc visit, void *arg)
         Py_VISIT(st->jit_last[i].hit);
         Py_VISIT(st->jit_last[i].keep);
     }
+    for (int i = 0; i < PG_PLAN_LAST; i++) {
+        Py_VISIT(st->plan_last[i].ident);
+        Py_VISIT(st->plan_last[i].run);
+        Py_VISIT(st->plan_last[i].keep);
+    }
     return 0;
 }
 
@@ -671,6 +676,11 @@ module_clear(PyObject *module)
         Py_CLEAR(st->jit_last[i].bound);
         Py_CLEAR(st->jit_last[i].hit);
         Py_CLEAR(st->jit_last[i].keep);
+    }
+    for (int i = 0; i < PG_PLAN_LAST; i++) {
+        Py_CLEAR(st->plan_last[i].ident);
+        Py_CLEAR(st->plan_last[i].run);
+        Py_CLEAR(st->plan_last[i].keep);
     }
     return 0;
 }

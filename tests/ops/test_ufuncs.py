@@ -344,3 +344,31 @@ def test_tanh_in_the_namespace_is_the_standards_at_infinite_real_parts(dtype):
     assert_same_values(got, standard, 1e-6, "pygpu.tanh")
     np.testing.assert_array_equal(np.signbit(got.imag[:4]), [False, False, True, False])
     assert pygpu.tanh.__name__ == "tanh"
+
+
+
+def test_the_remembered_last_plan_follows_every_part_of_the_call(rng):
+    # the C side remembers each operator's and ufunc's last plan by the raw
+    # signature of its operands (ops.c, plan_last): a call that differs in
+    # dtype, shape, strides, the scalar's type or the ufunc must not reuse it
+    x = rng.standard_normal(24)
+    views = [lambda a: a, lambda a: a[:12], lambda a: a[::2], lambda a: a[12:],
+             lambda a: a.reshape(4, 6), lambda a: a.reshape(6, 4).T,
+             lambda a: a[:12].reshape(4, 3), lambda a: a.reshape(4, 6)[:, :3], lambda a: a[:7]]
+    scalars = [2, 2.5, np.float32(2), np.float64(2.5), np.int8(3), True, 3 + 1j, np.bool_(True)]
+    arrays = [(view(b), view(pygpu.asarray(b)))
+              for b in [(x * 10).astype(t) for t in (np.float32, np.float64, np.int32)]
+              for view in views]
+    # each form over every operand in turn: consecutive calls of one ufunc
+    # that differ in one part only
+    forms = [(f.__name__, lambda a, f=f: f(a)) for f in (np.sin, np.negative, np.sqrt)]
+    for s in scalars:
+        forms += [(f"/ {s!r}", lambda a, s=s: a / s),
+                  (f"maximum {s!r}", lambda a, s=s: np.maximum(a, s)),
+                  (f"{s!r} -", lambda a, s=s: s - a)]
+    for _ in range(2):
+        for what, form in forms:
+            for h, d in arrays:
+                with np.errstate(all="ignore"):
+                    assert_same_values(form(d).copy_to_host(), form(h), 1e-6,
+                                       f"{what} {h.dtype} {h.shape} {h.strides}")
