@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import _core
 from . import calls  # noqa: F401 (the translator loads with the first @cuda.jit, not at its first launch)
+from . import memo
 from . import types as T
 from .codegen import FunctionSource, Translator, Unit
 from .errors import TypingError
@@ -258,7 +259,12 @@ class Dispatcher:
 
     def _compile(self, argtypes):
         from ..rawkernel import CompileError, RawModule
-        source, dynamic_shared, unit = self._translate_unit(argtypes)
+
+        # the translation from the disk cache (memo.py), else made (and kept
+        # once it compiles)
+        key = memo.key(self, argtypes)
+        kept = memo.load(key) if key is not None else None
+        source, dynamic_shared, unit = kept or self._translate_unit(argtypes)
         try:
             # check: the simulator's checking mode (None follows PYGPU_SIM_CHECK)
             module = RawModule(source, options=self._nvrtc_options(),
@@ -270,6 +276,8 @@ class Dispatcher:
                                f"messages name your Python lines:\n{log[-3000:]}")
             err.log = log
             raise err from None
+        if key is not None and kept is None:
+            memo.store(key, source, dynamic_shared, unit)
         compiled = _Compiled(module.get_function(self._cname), argtypes, dynamic_shared,
                              source, module, unit, _c_params(argtypes))
         self._kernels[(_core.get_device(), argtypes)] = compiled
