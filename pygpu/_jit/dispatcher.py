@@ -18,8 +18,10 @@ import re
 import numpy as np
 
 from .. import _core
-from . import calls  # noqa: F401 (the translator loads with the first @cuda.jit, not at its first launch)
-from . import memo
+from . import (
+    calls,  # noqa: F401 (the translator loads with the first @cuda.jit, not at its first launch)
+    memo,
+)
 from . import types as T
 from .codegen import FunctionSource, Translator, Unit
 from .errors import TypingError
