@@ -36,18 +36,8 @@ def _first_call_s(op, dtype, cache, env):
 
 def first_call_rows(t, smoke):
     """A new op and dtype in a fresh process: compiled (empty cache), then
-    loaded from the disk cache (the worst of 3 ops, each the best of 3 fresh
-    processes). Before them, one more op compiles in a fresh process with
-    an empty cache of its own, its time a row without a target: on a
-    machine just started that compile is the first to read NVRTC's
-    libraries (about 100 MB) from disk, 0.19-0.20 s on an H200 host against
-    0.06 s once they are in the OS's file cache, where they are for every
-    compile after the first since the machine started."""
+    loaded from the disk cache (median of 3 fresh processes each)."""
     env = dict(os.environ)
-    with tempfile.TemporaryDirectory(prefix="pygpu-bench-cache-") as cache:
-        t.add("compute.first_call.cold", "first compile since the machine started, or the "
-              "first of this run (NVRTC's files read from disk)", "1024 elements", "s", "lower",
-              {"pygpu": _first_call_s("exp", "float32", cache, env)})
     compiles, cached = [], []
     for op, dtype in ([("sin", "float32"), ("arctan", "float64"),
                        ("cbrt", "float32")][:1 if smoke else 3]):
