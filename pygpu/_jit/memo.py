@@ -8,12 +8,16 @@ by, so it is kept too: under a key made of
 
 - the kernel's own lines (as codegen reads them), its file and first line
   (the #line directives name them), its C++ name and its options;
-- everything that the code of the kernel, and of each function it names,
-  looks up by name: per name, its value described by what the translator
-  reads of it (a module's name; a number's or a string's value; an array's
-  dtype, shape and bytes; another @cuda.jit function's own key, and so on).
-  A value with no such description (a DeviceArray, whose address the C++
-  holds; an object of the user's class) keeps the kernel out of this cache;
+- every name in the ast of the kernel, and of each function it names (the
+  FunctionSource the translator read: a Dispatcher's own, kept, not the
+  file as it is now), found as the translator finds it (closure, globals,
+  builtins): per name, its value described by what the translator reads of
+  it (a module's name; a number's or a string's value, of exactly those
+  types; an array's dtype, shape and bytes; another @cuda.jit function's
+  own description, closure included, and so on). A value with no such
+  description (a DeviceArray, whose address the C++ holds; an object of the
+  user's class; a namedtuple, read by field name) keeps the kernel out of
+  this cache;
 - the argument types, and the identity of pygpu's Python files (the
   translator's version: rawkernel._tree_digest).
 
@@ -24,6 +28,7 @@ shared arrays are in the Python); the C++ then goes through the compile path
 and its cache as a translated kernel's does.
 """
 
+import ast
 import functools
 import hashlib
 import json
@@ -44,54 +49,33 @@ def _pygpu_digest():
     return _tree_digest(_PACKAGE, ".py")
 
 
-def _code_names(code, names):
-    names.update(code.co_names)
-    for c in code.co_consts:
-        if isinstance(c, types.CodeType):
-            _code_names(c, names)
-    return names
-
-
-def _function(fn, seen):
-    """A Python function's description: its lines, where they are, and what
-    its code looks up by name; None where one of those has none."""
-    from .codegen import _def_lines
-    code = getattr(fn, "__code__", None)
-    if code is None:
-        return None
-    if code in seen:
-        return ("seen", code.co_filename, code.co_firstlineno)
-    seen.add(code)
-    found = _def_lines(fn)
-    if found is None:
-        return None
-    lines, start = found
-    scope = {}
-    glb, builtins = fn.__globals__, fn.__globals__.get("__builtins__", {})
-    if isinstance(builtins, types.ModuleType):
-        builtins = vars(builtins)
-    for name in sorted(_code_names(code, set())):
-        if name in glb:
-            d = _value(glb[name], seen)
-        elif name in builtins:
-            d = ("builtin", name) if builtins[name] is getattr(
-                sys.modules["builtins"], name, None) else None
-        else:
-            continue  # an attribute's name, not looked up by itself
-        if d is None:
+def _function(src, fn, path):
+    """A function's description from src, the FunctionSource the translator
+    reads (a Dispatcher's own, made at its first use and kept: the key must
+    not read a newer copy of the file than the translation did): its lines,
+    where they are, its defaults, and the value of every name its ast reads,
+    found as the translator finds it (closure, globals, builtins); None
+    where one of those has no description. path: the functions being
+    described (a call to itself is named, not described again)."""
+    if id(fn) in path:
+        return ("recursive", src.filename, src.offset)
+    path.add(id(fn))
+    try:
+        scope = {}
+        for name in sorted({n.id for n in ast.walk(src.tree) if isinstance(n, ast.Name)}):
+            found, value = src.lookup(name)
+            if not found:
+                continue
+            d = _value(value, path)
+            if d is None:
+                return None
+            scope[name] = d
+        defaults = _value(fn.__defaults__, path)
+        if defaults is None and fn.__defaults__ is not None:
             return None
-        scope[name] = d
-    closure = {}
-    for name, cell in zip(code.co_freevars, fn.__closure__ or (), strict=False):
-        try:
-            d = _value(cell.cell_contents, seen)
-        except ValueError:  # an empty cell
-            d = ("empty",)
-        if d is None:
-            return None
-        closure[name] = d
-    return ("function", code.co_filename, start, "".join(lines), scope, closure,
-            _value(fn.__defaults__, seen))
+        return ("function", src.filename, src.offset, "\n".join(src.lines), scope, defaults)
+    finally:
+        path.discard(id(fn))
 
 
 def _known(module):
@@ -101,13 +85,16 @@ def _known(module):
     return top in ("math", "cmath", "builtins", "numpy", "pygpu")
 
 
-def _value(v, seen):
+def _value(v, path):
     """What the translator reads of a value a kernel names, or None."""
+    from .codegen import FunctionSource
     from .dispatcher import Dispatcher
-    if v is None or isinstance(v, (bool, int, float, complex, str, bytes)):
+    if v is None or type(v) in (bool, int, float, complex, str, bytes):
+        # (exact types: a subclass's attributes, a namedtuple's fields, are
+        # read by name and would be left out)
         return (type(v).__name__, repr(v))
-    if isinstance(v, tuple):
-        items = [_value(x, seen) for x in v]
+    if type(v) is tuple:
+        items = [_value(x, path) for x in v]
         return None if None in items else ("tuple", items)
     if isinstance(v, np.generic):
         return ("scalar", v.dtype.str, v.tobytes().hex())
@@ -123,7 +110,7 @@ def _value(v, seen):
         # module's (the user's own: config.N) values would be left out
         return ("module", v.__name__) if _known(v.__name__) else None
     if isinstance(v, Dispatcher):
-        f = _function(v.py_func, seen)
+        f = _function(v.source, v.py_func, path)
         return None if f is None else ("jit", f, v.device, repr(sorted(v.options.items())),
                                        repr(v._fixed), repr(getattr(v, "_returns", None)))
     if isinstance(v, type):
@@ -134,7 +121,10 @@ def _value(v, seen):
     if isinstance(v, types.FunctionType):
         if v.__module__ and (v.__module__ == "pygpu" or v.__module__.startswith("pygpu.")):
             return ("pygpu", v.__module__, v.__qualname__)
-        f = _function(v, seen)
+        try:
+            f = _function(FunctionSource(v), v, path)
+        except Exception:  # noqa: BLE001 (no source to read: no key)
+            return None
         return None if f is None else ("python", f)
     mod = type(v).__module__ or ""
     if (mod == "pygpu" or mod.startswith("pygpu.")) and not isinstance(v, _core.DeviceArray) \
@@ -148,7 +138,7 @@ def _value(v, seen):
 def key(dispatcher, argtypes):
     """The key of dispatcher's translation for argtypes, or None (see above)."""
     try:
-        f = _function(dispatcher.py_func, set())
+        f = _function(dispatcher.source, dispatcher.py_func, set())
     except Exception:  # noqa: BLE001 (a value that cannot be described: no key)
         return None
     if f is None:

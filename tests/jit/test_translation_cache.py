@@ -151,3 +151,76 @@ def test_a_user_module_or_object_gives_no_key():
     assert memo._value(Box(), set()) is None
     assert memo._value(np, set()) == ("module", "numpy")
     assert memo._value((1, 2.5, np.float32(2)), set()) is not None
+
+
+FACTORY = """
+from pygpu import cuda
+
+
+def make(k):
+    @cuda.jit(device=True)
+    def f(x):
+        return x + k
+    return f
+
+
+f1 = make(1)
+f2 = make({k2})
+
+
+@cuda.jit
+def kernel(a):
+    i = cuda.grid(1)
+    if i < a.size:
+        a[i] = f1(i) * 100 + f2(i)
+"""
+
+
+def _import(path, text):
+    path.write_text(text)
+    os.utime(path, ns=(next(_names) * 10**9, next(_names) * 10**9))
+    linecache.checkcache(str(path))
+    spec = importlib.util.spec_from_file_location(f"pg_memo_mod{next(_names)}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_device_functions_of_one_factory_are_each_described(tmp_path, own_kernel_cache, loads):
+    # f1 and f2 share their code and differ in their closures: each one's
+    # closure is in the key (not only the first one met)
+    path = tmp_path / "kernels_memo_factory.py"
+    i = np.arange(8)
+    for k2 in (2, 3, 2):
+        got = run(_import(path, FACTORY.format(k2=k2)))
+        np.testing.assert_array_equal(got, ((i + 1) * 100 + i + k2).astype(np.float32))
+    assert loads == [False, False, True]
+
+
+def test_the_key_reads_the_source_the_translation_read(tmp_path, own_kernel_cache):
+    # the file edited while the process runs (and linecache refreshed, as a
+    # traceback does): the key of a later signature still describes the
+    # lines that kernel was translated from
+    from pygpu._jit import types as T
+    path = tmp_path / "kernels_memo_edit.py"
+    module = load(path)
+    run(module)
+    f32 = T.parse_signature("void(float32[:])")[0]
+    f64 = T.parse_signature("void(float64[:])")[0]
+    before = memo.key(module.kernel, f64)
+    path.write_text(TEMPLATE.format(n=9, factor=2, scale=1.5, table=[1, 2, 3], other=7))
+    os.utime(path, ns=(next(_names) * 10**9, next(_names) * 10**9))
+    linecache.checkcache(str(path))
+    assert memo.key(module.kernel, f64) == before
+    assert memo.key(module.kernel, f32) != before
+
+
+def test_subclasses_of_numbers_and_tuples_give_no_key():
+    import collections
+    Cfg = collections.namedtuple("Cfg", "n m")
+
+    class Big(int):
+        pass
+    assert memo._value(Cfg(1, 2), set()) is None  # fields read by name
+    assert memo._value(Big(3), set()) is None
+    assert memo._value((1, 2), set()) == ("tuple", [("int", "1"), ("int", "2")])
