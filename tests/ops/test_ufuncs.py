@@ -354,7 +354,9 @@ def test_the_remembered_last_plan_follows_every_part_of_the_call(rng):
     x = rng.standard_normal(24)
     views = [lambda a: a, lambda a: a[:12], lambda a: a[::2], lambda a: a[12:],
              lambda a: a.reshape(4, 6), lambda a: a.reshape(6, 4).T,
-             lambda a: a[:12].reshape(4, 3), lambda a: a.reshape(4, 6)[:, :3], lambda a: a[:7]]
+             lambda a: a[:12].reshape(4, 3), lambda a: a.reshape(4, 6)[:, :3], lambda a: a[:7],
+             lambda a: a[3, ...], lambda a: a.reshape(4, 6)[1, 2, ...], lambda a: a[:0],
+             lambda a: a.reshape(4, 6)[:0]]  # 0-d views, empty ones
     scalars = [2, 2.5, np.float32(2), np.float64(2.5), np.int8(3), True, 3 + 1j, np.bool_(True)]
     arrays = [(view(b), view(pygpu.asarray(b)))
               for b in [(x * 10).astype(t) for t in (np.float32, np.float64, np.int32)]
@@ -370,5 +372,7 @@ def test_the_remembered_last_plan_follows_every_part_of_the_call(rng):
         for what, form in forms:
             for h, d in arrays:
                 with np.errstate(all="ignore"):
-                    assert_same_values(form(d).copy_to_host(), form(h), 1e-6,
-                                       f"{what} {h.dtype} {h.shape} {h.strides}")
+                    got, want = form(d), np.asarray(form(h))
+                    assert got.shape == want.shape and got.dtype == want.dtype, what
+                    assert_same_values(np.atleast_1d(got.copy_to_host()), np.atleast_1d(want),
+                                       1e-6, f"{what} {h.dtype} {h.shape} {h.strides}")
