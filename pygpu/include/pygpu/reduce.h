@@ -810,9 +810,10 @@ PG_FN void scan_row(const char *in, char *out, char *state, char *values, long l
     /* into shared memory, every load of the thread issued before the first
      * store (in one loop, ptxas kept 4 to 11 loads in flight, and the tile's
      * load took several memory latencies): a whole tile of a contiguous row
-     * 16 bytes at once, the VI elements from base + (u * T + t) * VI (with
-     * the pad word every 32, a warp's scalar stores of them meet no bank
-     * conflict where VI is 4); otherwise element base + u * T + t */
+     * 16 bytes at once, the VI elements from base + (u * T + t) * VI (a
+     * chunk of the swizzled layout, stored at once, where VI is 4; element
+     * by element where VI is more, or into the padded layout); otherwise
+     * element base + u * T + t */
     enum { VI = 16 / sizeof(In) };
     if (N % VI == 0 && base + TILE <= R && sr == (long long)sizeof(In) &&
         ((unsigned long long)in & 15) == 0) {
