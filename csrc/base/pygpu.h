@@ -94,15 +94,15 @@ typedef struct {
     /* The operators' and ufuncs' plans (ops.c's replay_plan): per operator
      * (its interned name) or ufunc (the object), the raw signature of the
      * operands of the last call that found a plan (type, dtype object,
-     * device, shape and strides) and the plan's run, so that a repeat builds
-     * and hashes no key. Strong references (keep: the dtypes and types that
-     * sig names). */
+     * device, shape and strides; the output's third where the call names
+     * one) and the plan's run, so that a repeat builds and hashes no key.
+     * Strong references (keep: the dtypes and types that sig names). */
     struct pg_plan_last {
         PyObject *ident;
         PyObject *run;
         PyObject *keep;
         int device;
-        uintptr_t sig[2 * PG_PLAN_SIG];
+        uintptr_t sig[3 * PG_PLAN_SIG];
     } plan_last[PG_PLAN_LAST];
 } pg_state;
 

@@ -931,20 +931,24 @@ sig_object(pg_state *st, PyObject *x)
                                              : (PyObject *)Py_TYPE(x);
 }
 
-/* ident(a) or ident(a, b) (b NULL) from a plan: ident is the operator's
- * interned name (and name the same), or a NumPy ufunc (name NULL: its
- * __name__ is asked for where needed). A repeat of the last call of ident that found a
- * plan (the same raw signatures, pg_state's plan_last) runs that plan at once; else the
- * plan is looked up under the key that pygpu._ops.ufunc keeps it by. 1 with *res set, 0
- * where there is no plan (or the plan declines: the caller takes the Python side), -1
- * on an error. */
+/* ident(a) or ident(a, b) (b NULL), with out=out (a DeviceArray) or not (out
+ * NULL), from a plan: ident is the operator's interned name (and name the
+ * same), or a NumPy ufunc (name NULL: its __name__ is asked for where
+ * needed). A repeat of the last call of ident that found a plan (the same raw
+ * signatures, pg_state's plan_last) runs that plan at once; else the plan is
+ * looked up under the key that pygpu._ops.ufunc keeps it by (with an output:
+ * (_OUT, the key, the output's part)). 1 with *res set, 0 where there is no
+ * plan (or the plan declines: the caller takes the Python side), -1 on an
+ * error. */
 static int
 replay_plan(pg_state *st, PyObject *ident, PyObject *name, PyObject *a, PyObject *b,
-            PyObject **res)
+            PyObject *out, PyObject **res)
 {
-    PyObject *nm = NULL, *da = NULL, *db = NULL, *key = NULL, *plan, *run;
-    PyObject *args[2] = {a, b};
-    uintptr_t sig[2 * PG_PLAN_SIG];
+    PyObject *nm = NULL, *da = NULL, *db = NULL, *dout = NULL, *key = NULL, *plan, *run;
+    PyObject *args[3] = {out, a, b};
+    PyObject *const *call_args = out != NULL ? args : args + 1;
+    const Py_ssize_t nargs = (out != NULL) + (b != NULL ? 2 : 1);
+    uintptr_t sig[3 * PG_PLAN_SIG];
     struct pg_plan_last *last = NULL;
     const pg_backend *rt;
     int device = 0, done = 0;
@@ -956,7 +960,10 @@ replay_plan(pg_state *st, PyObject *ident, PyObject *name, PyObject *a, PyObject
     }
     if (plan_signature(st, a, sig) &&
         (b == NULL ? (memset(sig + PG_PLAN_SIG, 0, PG_PLAN_SIG * sizeof(uintptr_t)), 1)
-                   : plan_signature(st, b, sig + PG_PLAN_SIG))) {
+                   : plan_signature(st, b, sig + PG_PLAN_SIG)) &&
+        (out == NULL
+             ? (memset(sig + 2 * PG_PLAN_SIG, 0, PG_PLAN_SIG * sizeof(uintptr_t)), 1)
+             : plan_signature(st, out, sig + 2 * PG_PLAN_SIG))) {
         last = &st->plan_last[(((uintptr_t)ident >> 4) ^ (sig[1] >> 4)) % PG_PLAN_LAST];
         if (last->ident == ident && last->device == device && last->run != NULL &&
             memcmp(last->sig, sig, sizeof(sig)) == 0) {
@@ -970,10 +977,17 @@ replay_plan(pg_state *st, PyObject *ident, PyObject *name, PyObject *a, PyObject
         goto done;
     }
     if ((da = plan_descr(st, a)) == NULL ||
-        (b != NULL && (db = plan_descr(st, b)) == NULL)) {
+        (b != NULL && (db = plan_descr(st, b)) == NULL) ||
+        (out != NULL && (dout = plan_descr(st, out)) == NULL)) {
         goto done;
     }
     key = b != NULL ? PyTuple_Pack(3, nm, da, db) : PyTuple_Pack(2, nm, da);
+    if (key != NULL && out != NULL) {
+        /* ufunc.py's (_OUT, key, the output's part): _OUT is ("out",) */
+        PyObject *tag = Py_BuildValue("(s)", "out");
+        Py_SETREF(key, tag != NULL ? PyTuple_Pack(3, tag, key, dout) : NULL);
+        Py_XDECREF(tag);
+    }
     if (key == NULL) {
         PyErr_Clear();
         goto done;
@@ -988,7 +1002,8 @@ replay_plan(pg_state *st, PyObject *ident, PyObject *name, PyObject *a, PyObject
     if (last != NULL) {
         /* the dtype objects and types that sig names (not the operands) */
         PyObject *keep =
-            PyTuple_Pack(2, sig_object(st, a), b != NULL ? sig_object(st, b) : Py_None);
+            PyTuple_Pack(3, sig_object(st, a), b != NULL ? sig_object(st, b) : Py_None,
+                         out != NULL ? sig_object(st, out) : Py_None);
         if (keep == NULL) {
             PyErr_Clear();
         }
@@ -1001,7 +1016,7 @@ replay_plan(pg_state *st, PyObject *ident, PyObject *name, PyObject *a, PyObject
         }
     }
 call:
-    *res = PyObject_Vectorcall(run, args, b != NULL ? 2 : 1, NULL);
+    *res = PyObject_Vectorcall(run, call_args, nargs, NULL);
     Py_DECREF(run);
     if (*res == NULL) {
         /* a scalar beyond the loop's type: the Python side says what NumPy says */
@@ -1022,6 +1037,7 @@ done:
     Py_XDECREF(nm);
     Py_XDECREF(da);
     Py_XDECREF(db);
+    Py_XDECREF(dout);
     Py_XDECREF(key);
     return done;
 }
@@ -1105,7 +1121,7 @@ pg_python_operator(const char *name, PyObject *a, PyObject *b, int inplace)
     if ((args[0] = PyUnicode_InternFromString(name)) == NULL) {
         return NULL;
     }
-    if (!inplace && replay_plan(st, args[0], args[0], a, b, &res) != 0) {
+    if (!inplace && replay_plan(st, args[0], args[0], a, b, NULL, &res) != 0) {
         goto done; /* replayed, or an error */
     }
     if ((fn = python_side(&st->py_operator, "operator")) == NULL) {
@@ -1202,10 +1218,21 @@ pg_array_ufunc(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
         (void)pg_resolve_stream(st, NULL, &cur);
         return pg_binary(st, op, args[2], args[3], out, &cur, 0);
     }
-    if (nkw == 0 && (nargs == 3 || nargs == 4) && PyUnicode_Check(args[1]) &&
+    if ((nargs == 3 || nargs == 4) && PyUnicode_Check(args[1]) &&
         PyUnicode_CompareWithASCIIString(args[1], "__call__") == 0) {
-        /* np.sin(d), np.maximum(d, e): a plan first */
-        if (replay_plan(st, args[0], NULL, args[2], nargs == 4 ? args[3] : NULL,
+        /* np.sin(d), np.maximum(d, e), np.sin(d, out=e) (NumPy hands out= over
+         * as a tuple): a plan first */
+        PyObject *o = NULL;
+        if (nkw == 1 &&
+            PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "out") ==
+                0 &&
+            PyTuple_Check(args[nargs]) && PyTuple_GET_SIZE(args[nargs]) == 1 &&
+            Py_TYPE(PyTuple_GET_ITEM(args[nargs], 0)) == st->DeviceArrayType &&
+            !((pg_array *)PyTuple_GET_ITEM(args[nargs], 0))->buf->readonly) {
+            o = PyTuple_GET_ITEM(args[nargs], 0); /* a read-only one: Python says so */
+        }
+        if ((nkw == 0 || o != NULL) &&
+            replay_plan(st, args[0], NULL, args[2], nargs == 4 ? args[3] : NULL, o,
                         &res) != 0) {
             return res;
         }

@@ -391,6 +391,94 @@ done:
     return res;
 }
 
+/* _LaunchCache: the base of @cuda.jit's Dispatcher. kernel[grid, block]
+ * finds the launch of that configuration in C (_launches, a dict the
+ * Dispatcher fills); a configuration not there, or one that is not hashable
+ * (a list), is the Dispatcher's _configure(config). As a method of a Python
+ * class __getitem__ cost a Python call on every launch. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *launches;
+} pg_launch_cache;
+
+static PyObject *
+launch_cache_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    (void)args;
+    (void)kwargs;
+    pg_launch_cache *self = (pg_launch_cache *)type->tp_alloc(type, 0);
+    if (self != NULL && (self->launches = PyDict_New()) == NULL) {
+        Py_CLEAR(self);
+    }
+    return (PyObject *)self;
+}
+
+static PyObject *
+launch_cache_subscript(PyObject *self, PyObject *config)
+{
+    PyObject *launch =
+        PyDict_GetItemWithError(((pg_launch_cache *)self)->launches, config);
+    if (launch != NULL) {
+        return Py_NewRef(launch);
+    }
+    if (PyErr_Occurred()) {
+        if (!PyErr_ExceptionMatches(PyExc_TypeError)) {
+            return NULL;
+        }
+        PyErr_Clear(); /* not hashable: _configure says what it is */
+    }
+    return PyObject_CallMethod(self, "_configure", "(O)", config);
+}
+
+static int
+launch_cache_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(((pg_launch_cache *)self)->launches);
+    return 0;
+}
+
+static int
+launch_cache_clear(PyObject *self)
+{
+    Py_CLEAR(((pg_launch_cache *)self)->launches);
+    return 0;
+}
+
+static void
+launch_cache_dealloc(PyObject *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    (void)launch_cache_clear(self);
+    tp->tp_free(self);
+    Py_DECREF(tp);
+}
+
+static PyMemberDef launch_cache_members[] = {
+    {"_launches", Py_T_OBJECT_EX, offsetof(pg_launch_cache, launches), Py_READONLY,
+     "configuration -> its launch"},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyType_Slot launch_cache_slots[] = {
+    {Py_tp_new, launch_cache_new},
+    {Py_tp_dealloc, launch_cache_dealloc},
+    {Py_tp_traverse, launch_cache_traverse},
+    {Py_tp_clear, launch_cache_clear},
+    {Py_mp_subscript, launch_cache_subscript},
+    {Py_tp_members, launch_cache_members},
+    {Py_tp_doc, "The base of @cuda.jit's Dispatcher: kernel[grid, block] in C."},
+    {0, NULL},
+};
+
+static PyType_Spec launch_cache_spec = {
+    .name = "pygpu._core._LaunchCache",
+    .basicsize = sizeof(pg_launch_cache),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .slots = launch_cache_slots,
+};
+
 /* _jit_call(bound, error, slow, *args): kernel[grid, block](*args) of
  * @cuda.jit, which binds the first three with functools.partial, so that a
  * launch runs no Python. A repeat of the launch's last call (pg_state's
@@ -569,6 +657,13 @@ exec_module(PyObject *module)
             return -1;
         }
     }
+    PyObject *launch_cache = PyType_FromModuleAndSpec(module, &launch_cache_spec, NULL);
+    if (launch_cache == NULL ||
+        PyModule_AddType(module, (PyTypeObject *)launch_cache) < 0) {
+        Py_XDECREF(launch_cache);
+        return -1;
+    }
+    Py_DECREF(launch_cache);
     if (pg_context_init() < 0 || pg_errors_init(module, st) < 0 ||
         pg_kernels_init(module, st) < 0 || pg_rawkernel_init(module, st) < 0) {
         return -1;

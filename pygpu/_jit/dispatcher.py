@@ -137,13 +137,14 @@ def _c_count(t):
     return 1
 
 
-class Dispatcher:
+class Dispatcher(_core._LaunchCache):
     """A function compiled by @cuda.jit. A kernel is launched as
     `kernel[grid, block](args)` (also `[grid, block, stream]` and
     `[grid, block, stream, shared_bytes]`) or `kernel.forall(n)(args)`; it
     compiles at its first launch for the types of its arguments, and again
     for other types. A device function (device=True) is called from kernels
-    only."""
+    only. kernel[grid, block] is found in C (the base's _launches, which
+    _configure fills)."""
 
     def __init__(self, pyfunc, device=False, signatures=None, options=None):
         if not callable(pyfunc) or not hasattr(pyfunc, "__code__"):
@@ -157,7 +158,6 @@ class Dispatcher:
         # the types of a launch's arguments (DeviceArrays, scalars) -> (the
         # kernel compiled for them, how each passes: None where all as they are)
         self._fast = {}
-        self._launches = {}  # configuration -> its _Launch
         self._fixed = None
         self._captured = []  # device arrays the kernel reads as globals, kept alive
         self._cname = "pg_" + re.sub(r"\W", "_", pyfunc.__name__, flags=re.ASCII)
@@ -324,11 +324,8 @@ class Dispatcher:
 
     # -- launching ------------------------------------------------------------------
 
-    def __getitem__(self, config):
-        try:
-            return self._launches[config]
-        except (KeyError, TypeError):
-            pass
+    def _configure(self, config):
+        """kernel[grid, block, ...] where _launches has no launch of config."""
         if self.device:
             raise TypeError(f"{self.__name__} is a device function: kernels call it; "
                             "it is not launched")

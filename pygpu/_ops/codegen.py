@@ -95,7 +95,9 @@ def _kernel(op, ins, outs, layout, mask):
     code = "{ " + op.code_for(ins, outs) + " }"
     types = [f"typedef {compute(c)} T{k};" for k, c in enumerate(ins)] + \
             [f"typedef {compute(c)} R{k};" for k, c in enumerate(outs)]
-    head = (f'extern "C" __global__ void {kernel_name(op, ins, outs, layout, mask)}('
+    bounds = (f"__launch_bounds__({PACKED_THREADS}) "
+              if layout == "c" and _packable(ins, outs, mask) else "")
+    head = (f'extern "C" __global__ void {bounds}{kernel_name(op, ins, outs, layout, mask)}('
             f'{", ".join(params)})\n{{\n    {" ".join(types)}\n    {" ".join(pre)}\n')
     if layout == "c":
         return head + _contiguous_body(ins, outs, mask, code, arrays)
@@ -123,6 +125,11 @@ def _kernel(op, ins, outs, layout, mask):
 # 0.98x, one 0.75x, two with __launch_bounds__(256, 8) 0.92x (2026-11-29)
 PACK = 4
 PACKS = 4
+# threads a block of those kernels (the others take THREADS): H200, 2^28
+# float32 against the copy in one run: x / 2 0.982x with 256, 1.000x with
+# 512; x ** 2 0.980x and 0.995x; sin 0.978x and 0.998x (2026-11-29, gpu-logs/exp_ew.py)
+PACKED_THREADS = 512
+THREADS = 256
 
 
 def _packable(ins, outs, mask):
@@ -130,6 +137,11 @@ def _packable(ins, outs, mask):
     (mask "a") and every output of 4 bytes."""
     return all(_itemsize(c) == 4 for k, c in enumerate(ins) if mask[k] == "a") and \
         all(_itemsize(c) == 4 for c in outs)
+
+
+def threads(layout, ins, outs, mask):
+    """Threads a block of the kernel of this layout and these operand types."""
+    return PACKED_THREADS if layout == "c" and _packable(ins, outs, mask) else THREADS
 
 
 def per_thread(ins, outs, mask):

@@ -69,7 +69,9 @@ _MAX_GRID_X = 65535
 _MAX_GRID_Y = 65535
 _SMALL_R = 16  # rows this short take a thread each
 _PER_THREAD = 64  # r is split between blocks only where each thread keeps this many
-_WAVES = 4  # split r until the grid has this many waves of resident blocks
+_WAVES = 2  # split r until the grid has this many waves of resident blocks (H200, 2^28
+# float32 in one run: max 0.964x the copy with 4, 1.005x with 2; sum 1.009x and 1.028x; argmax
+# 0.982x and 1.010x; 8 was slower still: gpu-logs/exp_red.py, 2026-11-29)
 _VEC_MIN = 256  # rows at least this long load 16 bytes at a time where they can
 _SHORT, _OUTPUTS = 4, 4  # PG_REDUCE_SHORT, PG_REDUCE_OUTPUTS in reduce.h
 _ROWS_UNROLL = 4  # PG_REDUCE_ROWS_UNROLL
@@ -514,9 +516,10 @@ def _reduce(family, spec, x, axes, loop, outc, result, *, ordered=False, aux=Non
     return result
 
 
-def _scan(family, spec, x, axis, loop, result):
+def _scan(family, spec, x, axis, loop, result, trace=None):
     """result[...] = the inclusive scan of x along axis by spec (result: x's
-    shape, dtype loop or another)."""
+    shape, dtype loop or another); trace as _reduce's (a buffer that must
+    start zeroed is noted as (_ZEROED, (buffer,)))."""
     kept = [i for i in range(x.ndim) if i != axis]
     strides = [(result.strides[i],) for i in kept]
     x, ((na, sa, oa), (nb, sb, ob)), (R, sr) = _view(x, (axis,), True, strides, 1)
@@ -532,9 +535,11 @@ def _scan(family, spec, x, axis, loop, result):
         tiles = -(-R // tile)
         # (pg::scan_row's state: flags and values in one word each where A fits 4 bytes)
         state = _core.zeros((8 + (8 if acc <= 4 else 4) * tiles,), np.uint8)
+        if trace is not None:
+            trace.append((_ZEROED, (state,)))
         values = state if acc <= 4 else _core.empty((2 * tiles * acc,), np.uint8)
         f = _function(family, call, ("scan_row", *call[1:]))
-        f[(tiles, 1), (_SCAN_THREADS, 1)](x, result, state, values, R, sr, so)
+        _go(trace, f[(tiles, 1), (_SCAN_THREADS, 1)], x, result, state, values, R, sr, so)
         return result
     tb, tr = _block(n_out, nb, R, sb, sr)
     gx = _grid(n_out, tb)
@@ -556,14 +561,15 @@ def _scan(family, spec, x, axis, loop, result):
             n2, inner2, sa2, sb2, oa2, ob2 = n_out * m, nb, chunk * sr, sb, 1, m
         tb2, tr2 = _block(n2, inner2, chunk, sb2, sr)
         f = _function(family, call, ("reduce", spec, call[2], loop, ""))
-        f[(_grid(n2, tb2), 1), (tb2, tr2)](x, offsets, x, n2, inner2, chunk, sa2, sb2, sr,
-                                          oa2, ob2, 0, 0, np.float64(0))
+        _go(trace, f[(_grid(n2, tb2), 1), (tb2, tr2)], x, offsets, x, n2, inner2, chunk, sa2,
+            sb2, sr, oa2, ob2, 0, 0, np.float64(0))
         tb2, tr2 = _block(n_out, 1, m, 0, 1)
         f = _function(family, call, ("scan", spec, "", loop, ""))
-        f[(_grid(n_out, tb2), 1), (tb2, tr2)](offsets, offsets, offsets, n_out, 1, m, m,
-                                             m, 0, 1, m, 0, 1)
+        _go(trace, f[(_grid(n_out, tb2), 1), (tb2, tr2)], offsets, offsets, offsets, n_out, 1,
+            m, m, m, 0, 1, m, 0, 1)
     f = _function(family, call, call)
-    f[(gx, nc), (tb, tr)](x, result, offsets, n_out, nb, R, chunk, sa, sb, sr, oa, ob, so)
+    _go(trace, f[(gx, nc), (tb, tr)], x, result, offsets, n_out, nb, R, chunk, sa, sb, sr, oa,
+        ob, so)
     return result
 
 
@@ -826,10 +832,16 @@ def _plan_for(family, a, axis, *args):
     return key, None
 
 
+_ZEROED = object()  # a trace's note that a buffer must start zeroed (_scan's)
+
+
 def _keep_plan(key, a, res, trace, rdt, shape):
     parts = {}
     steps = []
+    zeroed = {id(args[0]) for launch, args in trace if launch is _ZEROED}
     for launch, args in trace:
+        if launch is _ZEROED:
+            continue
         slots = []
         for v in args:
             if isinstance(v, DeviceArray):
@@ -838,7 +850,7 @@ def _keep_plan(key, a, res, trace, rdt, shape):
                 elif v.ptr == a.ptr and v.dtype == a.dtype:
                     slots.append(("in", None))
                 elif v.dtype == np.uint8 and v.ndim == 1 and v is not a:
-                    parts.setdefault(id(v), (len(parts), v.shape))
+                    parts.setdefault(id(v), (len(parts), v.shape, id(v) in zeroed))
                     slots.append(("part", parts[id(v)][0]))
                 else:
                     return  # a copy of the input, or another array: not kept
@@ -847,9 +859,9 @@ def _keep_plan(key, a, res, trace, rdt, shape):
         steps.append((launch, slots))
     if len(_plans) >= _MAX_PLANS:
         _plans.clear()
-    part_shapes = [s for _, s in sorted(parts.values())]
+    part_shapes = [(s, z) for _, s, z in sorted(parts.values())]
     res_shape, res_dtype = res.shape, res.dtype
-    empty = _core.empty
+    empty, zeros = _core.empty, _core.zeros
     # each launch's arguments as a list to copy, with the places of the input,
     # the result and the partials to fill in
     filled = [(launch, [v if kind == "value" else None for kind, v in slots],
@@ -862,7 +874,7 @@ def _keep_plan(key, a, res, trace, rdt, shape):
 
     def run(x):
         r = empty(res_shape, res_dtype)
-        ps = [empty(s, np.uint8) for s in part_shapes]
+        ps = [(zeros if z else empty)(s, np.uint8) for s, z in part_shapes]
         for launch, args, ins, ress, partials in filled:
             args = args.copy()
             for i in ins:
@@ -1260,6 +1272,11 @@ def _accumulate(family, np_func, a, axis, dtype, out, flat):
     None scans the flattened array (cumsum), else NumPy checks axis."""
     _, opname, spec = _OP_FUNCTIONS[family]
     fname = family if ":" not in family else f"{opname}.accumulate"
+    key = None
+    if out is None:
+        key, plan = _plan_for(family, a, axis, dtype)
+        if plan is not None:
+            return plan(a)
     a = _array(fname, a)
     out = _check_out(fname, out)
     kwargs = {"axis": axis}
@@ -1283,7 +1300,11 @@ def _accumulate(family, np_func, a, axis, dtype, out, flat):
         _op_loop(opname, a.dtype.char, dtype, out.dtype if out is not None else None)
     with a.device:
         res = _result(out, x.shape, np.dtype(loop), a)
-        _scan(family, spec, x, axis, loop, res)
+        # a plan where the kernels read a itself (not a copy of it)
+        trace = [] if key is not None and x.ptr == a.ptr and x.dtype == a.dtype else None
+        _scan(family, spec, x, axis, loop, res, trace)
+        if trace:
+            _keep_plan(key, a, res, trace, rdt, x.shape)
         if res.dtype != rdt and out is None:
             res = res.astype(rdt)
         return _finish(res, out, x.shape)

@@ -24,7 +24,6 @@ from .table import ALIASES, DEVICE_TYPES, INTERNAL, OPS, STANDARD, canonical
 
 _PY_SCALARS = (int, float, complex)
 _KWARGS = frozenset(("out", "where", "casting", "order", "dtype", "signature", "subok"))
-_THREADS = 256
 
 
 def _host_array_error(name, x):
@@ -158,14 +157,15 @@ def _kernel(op, loop, inputs, targets, shape):
     dims, strides = _fold(shape, [_byte_strides(a, shape) for a in arrays])
     if len(dims) <= 1 and all(not st or st[0] == a.itemsize
                               for a, st in zip(arrays, strides, strict=True)):
-        grid = codegen.blocks("c", n, _THREADS, codegen.per_thread(ins, outs, mask))
-        return codegen.function(op, ins, outs, "c", mask)[grid, _THREADS], (n,)
+        threads = codegen.threads("c", ins, outs, mask)
+        grid = codegen.blocks("c", n, threads, codegen.per_thread(ins, outs, mask))
+        return codegen.function(op, ins, outs, "c", mask)[grid, threads], (n,)
     if len(dims) <= codegen.MAX_DIMS:
         pad = codegen.MAX_DIMS - len(dims)
         dims = [1] * pad + dims
         flat = [s for st in strides for s in [0] * pad + st]
-        grid = codegen.blocks("s", n, _THREADS)
-        return (codegen.function(op, ins, outs, "s", mask)[grid, _THREADS],
+        grid = codegen.blocks("s", n, codegen.THREADS)
+        return (codegen.function(op, ins, outs, "s", mask)[grid, codegen.THREADS],
                 (n, *dims[1:], *flat))
     return None
 
@@ -217,7 +217,8 @@ def call(op, args, out=None, where=True, casting="same_kind", order="K", dtype=N
             target = None
         else:  # one output array (out=o, out=(o,)): a plan that writes into it
             target = out[0] if type(out) is tuple and len(out) == 1 else out
-            key = _plan_key(op, args) if type(target) is DeviceArray and op.nout == 1 else None
+            key = _plan_key(op, args) if (type(target) is DeviceArray and op.nout == 1 and
+                                          target.flags["WRITEABLE"]) else None
             if key is not None:
                 key = (_OUT, key, (target.dtype, target.shape, target.strides,
                                    target.device.id))

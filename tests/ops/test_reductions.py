@@ -503,6 +503,37 @@ def test_16_byte_kernels_and_their_plans_follow_the_address(shape, axis, dtype, 
                                            err_msg=f"{name} {shape} axis={axis} {d.ptr % 16}")
 
 
+@pytest.mark.parametrize("shape,axis", [((70001,), None), ((70001,), 0), ((3, 9000), None),
+                                        ((3, 9000), 1), ((9000, 3), 0), ((37, 5), 1),
+                                        ((1 << 15, 2), 0)])
+@pytest.mark.parametrize("dtype", [np.float32, np.int16, np.complex64])
+def test_repeated_scans_take_the_kept_plan_and_stay_right(shape, axis, dtype, rng):
+    # the second cumsum of a kind replays the first one's launches (_plans,
+    # with the single-pass scan's state zeroed again each time): each call
+    # must read its own input and give its own answer; a view that is not C
+    # contiguous (cumsum copies it) and one of the same shape that starts
+    # elsewhere do not replay an aligned array's plan wrongly
+    for _ in range(3):
+        x = (rng.standard_normal(shape) * 4).astype(dtype)
+        big = pygpu.asarray(np.concatenate([x.reshape(-1)[:1], x.reshape(-1)]))
+        views = [(pygpu.asarray(x), x), (big[1:1 + x.size].reshape(shape), x)]
+        if x.ndim == 2:
+            views.append((pygpu.asarray(x.T.copy()).T, x))
+        for d, h in views:
+            for name in ("cumsum", "cumprod"):
+                if name == "cumprod" and dtype != np.int16:
+                    continue
+                got = getattr(d, name)(axis=axis)
+                want = getattr(np, name)(h, axis=axis)
+                assert got.dtype == want.dtype and got.shape == want.shape
+                if want.dtype.kind in "iub":
+                    np.testing.assert_array_equal(got.copy_to_host(), want)
+                else:
+                    np.testing.assert_allclose(got.copy_to_host(), want, rtol=1e-3,
+                                               atol=1e-2 * np.sqrt(x.size))
+    assert any(key[0] == "cumsum" for key in R._plans)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.uint8,
                                    np.bool_, np.complex128, np.float16])
 def test_long_rows_scan_in_one_pass_as_numpy(dtype, rng):

@@ -376,3 +376,51 @@ def test_the_remembered_last_plan_follows_every_part_of_the_call(rng):
                     assert got.shape == want.shape and got.dtype == want.dtype, what
                     assert_same_values(np.atleast_1d(got.copy_to_host()), np.atleast_1d(want),
                                        1e-6, f"{what} {h.dtype} {h.shape} {h.strides}")
+
+
+class _ReadOnly:
+    """A read-only export of a DeviceArray (CAI's data flag)."""
+
+    def __init__(self, arr):
+        cai = dict(arr.__cuda_array_interface__)
+        cai["data"] = (arr.ptr, True)
+        self.arr = arr
+        self.__cuda_array_interface__ = cai
+
+
+def test_a_ufunc_with_out_replays_its_plan_only_for_the_same_output(rng):
+    # np.sin(d, out=o) and np.divide(d, 2, out=o) replay a plan in C (ops.c,
+    # replay_plan with out): a call whose output differs in dtype, shape or
+    # strides, overlaps an input, or is read-only must not reuse it
+    x = rng.standard_normal(24).astype(np.float32)
+    outs = [lambda a: a, lambda a: a[::2], lambda a: a[:12], lambda a: a.reshape(4, 6)[:, :3]]
+    forms = [("sin", lambda a, o: np.sin(a, out=o)),
+             ("divide 2", lambda a, o: np.divide(a, 2, out=o)),
+             ("add a", lambda a, o: np.add(a, a, out=o))]
+    for _ in range(2):
+        for what, form in forms:
+            for view in outs:
+                for dt in (np.float32, np.float64):
+                    h, d = view(x), view(pygpu.asarray(x))
+                    ho, do = np.zeros(24, dt), pygpu.zeros(24, dt)
+                    ho, do = view(ho), view(do)
+                    assert form(d, do) is do
+                    form(h, ho)
+                    assert_same_values(do.copy_to_host(), ho, 1e-6, f"{what} {dt} {h.shape}")
+            # the output is the input itself, then a shifted view of it (NumPy
+            # computes as if from a copy)
+            h, d = x.copy(), pygpu.asarray(x)
+            assert form(d, d) is d
+            form(h, h)
+            assert_same_values(d.copy_to_host(), h, 1e-6, f"{what} in place")
+            form(d[1:], d[:-1])
+            form(h[1:], h[:-1])
+            assert_same_values(d.copy_to_host(), h, 1e-6, f"{what} shifted")
+    d, o = pygpu.asarray(x), pygpu.zeros(24, np.float32)
+    np.sin(d, out=o)
+    ro = pygpu.asarray(_ReadOnly(o))
+    for _ in range(2):
+        with pytest.raises(ValueError, match="read-only"):
+            np.sin(d, out=ro)
+        with pytest.raises(ValueError, match="read-only"):
+            np.sin(d, out=(ro,))
