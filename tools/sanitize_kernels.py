@@ -116,8 +116,20 @@ def generated(rng):
                               rtol=1e-3, atol=1e-2 * np.sqrt(shape[ax])), f"cumsum {shape}")
             launches += 2
     x = rng.standard_normal(1 << 20).astype(np.float32)
-    check(np.allclose(pygpu.asarray(x).cumsum().copy_to_host(), np.cumsum(x.astype(np.float64)),
-                      rtol=1e-3, atol=0.5), "cumsum of one long row")
+    for _ in range(2):  # the second replays the first one's plan (its state zeroed again)
+        check(np.allclose(pygpu.asarray(x).cumsum().copy_to_host(),
+                          np.cumsum(x.astype(np.float64)), rtol=1e-3, atol=0.5),
+              "cumsum of one long row")
+    # out= replayed from a plan in C (ops.c replay_plan), into the input's
+    # elements too; the 16-byte path and its tail (5001 is no multiple of 4)
+    x = rng.standard_normal(5001).astype(np.float32)
+    d, e = pygpu.asarray(x), pygpu.empty(5001, np.float32)
+    for _ in range(2):
+        check(np.allclose(np.sin(d, out=e).copy_to_host(), np.sin(x), rtol=1e-6), "sin out=")
+        check(np.allclose(np.divide(d[1:], 2, out=e[1:]).copy_to_host(), x[1:] / 2),
+              "divide out=")
+    np.negative(d, out=d)
+    check(np.array_equal(d.copy_to_host(), -x), "negative in place")
     k = pygpu.RawKernel(r"""
     extern "C" __global__ void scale(const float *x, float *y, float a, int n)
     {
@@ -128,7 +140,7 @@ def generated(rng):
     dx, dy = pygpu.asarray(x), pygpu.empty(1000, np.float32)
     k[(4,), (256,)](dx, dy, np.float32(3), np.int32(1000))
     check(np.allclose(dy.copy_to_host(), 3 * x), "RawKernel")
-    return launches + 2
+    return launches + 9
 
 
 def users(rng):
