@@ -393,8 +393,8 @@ done:
 
 /* _LaunchCache: the base of @cuda.jit's Dispatcher. kernel[grid, block]
  * finds the launch of that configuration in C (_launches, a dict the
- * Dispatcher fills); a configuration not there, or one that is not hashable
- * (a list), is the Dispatcher's _configure(config). As a method of a Python
+ * Dispatcher fills); a configuration not there, or one not made of ints
+ * alone, is the Dispatcher's _configure(config). As a method of a Python
  * class __getitem__ cost a Python call on every launch. */
 typedef struct {
     PyObject_HEAD
@@ -413,21 +413,53 @@ launch_cache_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     return (PyObject *)self;
 }
 
+/* 1 where config is (grid, block) of exact ints or tuples of them: the only
+ * configurations _launches keeps (a dict finds (1.0, 128) and (True, 128)
+ * under (1, 128), which the launch would refuse) */
+static int
+plain_config(PyObject *config)
+{
+    if (!PyTuple_CheckExact(config) || PyTuple_GET_SIZE(config) != 2) {
+        return 0;
+    }
+    for (int i = 0; i < 2; i++) {
+        PyObject *v = PyTuple_GET_ITEM(config, i);
+        if (PyTuple_CheckExact(v)) {
+            for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(v); j++) {
+                if (!PyLong_CheckExact(PyTuple_GET_ITEM(v, j))) {
+                    return 0;
+                }
+            }
+        }
+        else if (!PyLong_CheckExact(v)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 static PyObject *
 launch_cache_subscript(PyObject *self, PyObject *config)
 {
-    PyObject *launch =
-        PyDict_GetItemWithError(((pg_launch_cache *)self)->launches, config);
-    if (launch != NULL) {
-        return Py_NewRef(launch);
-    }
-    if (PyErr_Occurred()) {
-        if (!PyErr_ExceptionMatches(PyExc_TypeError)) {
+    if (plain_config(config)) {
+        PyObject *launch =
+            PyDict_GetItemWithError(((pg_launch_cache *)self)->launches, config);
+        if (launch != NULL) {
+            return Py_NewRef(launch);
+        }
+        if (PyErr_Occurred()) {
             return NULL;
         }
-        PyErr_Clear(); /* not hashable: _configure says what it is */
     }
     return PyObject_CallMethod(self, "_configure", "(O)", config);
+}
+
+/* _core._plain_config(config): what _configure asks before it keeps a launch */
+static PyObject *
+mod_plain_config(PyObject *m, PyObject *config)
+{
+    (void)m;
+    return PyBool_FromLong(plain_config(config));
 }
 
 static int
@@ -599,6 +631,9 @@ static PyMethodDef device_functions[] = {
      "_set_reduction_plans(plans, /)\n--\n\npygpu._ops.reduction's plans, which "
      "DeviceArray's reductions replay without the Python side when called with no "
      "arguments."},
+    {"_plain_config", (PyCFunction)mod_plain_config, METH_O,
+     "_plain_config(config)\n--\n\nWhether kernel[config] may be kept: (grid, block) "
+     "of exact ints or tuples of them."},
     {"_jit_call", (PyCFunction)(void (*)(void))mod_jit_call, METH_FASTCALL,
      "_jit_call(bound, error, slow, *args)\n--\n\n@cuda.jit's kernel[grid, "
      "block](*args): "

@@ -333,11 +333,10 @@ class Dispatcher(_core._LaunchCache):
             raise ValueError("launch a kernel as kernel[grid, block], kernel[grid, block, "
                              "stream] or kernel[grid, block, stream, shared_bytes]")
         launch = _Launch(self, config)
-        if len(config) == 2 and len(self._launches) < 64:  # no stream to keep alive
-            try:
-                self._launches[config] = launch
-            except TypeError:
-                pass  # an unhashable configuration (a list)
+        # kept: (grid, block) of ints alone (no stream to keep alive; a dict
+        # would find (1.0, 128), which the launch refuses, under (1, 128))
+        if _core._plain_config(config) and len(self._launches) < 64:
+            self._launches[config] = launch
         return launch
 
     def forall(self, ntasks, tpb=0, stream=0, sharedmem=0):

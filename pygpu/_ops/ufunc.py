@@ -346,7 +346,7 @@ def _runner_out(launch, extra, converts):
     output other than as the same elements."""
     if converts == [None]:
         def run(o, a):
-            if a.ptr != o.ptr and _unsafe_overlap(o, a):
+            if a is not o and _unsafe_overlap(o, a):
                 return None
             launch(a, o, *extra)
             return o
@@ -355,7 +355,7 @@ def _runner_out(launch, extra, converts):
         cb = converts[1]
 
         def run(o, a, b):
-            if a.ptr != o.ptr and _unsafe_overlap(o, a):
+            if a is not o and _unsafe_overlap(o, a):
                 return None
             launch(a, cb(b), o, *extra)
             return o
@@ -365,7 +365,7 @@ def _runner_out(launch, extra, converts):
         ins = []
         for a, c in zip(args, converts, strict=True):
             if c is None:
-                if a.ptr != o.ptr and _unsafe_overlap(o, a):
+                if a is not o and _unsafe_overlap(o, a):
                     return None
                 ins.append(a)
             else:

@@ -268,6 +268,36 @@ def test_kernels_must_be_launched_with_a_configuration():
         _ = cuda.threadIdx.x
 
 
+def test_a_kept_launch_configuration_is_found_only_for_the_same_ints():
+    # kernel[grid, block] is looked up in C (_core._LaunchCache): (1.0, 128)
+    # and (True, 128) are equal to (1, 128) in a dict, and the launch refuses
+    # a float grid, so neither may find (1, 128)'s launch, nor leave one
+    # behind that (1, 128) finds
+    def add_one(a):
+        i = cuda.grid(1)
+        if i < a.shape[0]:
+            a[i] += 1
+
+    for order in ([(1.0, 128), (1, 128)], [(1, 128), (1.0, 128)], [(True, 128), (1, 128)]):
+        k = cuda.jit(add_one)
+        d = pygpu.zeros(10, np.float32)
+        for config in order * 2:
+            if type(config[0]) is not int:
+                with pytest.raises(TypeError, match="grid must be an int"):
+                    k[config](d)
+            else:
+                k[config](d)
+        np.testing.assert_array_equal(d.copy_to_host(), np.full(10, 2, np.float32))
+        assert list(k._launches) == [(1, 128)]
+    k = cuda.jit(add_one)
+    d = pygpu.zeros(10, np.float32)
+    k[(1,), (16,)](d)
+    k[[1], [16]](d)  # a list: not kept, launched
+    k[np.int64(1), 16](d)  # a NumPy int: not kept, launched
+    np.testing.assert_array_equal(d.copy_to_host(), np.full(10, 3, np.float32))
+    assert list(k._launches) == [((1,), (16,))]
+
+
 @cuda.jit
 def _views(a, out):
     i = cuda.grid(1)
