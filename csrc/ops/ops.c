@@ -1134,6 +1134,24 @@ done:
     return res;
 }
 
+/* The one output a ufunc call names, out=(o,) with o a DeviceArray (NumPy
+ * hands out= over as a tuple), else NULL: kwnames is the call's keywords,
+ * args[nargs] the first keyword's value. */
+static PyObject *
+single_out(pg_state *st, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *o;
+    if (kwnames == NULL || PyTuple_GET_SIZE(kwnames) != 1 ||
+        PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "out") != 0) {
+        return NULL;
+    }
+    o = args[nargs];
+    return PyTuple_Check(o) && PyTuple_GET_SIZE(o) == 1 &&
+                   pg_array_check(st, PyTuple_GET_ITEM(o, 0))
+               ? PyTuple_GET_ITEM(o, 0)
+               : NULL;
+}
+
 /* Which of the C paths a ufunc call takes: the PG_OP_* of numpy.add, ...,
  * PG_OP_COUNT for numpy.matmul, -1 for none (the Python side), -2 on error.
  * A C path takes __call__ with two inputs, one of them a DeviceArray, none
@@ -1149,16 +1167,9 @@ c_path_of(pg_state *st, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnam
         (!pg_array_check(st, args[2]) && !pg_array_check(st, args[3]))) {
         return -1;
     }
-    if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) {
-        PyObject *o = args[nargs];
-        if (PyTuple_GET_SIZE(kwnames) != 1 ||
-            PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "out") !=
-                0 ||
-            !PyTuple_Check(o) || PyTuple_GET_SIZE(o) != 1 ||
-            !pg_array_check(st, PyTuple_GET_ITEM(o, 0))) {
-            return -1;
-        }
-        *out = PyTuple_GET_ITEM(o, 0);
+    if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0 &&
+        (*out = single_out(st, args, nargs, kwnames)) == NULL) {
+        return -1;
     }
     for (int i = 2; i < 4; i++) {
         if (!pg_array_check(st, args[i]) && !is_scalar_operand(args[i]) &&
@@ -1222,14 +1233,10 @@ pg_array_ufunc(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
         PyUnicode_CompareWithASCIIString(args[1], "__call__") == 0) {
         /* np.sin(d), np.maximum(d, e), np.sin(d, out=e) (NumPy hands out= over
          * as a tuple): a plan first */
-        PyObject *o = NULL;
-        if (nkw == 1 &&
-            PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "out") ==
-                0 &&
-            PyTuple_Check(args[nargs]) && PyTuple_GET_SIZE(args[nargs]) == 1 &&
-            Py_TYPE(PyTuple_GET_ITEM(args[nargs], 0)) == st->DeviceArrayType &&
-            !((pg_array *)PyTuple_GET_ITEM(args[nargs], 0))->buf->readonly) {
-            o = PyTuple_GET_ITEM(args[nargs], 0); /* a read-only one: Python says so */
+        PyObject *o = single_out(st, args, nargs, kwnames);
+        if (o != NULL &&
+            (Py_TYPE(o) != st->DeviceArrayType || ((pg_array *)o)->buf->readonly)) {
+            o = NULL; /* a read-only one: Python says so */
         }
         if ((nkw == 0 || o != NULL) &&
             replay_plan(st, args[0], NULL, args[2], nargs == 4 ? args[3] : NULL, o,

@@ -95,8 +95,10 @@ def _kernel(op, ins, outs, layout, mask):
     code = "{ " + op.code_for(ins, outs) + " }"
     types = [f"typedef {compute(c)} T{k};" for k, c in enumerate(ins)] + \
             [f"typedef {compute(c)} R{k};" for k, c in enumerate(outs)]
-    bounds = (f"__launch_bounds__({PACKED_THREADS}) "
-              if layout == "c" and _packable(ins, outs, mask) else "")
+    # the bound follows the threads the launch takes (threads()); kernels of
+    # THREADS keep ptxas's own choice
+    block = threads(layout, ins, outs, mask)
+    bounds = f"__launch_bounds__({block}) " if block != THREADS else ""
     head = (f'extern "C" __global__ void {bounds}{kernel_name(op, ins, outs, layout, mask)}('
             f'{", ".join(params)})\n{{\n    {" ".join(types)}\n    {" ".join(pre)}\n')
     if layout == "c":
