@@ -95,14 +95,19 @@ def _kernel(op, ins, outs, layout, mask):
     code = "{ " + op.code_for(ins, outs) + " }"
     types = [f"typedef {compute(c)} T{k};" for k, c in enumerate(ins)] + \
             [f"typedef {compute(c)} R{k};" for k, c in enumerate(outs)]
+    group, element = None, ""
+    if layout == "c" and getattr(op, "grouped", False) and _packable(ins, outs, mask):
+        group = kernel_name(op, ins, outs, layout, mask) + "_g"
+        element = _group_function(group, ins, outs, mask, types, code)
     # the bound follows the threads the launch takes (threads()); kernels of
     # THREADS keep ptxas's own choice
     block = threads(layout, ins, outs, mask)
     bounds = f"__launch_bounds__({block}) " if block != THREADS else ""
-    head = (f'extern "C" __global__ void {bounds}{kernel_name(op, ins, outs, layout, mask)}('
-            f'{", ".join(params)})\n{{\n    {" ".join(types)}\n    {" ".join(pre)}\n')
+    head = element + (
+        f'extern "C" __global__ void {bounds}{kernel_name(op, ins, outs, layout, mask)}('
+        f'{", ".join(params)})\n{{\n    {" ".join(types)}\n    {" ".join(pre)}\n')
     if layout == "c":
-        return head + _contiguous_body(ins, outs, mask, code, arrays)
+        return head + _contiguous_body(ins, outs, mask, code, arrays, group)
     for k, c in enumerate(ins):
         if mask[k] == "s":
             body.append(f"T{k} in{k} = s{k};")
@@ -117,6 +122,57 @@ def _kernel(op, ins, outs, layout, mask):
             "    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; "
             "i < n; i += step) {\n"
             f"        {inner}\n    }}\n}}\n")
+
+
+# A contiguous kernel of 4-byte operands holds the element's code PACK *
+# PACKS + 1 times on its 16-byte path and UNROLL times on the other: 25
+# copies of sin inlined for float32, and NVRTC's time grows with them (H200
+# host, in a process holding 6 GB: 0.501 s, 0.038 s with the 4 of a group
+# function; power 0.290 s and 0.191 s; in fresh processes either way took
+# 0.03-0.07 s, and 0.15-0.24 s on a just-built machine). Those kernels of
+# a table op call one function, not inlined, that computes GROUP (== PACK)
+# elements: the calls are few and a pack's elements still interleave
+# (2^28 elements, the copy's rate: sin 0.986x -> 0.972x, x / 2 and x ** 2
+# unchanged; gpu-logs/exp_ol.py, 2026-11-29). Kernels of 8-byte operands keep
+# the code inlined (8 copies; grouped by 4, arctan float64 fell 0.957x ->
+# 0.911x), and so do ops with code of their own (ElementwiseKernel, fuse:
+# `i`, raw arrays).
+GROUP = 4
+
+
+def _group_function(name, ins, outs, mask, types, code):
+    """The C of `name`: GROUP elements of the loop from the array inputs'
+    values (struct name_a) and the scalars (by value), returning the outputs
+    (struct name_r). The kernel's typedefs are repeated in it."""
+    arr = [k for k in range(len(ins)) if mask[k] == "a"]
+    fields = " ".join(f"{compute(ins[k])} in{k}[{GROUP}];" for k in arr)
+    results = " ".join(f"{compute(c)} out{k}[{GROUP}];" for k, c in enumerate(outs))
+    params = ", ".join([f"{name}_a a_"] + [f"{compute(c)} s{k}" for k, c in enumerate(ins)
+                                            if mask[k] == "s"])
+    take = " ".join(f"T{k} in{k} = s{k};" if mask[k] == "s" else f"T{k} in{k} = a_.in{k}[e_];"
+                    for k in range(len(ins)))
+    outs_ = " ".join(f"R{k} out{k};" for k in range(len(outs)))
+    keep = " ".join(f"r_.out{k}[e_] = out{k};" for k in range(len(outs)))
+    return (f"struct {name}_a {{ {fields} }};\nstruct {name}_r {{ {results} }};\n"
+            f"static __device__ __noinline__ {name}_r {name}({params})\n{{\n"
+            f"    {' '.join(types)}\n    {name}_r r_;\n#pragma unroll\n"
+            f"    for (int e_ = 0; e_ < {GROUP}; e_++) {{ {take} {outs_} {code} {keep} }}\n"
+            "    return r_;\n}\n")
+
+
+def _group_call(name, ins, outs, mask, value, store, indent):
+    """C that computes GROUP elements through the group function `name`:
+    value(k, e) is input k's e-th value (its storage type), store(k, e, x)
+    the statement keeping output k's e-th result x (its compute type)."""
+    arr = [k for k in range(len(ins)) if mask[k] == "a"]
+    fill = " ".join(f"a_.in{k}[e_] = pg::cast<T{k}>({value(k, 'e_')});" for k in arr)
+    args = ", ".join(["a_"] + [f"s{k}" for k in range(len(ins)) if mask[k] == "s"])
+    keep = " ".join(store(k, "e_", f"r_.out{k}[e_]") for k in range(len(outs)))
+    pad = " " * indent
+    return (f"{pad}{name}_a a_;\n#pragma unroll\n"
+            f"{pad}for (int e_ = 0; e_ < {GROUP}; e_++) {{ {fill} }}\n"
+            f"{pad}const {name}_r r_ = {name}({args});\n#pragma unroll\n"
+            f"{pad}for (int e_ = 0; e_ < {GROUP}; e_++) {{ {keep} }}\n")
 
 
 # contiguous kernels whose array operands all have 4 bytes (float32, int32)
@@ -153,25 +209,42 @@ def per_thread(ins, outs, mask):
     return PACK * PACKS if _packable(ins, outs, mask) else UNROLL
 
 
-def _packed_body(ins, outs, mask, code):
+def _packed_body(ins, outs, mask, code, group):
     """The 16-byte path of a contiguous kernel of 4-byte operands (the caller
     checks the alignment): packs of PACK elements, PACKS a thread a block's
     width apart, all loads first; the tail past the last whole pack by the
-    first threads of the grid."""
+    first threads of the grid. A pack's elements are computed by the group
+    function `group` (PACK == GROUP) where there is one, else by the code
+    inlined."""
     per = PACKS
     arr = [k for k in range(len(ins)) if mask[k] == "a"]
     loads = " ".join(f"pg::pack4<{storage(ins[k])}> v{k}[{per}];" for k in arr)
     fill = " ".join(f"v{k}[u] = ((const pg::pack4<{storage(ins[k])}> *)p{k})[j_];" for k in arr)
-    take = " ".join(f"T{k} in{k} = s{k};" if mask[k] == "s" else
-                    f"T{k} in{k} = pg::cast<T{k}>(v{k}[u].e[e_]);" for k in range(len(ins)))
     outs_ = " ".join(f"R{k} out{k};" for k in range(len(outs)))
-    keep = " ".join(f"w{k}.e[e_] = pg::cast<{storage(c)}>(out{k});" for k, c in enumerate(outs))
     decl = " ".join(f"pg::pack4<{storage(c)}> w{k};" for k, c in enumerate(outs))
     store = " ".join(f"((pg::pack4<{storage(c)}> *)q{k})[j_] = w{k};" for k, c in enumerate(outs))
-    tail_take = " ".join(f"T{k} in{k} = s{k};" if mask[k] == "s" else
-                         f"T{k} in{k} = pg::cast<T{k}>(p{k}[i]);" for k in range(len(ins)))
-    tail_store = " ".join(f"q{k}[i] = pg::cast<{storage(c)}>(out{k});"
-                          for k, c in enumerate(outs))
+    if group:
+        pack = _group_call(group, ins, outs, mask, lambda k, e: f"v{k}[u].e[{e}]",
+                           lambda k, e, x: f"w{k}.e[{e}] = pg::cast<{storage(outs[k])}>({x});",
+                           20)
+        tail = "{\n" + _group_call(group, ins, outs, mask, lambda k, e: f"p{k}[i]",
+                                   lambda k, e, x: f"if ({e} == 0) q{k}[i] = "
+                                                   f"pg::cast<{storage(outs[k])}>({x});",
+                                   12) + "        }"
+    else:
+        take = " ".join(f"T{k} in{k} = s{k};" if mask[k] == "s" else
+                        f"T{k} in{k} = pg::cast<T{k}>(v{k}[u].e[e_]);" for k in range(len(ins)))
+        keep = " ".join(f"w{k}.e[e_] = pg::cast<{storage(c)}>(out{k});"
+                        for k, c in enumerate(outs))
+        pack = ("#pragma unroll\n"
+                f"                    for (int e_ = 0; e_ < {PACK}; e_++) {{\n"
+                f"                        const long long i = j_ * {PACK} + e_; (void)i; "
+                f"{take} {outs_} {code} {keep} }}\n")
+        tail_take = " ".join(f"T{k} in{k} = s{k};" if mask[k] == "s" else
+                             f"T{k} in{k} = pg::cast<T{k}>(p{k}[i]);" for k in range(len(ins)))
+        tail_store = " ".join(f"q{k}[i] = pg::cast<{storage(c)}>(out{k});"
+                              for k, c in enumerate(outs))
+        tail = f"{{ {tail_take} {outs_} {code} {tail_store} }}"
     return (f"        const long long np_ = n / {PACK};\n"
             f"        const long long step = (long long)gridDim.x * blockDim.x * {per};\n"
             f"        for (long long base = (long long)blockIdx.x * blockDim.x * {per} + "
@@ -185,33 +258,45 @@ def _packed_body(ins, outs, mask, code):
             f"            for (int u = 0; u < {per}; u++) {{\n"
             "                const long long j_ = base + (long long)u * blockDim.x;\n"
             f"                if (j_ < np_) {{\n                    {decl}\n"
-            "#pragma unroll\n"
-            f"                    for (int e_ = 0; e_ < {PACK}; e_++) {{\n"
-            f"                        const long long i = j_ * {PACK} + e_; (void)i; "
-            f"{take} {outs_} {code} {keep} }}\n"
+            f"{pack}"
             f"                    {store}\n                }}\n            }}\n        }}\n"
             "        const long long i = np_ * "
             f"{PACK} + (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
-            f"        if (i < n) {{ {tail_take} {outs_} {code} {tail_store} }}\n")
+            f"        if (i < n) {tail}\n")
 
 
-def _contiguous_body(ins, outs, mask, code, arrays):
+def _contiguous_body(ins, outs, mask, code, arrays, group):
     """UNROLL elements a thread, a block's width apart (coalesced): every load
     issued before the first result is computed, so that each thread has
     UNROLL loads in flight. Operands of 4 bytes take 16-byte packs where
     every array (`arrays`: the pointers' names) is aligned (_packed_body),
-    these scalar loads elsewhere."""
-    loads = [f"{storage(c)} v{k}[{UNROLL}];" for k, c in enumerate(ins) if mask[k] == "a"]
+    these scalar loads elsewhere. With a group function, GROUP elements a
+    call (the values past the end are zeros, computed and not stored)."""
+    init = " = {}" if group else ""
+    loads = [f"{storage(c)} v{k}[{UNROLL}]{init};" for k, c in enumerate(ins) if mask[k] == "a"]
     fill = " ".join(f"v{k}[u] = p{k}[i];" for k in range(len(ins)) if mask[k] == "a")
-    take = " ".join(f"T{k} in{k} = s{k};" if mask[k] == "s" else
-                    f"T{k} in{k} = pg::cast<T{k}>(v{k}[u]);" for k in range(len(ins)))
     outs_ = " ".join(f"R{k} out{k};" for k in range(len(outs)))
-    store = " ".join(f"q{k}[i] = pg::cast<{storage(c)}>(out{k});" for k, c in enumerate(outs))
     packed = ""
     if _packable(ins, outs, mask):
         aligned = " | ".join(f"(unsigned long long){a}" for a in arrays)
         packed = (f"    if ((({aligned}) & 15) == 0) {{\n"
-                  f"{_packed_body(ins, outs, mask, code)}        return;\n    }}\n")
+                  f"{_packed_body(ins, outs, mask, code, group)}        return;\n    }}\n")
+    if group:
+        call = _group_call(group, ins, outs, mask, lambda k, e: f"v{k}[g_ + {e}]",
+                           lambda k, e, x: "{ const long long i = base + (long long)"
+                                           f"(g_ + {e}) * blockDim.x; if (i < n) q{k}[i] = "
+                                           f"pg::cast<{storage(outs[k])}>({x}); }}", 12)
+        compute_ = ("#pragma unroll\n"
+                    f"        for (int g_ = 0; g_ < {UNROLL}; g_ += {GROUP}) {{\n"
+                    f"{call}        }}\n")
+    else:
+        take = " ".join(f"T{k} in{k} = s{k};" if mask[k] == "s" else
+                        f"T{k} in{k} = pg::cast<T{k}>(v{k}[u]);" for k in range(len(ins)))
+        store = " ".join(f"q{k}[i] = pg::cast<{storage(c)}>(out{k});" for k, c in enumerate(outs))
+        compute_ = ("#pragma unroll\n"
+                    f"        for (int u = 0; u < {UNROLL}; u++) {{\n"
+                    "            const long long i = base + (long long)u * blockDim.x;\n"
+                    f"            if (i < n) {{ {take} {outs_} {code} {store} }}\n        }}\n")
     return (packed +
             f"    const long long step = (long long)gridDim.x * blockDim.x * {UNROLL};\n"
             f"    for (long long base = (long long)blockIdx.x * blockDim.x * {UNROLL} + "
@@ -221,10 +306,7 @@ def _contiguous_body(ins, outs, mask, code, arrays):
             f"        for (int u = 0; u < {UNROLL}; u++) {{\n"
             "            const long long i = base + (long long)u * blockDim.x;\n"
             f"            if (i < n) {{ {fill} }}\n        }}\n"
-            "#pragma unroll\n"
-            f"        for (int u = 0; u < {UNROLL}; u++) {{\n"
-            "            const long long i = base + (long long)u * blockDim.x;\n"
-            f"            if (i < n) {{ {take} {outs_} {code} {store} }}\n        }}\n"
+            f"{compute_}"
             "    }\n}\n")
 
 

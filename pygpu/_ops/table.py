@@ -52,6 +52,8 @@ class Op:
     domain: tuple = None  # for tests: (low, high) of random inputs that make sense
     given: tuple = field(default=None, compare=False)  # its loops, where not NumPy's
     like: str = None  # the NumPy ufunc whose loops and dtype rules it has, if not its name
+    grouped = True  # codegen: contiguous kernels call a function of GROUP elements (codegen.GROUP)
+    outline = True  # codegen: the element's code in a function of its own (codegen._outlined)
 
     @functools.cached_property
     def loops(self):

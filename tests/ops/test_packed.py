@@ -49,3 +49,40 @@ def test_elementwise_kernel_sees_i_on_the_packed_path():
     k = pygpu.ElementwiseKernel("float32 x", "float32 y", "y = x + i", "plus_index")
     x = np.ones(1030, np.float32)
     np.testing.assert_array_equal(k(pygpu.asarray(x)).copy_to_host(), x + np.arange(1030))
+
+
+def test_a_table_op_of_4_byte_operands_holds_its_code_once():
+    """codegen._group_function: the contiguous kernel of a table op whose
+    operands have 4 bytes calls one function of GROUP elements (its code
+    once) from the packed path, the tail and the scalar path; 8-byte
+    operands and a user's code stay inlined."""
+    from pygpu._ops import codegen, table
+
+    sin = table.OPS["sin"]
+    src = codegen.render(sin, ((("f",), ("f",)),), ("c", "a"))
+    assert src.count("pg::sin(") == 1 and src.count("__noinline__") == 1
+    assert src.count("pg_sin__f4__f4__ca_g(a_") == 3  # packs, tail, scalar path
+    src = codegen.render(sin, ((("d",), ("d",)),), ("c", "a"))
+    assert "__noinline__" not in src
+    src = codegen.render(sin, ((("f",), ("f",)),), ("s", "a"))  # strided: one copy already
+    assert src.count("pg::sin(") == 1 and "__noinline__" not in src
+
+
+@pytest.mark.parametrize("start", range(4))
+def test_scalars_before_and_after_on_every_path_of_a_group_function(start):
+    rng = np.random.default_rng(2)
+    x = (rng.standard_normal(1100) * 10).astype(np.float32)
+    i = rng.integers(-50, 50, 1100).astype(np.int32)
+    for n in (1, 3, 5, 9, 1001):
+        dx, di = pygpu.asarray(x)[start:start + n], pygpu.asarray(i)[start:start + n]
+        hx, hi = x[start:start + n], i[start:start + n]
+        np.testing.assert_array_equal(np.subtract(np.float32(3), dx).copy_to_host(),
+                                      np.float32(3) - hx)
+        np.testing.assert_array_equal(np.power(dx, np.float32(2)).copy_to_host(), hx ** 2)
+        with np.errstate(divide="ignore"):
+            np.testing.assert_array_equal(np.floor_divide(np.int32(7), di).copy_to_host(),
+                                          np.floor_divide(np.int32(7), hi))
+            np.testing.assert_array_equal(np.remainder(di, np.int32(0)).copy_to_host(),
+                                          np.remainder(hi, np.int32(0)))
+        np.testing.assert_allclose(np.arctan2(dx, np.float32(-1.5)).copy_to_host(),
+                                   np.arctan2(hx, np.float32(-1.5)), rtol=2e-6, atol=1e-6)
