@@ -576,6 +576,39 @@ size_error(pg_function *f, int i, const char *what, size_t given)
     return -1;
 }
 
+/* A Python int (not a bool) as the int64 it passes as */
+static int
+pack_int(pg_function *f, int i, PyObject *o, param_slot *slot)
+{
+    if (f->sizes[i] != 8) {
+        return size_error(f, i, "a Python int (int64)", 8);
+    }
+    slot->i64 = PyLong_AsLongLong(o);
+    if (slot->i64 == -1 && PyErr_Occurred()) {
+        if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_OverflowError,
+                         "%U: argument %d is the Python int %R, which does not fit "
+                         "the int64 it passes as (-2**63 to 2**63 - 1); pass a "
+                         "NumPy scalar of the parameter's type",
+                         f->name, i, o);
+        }
+        return -1;
+    }
+    return 0;
+}
+
+/* A Python float as the float64 it passes as */
+static int
+pack_float(pg_function *f, int i, PyObject *o, param_slot *slot)
+{
+    if (f->sizes[i] != 8) {
+        return size_error(f, i, "a Python float (float64)", 8);
+    }
+    slot->f64 = PyFloat_AS_DOUBLE(o);
+    return 0;
+}
+
 /* Fills slot with argument i; DeviceArrays made for host arguments go to
  * *temps, a list made on first use: (DeviceArray, HostArg) pairs. */
 static int
@@ -583,6 +616,15 @@ pack_arg(pg_state *st, pg_function *f, int i, PyObject *o, param_slot *slot,
          const pg_stream_ref *s, PyObject **temps, int device)
 {
     size_t want = f->sizes[i];
+    /* an int or a float first, by its exact type: the checks for a
+     * DeviceArray (or subclass) and a HostArg below each walk its type's MRO
+     * (a @cuda.jit array passes its shape and strides as ints) */
+    if (PyLong_CheckExact(o)) {
+        return pack_int(f, i, o, slot);
+    }
+    if (PyFloat_CheckExact(o)) {
+        return pack_float(f, i, o, slot);
+    }
     if (pg_array_check(st, o)) {
         pg_array *a = (pg_array *)o;
         if (pg_array_device(a) != device) {
@@ -635,29 +677,10 @@ pack_arg(pg_state *st, pg_function *f, int i, PyObject *o, param_slot *slot,
         return 0;
     }
     if (PyLong_Check(o)) {
-        if (want != 8) {
-            return size_error(f, i, "a Python int (int64)", 8);
-        }
-        slot->i64 = PyLong_AsLongLong(o);
-        if (slot->i64 == -1 && PyErr_Occurred()) {
-            if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
-                PyErr_Clear();
-                PyErr_Format(PyExc_OverflowError,
-                             "%U: argument %d is the Python int %R, which does not fit "
-                             "the int64 it passes as (-2**63 to 2**63 - 1); pass a "
-                             "NumPy scalar of the parameter's type",
-                             f->name, i, o);
-            }
-            return -1;
-        }
-        return 0;
+        return pack_int(f, i, o, slot);
     }
     if (PyFloat_Check(o)) {
-        if (want != 8) {
-            return size_error(f, i, "a Python float (float64)", 8);
-        }
-        slot->f64 = PyFloat_AS_DOUBLE(o);
-        return 0;
+        return pack_float(f, i, o, slot);
     }
     if (PyArray_IsScalar(o, Generic) && !PyArray_IsScalar(o, Object)) {
         PyArray_Descr *d = PyArray_DescrFromScalar(o);
