@@ -52,7 +52,9 @@ class Op:
     domain: tuple = None  # for tests: (low, high) of random inputs that make sense
     given: tuple = field(default=None, compare=False)  # its loops, where not NumPy's
     like: str = None  # the NumPy ufunc whose loops and dtype rules it has, if not its name
-    grouped = True  # codegen: contiguous kernels call a function of GROUP elements (codegen.GROUP)
+    # codegen: kernels of 4-byte operands compute through a function of
+    # codegen.GROUP elements, not inlined (False: fuse's, inlined)
+    grouped: bool = field(default=True, compare=False)
     outline = True  # codegen: the element's code in a function of its own (codegen._outlined)
 
     @functools.cached_property

@@ -64,6 +64,11 @@ def test_a_table_op_of_4_byte_operands_holds_its_code_once():
     assert src.count("pg_sin__f4__f4__ca_g(a_") == 3  # packs, tail, scalar path
     src = codegen.render(sin, ((("d",), ("d",)),), ("c", "a"))
     assert "__noinline__" not in src
+    fused = pygpu.fuse(lambda x: np.sin(x) * 2)  # fuse's kernels: inlined
+    x = np.linspace(-3, 3, 1001, dtype=np.float32)
+    np.testing.assert_allclose(fused(pygpu.asarray(x)).copy_to_host(), np.sin(x) * 2,
+                               rtol=2e-6, atol=1e-6)
+    assert "__noinline__" not in fused.source(pygpu.asarray(x))
     src = codegen.render(sin, ((("f",), ("f",)),), ("s", "a"))  # strided: one copy already
     assert src.count("pg::sin(") == 1 and "__noinline__" not in src
 
