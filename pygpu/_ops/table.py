@@ -55,7 +55,6 @@ class Op:
     # codegen: kernels of 4-byte operands compute through a function of
     # codegen.GROUP elements, not inlined (False: fuse's, inlined)
     grouped: bool = field(default=True, compare=False)
-    outline = True  # codegen: the element's code in a function of its own (codegen._outlined)
 
     @functools.cached_property
     def loops(self):
