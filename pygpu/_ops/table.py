@@ -185,8 +185,14 @@ _ENTRIES = [
     Op("less_equal", "out0 = pg::le(in0, in1);"),
     Op("greater", "out0 = pg::lt(in1, in0);"),
     Op("greater_equal", "out0 = pg::le(in1, in0);"),
-    Op("maximum", "out0 = pg::maximum(in0, in1);"),
-    Op("minimum", "out0 = pg::minimum(in0, in1);"),
+    # +0.0 against -0.0: NumPy's float32 and float64 loops give the second,
+    # its float16 and complex loops the first (NumPy 2.4, every length)
+    Op("maximum", {"ff->f": "out0 = pg::maximum_last(in0, in1);",
+                   "dd->d": "out0 = pg::maximum_last(in0, in1);",
+                   "biufc": "out0 = pg::maximum(in0, in1);"}),
+    Op("minimum", {"ff->f": "out0 = pg::minimum_last(in0, in1);",
+                   "dd->d": "out0 = pg::minimum_last(in0, in1);",
+                   "biufc": "out0 = pg::minimum(in0, in1);"}),
     Op("fmax", "out0 = pg::fmax(in0, in1);"),
     Op("fmin", "out0 = pg::fmin(in0, in1);"),
     # predicates

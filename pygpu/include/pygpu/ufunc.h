@@ -1018,6 +1018,28 @@ template <class T> PG_FN T minimum(T a, T b)
     }
     return a <= b ? a : b;
 }
+/* as maximum and minimum, but b where a and b compare equal (+0.0 and -0.0):
+ * NumPy's float32 and float64 loops */
+template <class T> PG_FN T maximum_last(T a, T b)
+{
+    if (is_nan(a)) {
+        return a;
+    }
+    if (is_nan(b)) {
+        return b;
+    }
+    return a > b ? a : b;
+}
+template <class T> PG_FN T minimum_last(T a, T b)
+{
+    if (is_nan(a)) {
+        return a;
+    }
+    if (is_nan(b)) {
+        return b;
+    }
+    return a < b ? a : b;
+}
 template <class T> PG_FN T fmax(T a, T b)
 {
     if (is_nan(b)) {
