@@ -689,7 +689,7 @@ pack_arg(pg_state *st, pg_function *f, int i, PyObject *o, param_slot *slot,
         if (d == NULL) {
             return -1;
         }
-        PyOS_snprintf(what, sizeof(what), "a numpy %s", d->typeobj->tp_name);
+        PyOS_snprintf(what, sizeof(what), "a %s", d->typeobj->tp_name);
         Py_DECREF(d);
         if (size != want || size > sizeof(slot->bytes)) {
             return size_error(f, i, what, size);
