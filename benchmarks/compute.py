@@ -13,14 +13,27 @@ import tempfile
 
 import numpy as np
 
+# the first call, timed whole; NVRTC's part of it (wall and the process's
+# user CPU seconds) goes to the log beside it
 FIRST_CALL = r"""
-import time, numpy as np, pygpu
+import resource, time, numpy as np, pygpu
+from pygpu import _core
 d = pygpu.asarray(np.arange(1024, dtype=np.{dtype}))
 pygpu.cuda.synchronize()
+nvrtc = [0.0, 0.0]
+compile_ = _core._nvrtc_compile
+def timed(*args):
+    t0, u0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF).ru_utime
+    try:
+        return compile_(*args)
+    finally:
+        nvrtc[0] += time.perf_counter() - t0
+        nvrtc[1] += resource.getrusage(resource.RUSAGE_SELF).ru_utime - u0
+_core._nvrtc_compile = timed
 t = time.perf_counter()
 pygpu.{op}(d)
 pygpu.cuda.synchronize()
-print(time.perf_counter() - t)
+print(f"{{time.perf_counter() - t}} {{nvrtc[0]}} {{nvrtc[1]}}")
 """
 
 
@@ -31,7 +44,10 @@ def _first_call_s(op, dtype, cache, env):
     if r.returncode != 0:
         print(f"first call of {op} failed: {r.stderr[-400:]}", file=sys.stderr)
         return None
-    return float(r.stdout.strip().splitlines()[-1])
+    total, nvrtc, user = (float(v) for v in r.stdout.strip().splitlines()[-1].split())
+    print(f"  first call of {op} {dtype}: {total:.4f} s, of which NVRTC {nvrtc:.4f} s "
+          f"({user:.4f} s of user CPU time)", file=sys.stderr, flush=True)
+    return total
 
 
 def first_call_rows(t, smoke):
