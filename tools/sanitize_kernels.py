@@ -205,6 +205,16 @@ def users(rng):
     hist[(5000 + 127) // 128, 128](pygpu.asarray(a), bins)
     check(np.array_equal(bins.copy_to_host(), np.bincount(np.clip(a.astype(int), 0, 63),
                                                           minlength=64)), "jit histogram")
+    # the same launch and types again, on arrays of other lengths: the second
+    # finds its kernel in the launch's table (module.c mod_jit_call), the
+    # third repeats the last call (jit_launch_again)
+    for length in (3001, 4999):
+        b = rng.integers(-5, 70, length).astype(np.float32)
+        bins = pygpu.zeros(64, np.int32)
+        hist[(5000 + 127) // 128, 128](pygpu.asarray(b), bins)
+        check(np.array_equal(bins.copy_to_host(), np.bincount(np.clip(b.astype(int), 0, 63),
+                                                              minlength=64)),
+              f"jit histogram again ({length})")
     out = pygpu.zeros(1, np.float32)
     warp_sum[(5000 + 127) // 128, 128](pygpu.asarray(a), out)
     check(np.isclose(out.copy_to_host()[0], a.sum(), rtol=1e-5), "jit warp shuffles")
@@ -221,7 +231,7 @@ def users(rng):
     draw[8, 128](states, u)
     uh = u.copy_to_host()
     check(((uh >= 0) & (uh < 1)).all() and 0.4 < uh.mean() < 0.6, "jit xoroshiro128p")
-    launches += 4
+    launches += 6
 
     ew = pygpu.ElementwiseKernel("T x, T y", "T z", "z = x * x + y", "sq_add")
     red = pygpu.ReductionKernel("T x", "T y", "x * x", "a + b", "y = a", "0", "sum_sq")
