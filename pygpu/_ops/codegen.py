@@ -67,6 +67,13 @@ def masks(nin):
     return ["".join(m) for m in itertools.product("as", repeat=nin) if "a" in m]
 
 
+def _inputs(ins, mask, value):
+    """The declaration of each of the element's inputs in0, in1, ...: a
+    scalar's value cast once (s0, ...), an array's value(k) (a C expression)."""
+    return [f"T{k} in{k} = s{k};" if mask[k] == "s" else f"T{k} in{k} = {value(k)};"
+            for k in range(len(ins))]
+
+
 def _kernel(op, ins, outs, layout, mask):
     params, pre, body = [], [], []
     for k, c in enumerate(ins):
@@ -108,11 +115,8 @@ def _kernel(op, ins, outs, layout, mask):
         f'{", ".join(params)})\n{{\n    {" ".join(types)}\n    {" ".join(pre)}\n')
     if layout == "c":
         return head + _contiguous_body(ins, outs, mask, code, arrays, group)
-    for k, c in enumerate(ins):
-        if mask[k] == "s":
-            body.append(f"T{k} in{k} = s{k};")
-        else:
-            body.append(f"T{k} in{k} = pg::cast<T{k}>(*(const {storage(c)} *)(p{k} + p{k}o));")
+    body += _inputs(ins, mask, lambda k: f"pg::cast<T{k}>(*(const {storage(ins[k])} *)"
+                                         f"(p{k} + p{k}o))")
     body += [f"R{k} out{k};" for k in range(len(outs))]
     body.append(code)
     for k, c in enumerate(outs):
@@ -149,8 +153,7 @@ def _group_function(name, ins, outs, mask, types, code):
     results = " ".join(f"{compute(c)} out{k}[{GROUP}];" for k, c in enumerate(outs))
     params = ", ".join([f"{name}_a a_"] + [f"{compute(c)} s{k}" for k, c in enumerate(ins)
                                             if mask[k] == "s"])
-    take = " ".join(f"T{k} in{k} = s{k};" if mask[k] == "s" else f"T{k} in{k} = a_.in{k}[e_];"
-                    for k in range(len(ins)))
+    take = " ".join(_inputs(ins, mask, lambda k: f"a_.in{k}[e_]"))
     outs_ = " ".join(f"R{k} out{k};" for k in range(len(outs)))
     keep = " ".join(f"r_.out{k}[e_] = out{k};" for k in range(len(outs)))
     return (f"struct {name}_a {{ {fields} }};\nstruct {name}_r {{ {results} }};\n"
@@ -232,16 +235,14 @@ def _packed_body(ins, outs, mask, code, group):
                                                    f"pg::cast<{storage(outs[k])}>({x});",
                                    12) + "        }"
     else:
-        take = " ".join(f"T{k} in{k} = s{k};" if mask[k] == "s" else
-                        f"T{k} in{k} = pg::cast<T{k}>(v{k}[u].e[e_]);" for k in range(len(ins)))
+        take = " ".join(_inputs(ins, mask, lambda k: f"pg::cast<T{k}>(v{k}[u].e[e_])"))
         keep = " ".join(f"w{k}.e[e_] = pg::cast<{storage(c)}>(out{k});"
                         for k, c in enumerate(outs))
         pack = ("#pragma unroll\n"
                 f"                    for (int e_ = 0; e_ < {PACK}; e_++) {{\n"
                 f"                        const long long i = j_ * {PACK} + e_; (void)i; "
                 f"{take} {outs_} {code} {keep} }}\n")
-        tail_take = " ".join(f"T{k} in{k} = s{k};" if mask[k] == "s" else
-                             f"T{k} in{k} = pg::cast<T{k}>(p{k}[i]);" for k in range(len(ins)))
+        tail_take = " ".join(_inputs(ins, mask, lambda k: f"pg::cast<T{k}>(p{k}[i])"))
         tail_store = " ".join(f"q{k}[i] = pg::cast<{storage(c)}>(out{k});"
                               for k, c in enumerate(outs))
         tail = f"{{ {tail_take} {outs_} {code} {tail_store} }}"
@@ -290,8 +291,7 @@ def _contiguous_body(ins, outs, mask, code, arrays, group):
                     f"        for (int g_ = 0; g_ < {UNROLL}; g_ += {GROUP}) {{\n"
                     f"{call}        }}\n")
     else:
-        take = " ".join(f"T{k} in{k} = s{k};" if mask[k] == "s" else
-                        f"T{k} in{k} = pg::cast<T{k}>(v{k}[u]);" for k in range(len(ins)))
+        take = " ".join(_inputs(ins, mask, lambda k: f"pg::cast<T{k}>(v{k}[u])"))
         store = " ".join(f"q{k}[i] = pg::cast<{storage(c)}>(out{k});" for k, c in enumerate(outs))
         compute_ = ("#pragma unroll\n"
                     f"        for (int u = 0; u < {UNROLL}; u++) {{\n"
