@@ -5,6 +5,7 @@ before any test touches a device. On the simulator two devices are simulated
 (PYGPU_SIM_DEVICES=2), so the multi-device checks run on CI too.
 """
 
+import gc
 import os
 import shutil
 import signal
@@ -108,6 +109,19 @@ def own_kernel_cache(tmp_path, monkeypatch):
     if ON_SIMULATOR and shutil.which("g++") is None and shutil.which("clang++") is None:
         pytest.skip("the simulator compiles kernels with g++ or clang++; neither is here")
     monkeypatch.setenv("PYGPU_CACHE_DIR", str(tmp_path))
+
+
+@pytest.fixture
+def no_stray_frees():
+    """For a test that compares cuda.memory_allocated() exactly: earlier
+    tests' garbage is collected first, and the collector stays off until the
+    test ends, so that it frees nothing of theirs between two readings."""
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 @pytest.fixture

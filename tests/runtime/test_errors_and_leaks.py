@@ -20,7 +20,7 @@ def test_exception_hierarchy():
     assert e.code is None and e.name is None
 
 
-def test_out_of_memory_names_the_size_and_leaves_nothing_behind():
+def test_out_of_memory_names_the_size_and_leaves_nothing_behind(no_stray_frees):
     before = cuda.memory_allocated()
     total = cuda.gpus[0].total_memory
     n = (total * 2) // 8
@@ -54,7 +54,7 @@ def test_types_that_hold_no_python_objects_are_not_gc_tracked():
     assert cuda.get_current_device() == cuda.gpus[0]
 
 
-def test_memory_is_freed_when_the_last_reference_goes():
+def test_memory_is_freed_when_the_last_reference_goes(no_stray_frees):
     before = cuda.memory_allocated()
     a = pygpu.empty((1024, 1024), dtype=np.float32)
     assert cuda.memory_allocated() == before + 4 * 2**20
