@@ -741,6 +741,8 @@ PyObject *pg_array_ufunc(PyObject *self, PyObject *const *args, Py_ssize_t nargs
  * pygpu._ops.ufunc.operator(name, a, b, inplace), name being NumPy's ufunc
  * ("divide", "negative", ...) and b NULL for a unary operator. */
 PyObject *pg_python_operator(const char *name, PyObject *a, PyObject *b, int inplace);
+/* a ** b, NumPy's: its shortcuts for a Python int 2 or -1 or a Python float 0.5 */
+PyObject *pg_python_power(PyObject *a, PyObject *b, int inplace);
 /* a.<name>() (sum, max, mean, argmax, ...) with no arguments but an int axis
  * (axis: that int or None) from a plan of pygpu._ops.reduction: 1 with *res
  * set, 0 where there is none, -1 on error */

@@ -487,6 +487,17 @@ pg_binary(pg_state *st, int op, PyObject *a, PyObject *b, PyObject *out_obj,
         goto done;
     }
     if (out != NULL && !pg_same_shape(nd, shape, out->nd, out->shape)) {
+        /* the inputs broadcast to out's shape where it holds theirs, as NumPy's */
+        int nd2 = 0;
+        npy_intp shape2[PG_MAXDIMS];
+        if (out->nd <= PG_MAXDIMS &&
+            pg_broadcast_shape(nd, shape, out->nd, out->shape, &nd2, shape2) == 0 &&
+            pg_same_shape(nd2, shape2, out->nd, out->shape)) {
+            nd = out->nd;
+            memcpy(shape, out->shape, sizeof(npy_intp) * (size_t)nd);
+        }
+    }
+    if (out != NULL && !pg_same_shape(nd, shape, out->nd, out->shape)) {
         PyObject *so = PyArray_IntTupleFromIntp(out->nd, out->shape);
         PyObject *sb = PyArray_IntTupleFromIntp(nd, shape);
         if (so != NULL && sb != NULL) {
@@ -1134,6 +1145,40 @@ done:
     return res;
 }
 
+/* `a ** b` (inplace: `a **= b`). NumPy's array power takes a Python int 2
+ * as square (every dtype), and for float and complex arrays a Python int -1
+ * as reciprocal and a Python float 0.5 as sqrt: answers that differ from
+ * power's at special values ((-inf) ** 0.5, complex overflow). The rule is
+ * also fusion.py's (power_shortcut in ufunc.py). */
+PyObject *
+pg_python_power(PyObject *a, PyObject *b, int inplace)
+{
+    pg_state *st = state_of_operands(a, b);
+    const char *name = NULL;
+    if (st != NULL && pg_array_check(st, a)) {
+        const char kind = ((pg_array *)a)->descr->kind;
+        const int inexact = kind == 'f' || kind == 'c';
+        if (PyLong_CheckExact(b)) {
+            int overflow = 0;
+            const long v = PyLong_AsLongAndOverflow(b, &overflow);
+            if (v == -1 && PyErr_Occurred()) {
+                PyErr_Clear();
+            }
+            else if (overflow == 0 && v == 2) {
+                name = "square";
+            }
+            else if (overflow == 0 && v == -1 && inexact) {
+                name = "reciprocal";
+            }
+        }
+        else if (PyFloat_CheckExact(b) && PyFloat_AS_DOUBLE(b) == 0.5 && inexact) {
+            name = "sqrt";
+        }
+    }
+    return name != NULL ? pg_python_operator(name, a, NULL, inplace)
+                        : pg_python_operator("power", a, b, inplace);
+}
+
 /* The one output a ufunc call names, out=(o,) with o a DeviceArray (NumPy
  * hands out= over as a tuple), else NULL: kwnames is the call's keywords,
  * args[nargs] the first keyword's value. */
@@ -1296,6 +1341,19 @@ binary_function(PyObject *m, int op, PyObject *const *args, Py_ssize_t nargs,
     pg_stream_arg s;
     if (pg_parse(st, &sigs[op], args, nargs, kwnames, &a, &b, &out, &s) < 0) {
         return NULL;
+    }
+    if (!pg_array_check(st, a) && !pg_array_check(st, b) && is_scalar_operand(a) &&
+        is_scalar_operand(b)) {
+        /* scalars alone: the first as a 0-d array, as pygpu's other functions
+         * take them (ufunc.py's call) */
+        pg_array *a0 = pg_array_from_host(st, a, NULL, &s.ref, 1);
+        PyObject *res;
+        if (a0 == NULL) {
+            return NULL;
+        }
+        res = pg_binary(st, op, (PyObject *)a0, b, out, &s.ref, s.given);
+        Py_DECREF(a0);
+        return res;
     }
     return pg_binary(st, op, a, b, out, &s.ref, s.given);
 }

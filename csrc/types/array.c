@@ -690,7 +690,7 @@ Array_power(PyObject *a, PyObject *b, PyObject *mod)
     if (mod != Py_None) {
         Py_RETURN_NOTIMPLEMENTED;
     }
-    return pg_python_operator("power", a, b, 0);
+    return pg_python_power(a, b, 0);
 }
 
 static PyObject *
@@ -699,7 +699,7 @@ Array_ipower(PyObject *a, PyObject *b, PyObject *mod)
     if (mod != Py_None) {
         Py_RETURN_NOTIMPLEMENTED;
     }
-    return pg_python_operator("power", a, b, 1);
+    return pg_python_power(a, b, 1);
 }
 
 /* ---- life cycle ------------------------------------------------------------- */

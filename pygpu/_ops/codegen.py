@@ -99,7 +99,7 @@ def _kernel(op, ins, outs, layout, mask):
         for a in arrays:
             terms = " + ".join(f"c{j} * {a}s{j}" for j in range(MAX_DIMS))
             body.append(f"const long long {a}o = {terms};")
-    code = "{ " + op.code_for(ins, outs) + " }"
+    code = "{ " + op.code_for(ins, outs, mask) + " }"
     types = [f"typedef {compute(c)} T{k};" for k, c in enumerate(ins)] + \
             [f"typedef {compute(c)} R{k};" for k, c in enumerate(outs)]
     group, element = None, ""

@@ -170,7 +170,7 @@ class _KernelOp:
     loops: tuple
     preamble: str = ""
 
-    def code_for(self, ins, outs):
+    def code_for(self, ins, outs, mask=None):
         return self.code
 
 

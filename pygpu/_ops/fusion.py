@@ -64,15 +64,18 @@ class _Node:
     """One value of the trace: kind "arg" (the function's argument `index`),
     "const" (a constant `value`), "op" (`op` on `args` with `loop`), "cast",
     "where", or "reduce" (a final reduction: `name`, `kwargs`). `char` is its
-    type; `weak` the Python type of a weak scalar (NEP 50), else None."""
+    type; `weak` the Python type of a weak scalar (NEP 50), else None;
+    `scalar` whether it is one value for every element (a constant, or an
+    argument that is a scalar: an op's code may differ, table.Op.masked)."""
 
     __slots__ = ("kind", "char", "weak", "index", "value", "op", "loop", "args", "name",
-                 "kwargs")
+                 "kwargs", "scalar")
 
     def __init__(self, kind, char, weak=None, index=None, value=None, op=None, loop=None,
-                 args=(), name=None, kwargs=None):
+                 args=(), name=None, kwargs=None, scalar=False):
         self.kind, self.char, self.weak, self.index, self.value = kind, char, weak, index, value
         self.op, self.loop, self.args, self.name, self.kwargs = op, loop, args, name, kwargs
+        self.scalar = scalar or kind == "const"
 
 
 class _Tracer:
@@ -180,6 +183,16 @@ for _dunder, _name in (("add", "add"), ("sub", "subtract"), ("mul", "multiply"),
                        ("lshift", "left_shift"), ("rshift", "right_shift")):
     setattr(_Tracer, f"__{_dunder}__", _binary(_name))
     setattr(_Tracer, f"__r{_dunder}__", _binary(_name, reflected=True))
+
+
+def _power(self, other):
+    """`x ** other`: NumPy's shortcuts for a Python int 2 or -1 or a Python
+    float 0.5 (ufunc.power_shortcut), as the unfused expression runs."""
+    unary = _uf.power_shortcut(self.node.char, other)
+    return _apply(unary, (self,)) if unary is not None else _apply("power", (self, other))
+
+
+_Tracer.__pow__ = _power
 for _dunder, _name in (("lt", "less"), ("le", "less_equal"), ("gt", "greater"),
                        ("ge", "greater_equal"), ("eq", "equal"), ("ne", "not_equal")):
     setattr(_Tracer, f"__{_dunder}__", _binary(_name))
@@ -317,11 +330,13 @@ def _render(result, leaves):
                          f"pg::cast<{st}>({args[1]}) : pg::cast<{st}>({args[2]});")
         else:
             ins, outs = node.loop
+            mask = "".join("s" if a.scalar else "a" for a in node.args)
             head = " ".join([f"typedef {compute(c)} T{i};" for i, c in enumerate(ins)] +
                             [f"typedef {compute(outs[0])} R0;"] +
                             [f"T{i} in{i} = pg::cast<T{i}>({a});"
                              for i, a in enumerate(args)])
-            lines.append(f"{st} {var}; {{ {head} R0 out0; {{ {node.op.code_for(ins, outs)} }} "
+            code = node.op.code_for(ins, outs, mask)
+            lines.append(f"{st} {var}; {{ {head} R0 out0; {{ {code} }} "
                          f"{var} = pg::cast<{st}>(out0); }}")
         return var
 
@@ -399,9 +414,9 @@ def _trace(func, descrs):
     tracers = []
     for k, (kind, t) in enumerate(descrs):
         if kind == "w":
-            tracers.append(_Tracer(_Node("arg", _WEAK[t], weak=t, index=k)))
+            tracers.append(_Tracer(_Node("arg", _WEAK[t], weak=t, index=k, scalar=True)))
         else:
-            tracers.append(_Tracer(_Node("arg", t, index=k)))
+            tracers.append(_Tracer(_Node("arg", t, index=k, scalar=kind == "s")))
     try:
         result = func(*tracers)
     except TypeError as exc:  # pygpu's own functions take no tracers (ufunc.py's _operand)

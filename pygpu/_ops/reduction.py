@@ -684,6 +684,12 @@ def _check_out_shape(name, out, shape):
                          f"{tuple(shape)}")
 
 
+def _axis_of(a, axis):
+    """axis, but None for axis 0 of a 0-d array, which NumPy's reductions
+    (ufunc.reduce, count_nonzero, argmax) take as all of it."""
+    return None if a.ndim == 0 and type(axis) is int and axis == 0 else axis
+
+
 def _axes(axis, ndim):
     if axis is None:
         return tuple(range(ndim))
@@ -738,6 +744,8 @@ def _fill_value(opname, loop, initial):
 def _op_reduce(family, np_func, a, axis, dtype, out, keepdims, initial, where):
     """A function of _OP_FUNCTIONS (a reduce) with NumPy's arguments."""
     _, opname, spec = _OP_FUNCTIONS[family]
+    if initial is None:  # NumPy's reduce: None is no initial value
+        initial = _NoValue
     key = None
     if out is None and initial is _NoValue and where is True:
         key, plan = _plan_for(family, a, axis, dtype, keepdims)
@@ -745,6 +753,7 @@ def _op_reduce(family, np_func, a, axis, dtype, out, keepdims, initial, where):
             return plan(a)
     fname = family if ":" not in family else f"{opname}.reduce"
     a = _array(fname, a)
+    axis = _axis_of(a, axis)
     out = _check_out(fname, out)
     where = _where_arg(fname, where, a)
     kwargs = {"axis": axis, "keepdims": keepdims}
@@ -972,6 +981,7 @@ def count_nonzero(a, axis=None, *, keepdims=False):
     """numpy.count_nonzero on the device: an int64 DeviceArray (0-d for
     axis=None, where NumPy gives a Python int)."""
     a = _array("count_nonzero", a)
+    axis = _axis_of(a, axis)
     if a.size == 0:
         return _core.asarray(np.asarray(np.count_nonzero(np.zeros(a.shape, a.dtype), axis=axis,
                                                          keepdims=keepdims), dtype=np.int64))
@@ -1004,6 +1014,7 @@ def _arg(family, fname, np_func, a, axis, out, keepdims):
         if plan is not None:
             return plan(a)
     a = _array(fname, a)
+    axis = _axis_of(a, axis)
     out = _check_out(fname, out)
     if a.size == 0:
         return _host_answer(np_func, a, out, axis=axis, keepdims=keepdims)

@@ -55,6 +55,10 @@ class Op:
     # codegen: kernels of 4-byte operands compute through a function of
     # codegen.GROUP elements, not inlined (False: fuse's, inlined)
     grouped: bool = field(default=True, compare=False)
+    # the code where the inputs are arrays and scalars as a mask says ("as": the
+    # second input one scalar), for the loops NumPy computes otherwise there:
+    # {mask: code (as `code`)}
+    masked: dict = field(default=None, compare=False)
 
     @functools.cached_property
     def loops(self):
@@ -78,18 +82,33 @@ class Op:
         """Whether the loop whose first output is `char` gives NumPy's bits."""
         return self.exact is True or (isinstance(self.exact, str) and KINDS[char] in self.exact)
 
-    def code_for(self, ins, outs):
-        """The C code of the loop (ins, outs), e.g. ("ff", "f")."""
-        if isinstance(self.code, str):
-            return self.code
-        loop = f"{ins}->{outs}"
-        if loop in self.code:
-            return self.code[loop]
-        kind = KINDS[ins[0]]
-        for key, code in self.code.items():
-            if "->" not in key and kind in key:
+    def code_for(self, ins, outs, mask=None):
+        """The C code of the loop (ins, outs), e.g. ("ff", "f"), where the
+        inputs are arrays (a) and scalars (s) as mask says ("as")."""
+        masked = self.masked.get(mask) if self.masked and mask else None
+        if masked is not None:
+            code = _pick(masked, ins, outs)
+            if code is not None:
                 return code
-        raise KeyError(f"{self.name}: no code for the loop {loop}")
+        code = _pick(self.code, ins, outs)
+        if code is None:
+            raise KeyError(f"{self.name}: no code for the loop {ins}->{outs}")
+        return code
+
+
+def _pick(code, ins, outs):
+    """code (a str, or {key: str}: see the module's docstring) for the loop
+    (ins, outs); None where no key fits."""
+    if isinstance(code, str):
+        return code
+    loop = f"{ins}->{outs}"
+    if loop in code:
+        return code[loop]
+    kind = KINDS[ins[0]]
+    for key, c in code.items():
+        if "->" not in key and kind in key:
+            return c
+    return None
 
 
 def numpy_loops(name):
@@ -127,7 +146,9 @@ _ENTRIES = [
     Op("logaddexp", "out0 = pg::logaddexp(in0, in1);", exact=False),
     Op("logaddexp2", "out0 = pg::logaddexp2(in0, in1);", exact=False),
     Op("power", {"iu": "out0 = pg::int_power(in0, in1);", "fc": "out0 = pg::pow(in0, in1);"},
-       exact=False, domain=(0.1, 4)),
+       exact=False, domain=(0.1, 4),
+       masked={"as": {"ff->f": "out0 = pg::pow_scalar_exponent(in0, in1);",
+                      "dd->d": "out0 = pg::pow_scalar_exponent(in0, in1);"}}),
     Op("float_power", "out0 = pg::pow(in0, in1);", exact=False, domain=(0.1, 4)),
     Op("deg2rad", f"out0 = in0 * (T0)({_PI} / 180.0);", exact=False),
     Op("radians", f"out0 = in0 * (T0)({_PI} / 180.0);", exact=False),

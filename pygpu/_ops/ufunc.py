@@ -20,7 +20,7 @@ import numpy as np
 from .. import _core
 from .._core import DeviceArray
 from . import codegen
-from .table import ALIASES, DEVICE_TYPES, INTERNAL, OPS, STANDARD, canonical
+from .table import ALIASES, DEVICE_TYPES, INTERNAL, KINDS, OPS, STANDARD, canonical
 
 _PY_SCALARS = (int, float, complex)
 _KWARGS = frozenset(("out", "where", "casting", "order", "dtype", "signature", "subok"))
@@ -256,6 +256,9 @@ def call(op, args, out=None, where=True, casting="same_kind", order="K", dtype=N
                 raise _host_array_error(name, where)
             raise TypeError(f"{name}: where must be a bool DeviceArray or a bool, not "
                             f"{type(where).__name__}")
+        elif where.dtype != np.bool_:  # NumPy's words
+            raise TypeError(f"Cannot cast array data from {where.dtype!r} to "
+                            "dtype('bool') according to the rule 'safe'")
     device = _device_of(arrays + [o for o in outs if o is not None] +
                         ([where] if isinstance(where, DeviceArray) else []))
     for o in outs:
@@ -477,8 +480,8 @@ def _compute(op, loop, operands, outs, where, shape, plan_key=None):
         if op.name not in _COMPARISONS:
             raise
         return _constant_comparison(op, operands, outs, shape)
-    if op.name == "power" and ins[1] in "bhiq":
-        _refuse_negative_exponent(inputs[1])
+    if op.name == "power" and ins[1] in "bhiq" and math.prod(shape) and where is not False:
+        _refuse_negative_exponent(inputs[1], where)
     arrays_in = [x for x in inputs if isinstance(x, DeviceArray)]
     targets = []
     for o, c in zip(outs, outs_, strict=True):
@@ -506,10 +509,14 @@ def _compute(op, loop, operands, outs, where, shape, plan_key=None):
     return results[0] if len(results) == 1 else tuple(results)
 
 
-def _refuse_negative_exponent(e):
-    """NumPy's ValueError for an integer to a negative integer power."""
-    if isinstance(e, DeviceArray):
-        negative = e.size and bool(np.any(call(OPS["less"], (e, 0)).copy_to_host()))
+def _refuse_negative_exponent(e, where=True):
+    """NumPy's ValueError for an integer to a negative integer power, where
+    an element is computed (where: True, or a bool DeviceArray)."""
+    if isinstance(e, DeviceArray) or where is not True:
+        negative = call(OPS["less"], (e, 0))
+        if where is not True:
+            negative = call(OPS["logical_and"], (negative, where))
+        negative = negative.size and bool(np.any(negative.copy_to_host()))
     else:
         negative = e < 0
     if negative:
@@ -678,10 +685,23 @@ def operator(name, a, b, inplace):
     (table.STANDARD)."""
     op = STANDARD.get(name) or OPS[name]
     if b is None and name not in _REFLECTABLE:
-        return call(op, (a,))
+        return call(op, (a,), out=(a,)) if inplace else call(op, (a,))
     if inplace:
         return call(op, (a, b), out=(a,) * op.nout if op.nout == 1 else None)
     return call(op, (a, b))
+
+
+def power_shortcut(char, exponent):
+    """The unary op NumPy's `a ** exponent` runs for an array of dtype char,
+    else None: a Python int 2 is square, and for float and complex arrays a
+    Python int -1 reciprocal and a Python float 0.5 sqrt (ops.c,
+    pg_python_power, for DeviceArrays; fusion's tracer)."""
+    t = type(exponent)
+    if t is int:
+        if exponent == 2:
+            return "square"
+        return "reciprocal" if exponent == -1 and KINDS[char] in "fc" else None
+    return "sqrt" if t is float and exponent == 0.5 and KINDS[char] in "fc" else None
 
 
 def where(condition, x, y):

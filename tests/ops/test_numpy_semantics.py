@@ -150,6 +150,89 @@ def test_out_must_have_the_broadcast_shape(rng):
         pygpu.add(a, a, out=pygpu.zeros(3))
 
 
+@pytest.mark.parametrize("f", [np.add, np.subtract, np.multiply, np.less, np.divide,
+                               np.maximum, pygpu.add])
+def test_inputs_broadcast_up_to_a_larger_out(rng, f):
+    h = sample(rng, (4,), np.float64)
+    d = pygpu.asarray(h)
+    dtype = np.bool_ if f is np.less else np.float64
+    o = pygpu.zeros((2, 3, 4), dtype=dtype)
+    assert f(d, d[::-1], out=o) is o
+    ref = np.add if f is pygpu.add else f
+    np.testing.assert_array_equal(o.copy_to_host(),
+                                  np.broadcast_to(ref(h, h[::-1]), (2, 3, 4)))
+
+
+def test_pygpu_functions_of_scalars_alone_give_a_0_d_array():
+    for f, want in ((pygpu.add, 3), (pygpu.multiply, 2), (pygpu.subtract, -1),
+                    (pygpu.maximum, 2)):
+        r = f(1, 2)
+        assert isinstance(r, pygpu.DeviceArray) and r.shape == () and r.dtype == np.int64
+        assert int(r) == want
+    assert float(pygpu.add(1, 2.5)) == 3.5
+
+
+POWER_CASES = [(np.array([True, False]), 2), (np.array([-np.inf, -0.0, 4.0]), 0.5),
+               (np.array([-np.inf, -0.0, 4.0], np.float32), 0.5),
+               (np.array([-np.inf, -0.0, 4.0], np.float16), 0.5),
+               (np.array([-3 + 0j, complex(np.inf, 0), 1e300 + 1e300j]), 0.5),
+               (np.array([complex(np.inf, 0), -3 + 0j]), -1),
+               (np.array([1e300 + 1e300j, complex(-np.inf, 1)]), 2),
+               (np.array([-0.0, 3.0]), -1), (np.array([3, -2], np.int8), 2),
+               (np.array([-np.inf, -0.0, 4.0]), np.float64(0.5)),
+               (np.array([-np.inf, -0.0, 4.0]), 2.0)]
+
+
+@pytest.mark.parametrize("h, e", POWER_CASES)
+def test_power_follows_numpys_shortcuts(h, e):
+    """`a ** 2` (a Python int) is square, and for float and complex arrays
+    `a ** -1` reciprocal and `a ** 0.5` sqrt; np.power of float32 and
+    float64 with one scalar exponent of 0.5 is sqrt too: (-0.0) ** 0.5 is
+    -0.0 and (-inf) ** 0.5 NaN, as NumPy's."""
+    with np.errstate(all="ignore"):
+        for f in (lambda x: x ** e, lambda x: np.power(x, e)):
+            want = f(h)
+            got = f(pygpu.asarray(h)).copy_to_host()
+            assert got.dtype == want.dtype
+            assert str(got.tolist()) == str(want.tolist())
+        x, d = h.copy(), pygpu.asarray(h)
+        try:
+            x **= e
+        except TypeError as exc:  # bool **= 2: square's int8 is no bool
+            with pytest.raises(type(exc)):
+                d **= e
+        else:
+            d **= e
+            assert str(d.copy_to_host().tolist()) == str(x.tolist())
+
+
+def test_integer_power_refuses_only_the_negative_exponents_it_computes():
+    a, b = np.array([2, 3, 4]), np.array([2, -1, 3])
+    m = np.array([True, False, True])
+    o = pygpu.zeros(3, dtype=np.int64)
+    got = np.power(pygpu.asarray(a), pygpu.asarray(b), out=o, where=pygpu.asarray(m))
+    np.testing.assert_array_equal(got.copy_to_host(),
+                                  np.power(a, b, out=np.zeros(3, np.int64), where=m))
+    assert (pygpu.asarray(np.zeros(0, np.int8)) ** -1).shape == (0,)
+    with pytest.raises(ValueError, match="negative integer powers"):
+        np.power(pygpu.asarray(a), pygpu.asarray(b), out=o, where=pygpu.asarray(~m))
+    with pytest.raises(ValueError, match="negative integer powers"):
+        np.power(pygpu.asarray(a), -1, out=o, where=pygpu.asarray(m))
+
+
+def test_where_must_be_bool():
+    d = pygpu.asarray(np.arange(4.0))
+    with pytest.raises(TypeError, match="dtype\\('int32'\\) to dtype\\('bool'\\)"):
+        np.add(d, 1, out=pygpu.zeros(4), where=pygpu.asarray(np.array([1, -2, 3, 0], np.int32)))
+
+
+def test_half_nextafter_of_equal_zeros_is_the_first():
+    a = np.array([0.0, -0.0], np.float16)
+    b = np.array([-0.0, 0.0], np.float16)
+    got = np.nextafter(pygpu.asarray(a), pygpu.asarray(b)).copy_to_host()
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(np.nextafter(a, b)))
+
+
 IN_PLACE = ["x[1:] += x[:-1]", "x[:-1] += x[1:]", "x += x[::-1]", "x -= x[0]",
             "x[::2] *= x[1::2]", "x += x", "x[1:, :] -= x[:-1, :]"]
 

@@ -480,11 +480,11 @@ def run_with_stub(code):
 
 def test_operators_without_a_c_path_go_to_the_python_side():
     out = run_with_stub("""
-        results = [d / 2, 2 / d, d // 2, d % 2, divmod(d, 2), divmod(2, d), d ** 2,
+        results = [d / 2, 2 / d, d // 2, d % 2, divmod(d, 2), divmod(2, d), d ** 3,
                    2 ** d, -d, +d, abs(d), ~d, d & 1, 1 | d, d ^ 1, d << 1, d >> 1]
         print(results)
         e = d
-        for stmt in ["e /= 2", "e //= 2", "e %= 2", "e **= 2", "e &= 1", "e |= 1",
+        for stmt in ["e /= 2", "e //= 2", "e %= 2", "e **= 3", "e &= 1", "e |= 1",
                      "e ^= 1", "e <<= 1", "e >>= 1"]:
             e = d
             exec(stmt)
@@ -519,6 +519,27 @@ def test_operators_without_a_c_path_go_to_the_python_side():
                                           "bitwise_and", "bitwise_or", "bitwise_xor",
                                           "left_shift", "right_shift"]
     assert len(calls) == 26
+
+
+def test_power_takes_numpys_shortcuts():
+    # NumPy's a ** 2 (a Python int) is square; for float and complex arrays
+    # a ** -1 is reciprocal and a ** 0.5 sqrt; other exponents are power
+    out = run_with_stub("""
+        i = pygpu.zeros(3, dtype=np.int32)
+        print([d ** 2, d ** -1, d ** 0.5, d ** 2.0, d ** True, d ** np.int64(2),
+               d ** np.float64(0.5), d ** -1.0, i ** 2, i ** -1, i ** 0.5, 2 ** d])
+        e = d
+        e **= 2
+        e = d
+        e **= 0.5
+        print(calls[-2:])
+    """)
+    lines = out.splitlines()
+    assert eval(lines[0]) == [  # noqa: S307
+        "op:square", "op:reciprocal", "op:sqrt", "op:power", "op:power", "op:power",
+        "op:power", "op:power", "op:square", "op:power", "op:power", "op:power"]
+    assert eval(lines[1]) == [("operator", "square", "DeviceArray", "NoneType", True),  # noqa: S307
+                              ("operator", "sqrt", "DeviceArray", "NoneType", True)]
 
 
 def test_ufuncs_without_a_c_path_go_to_array_ufunc_once_looked_up():

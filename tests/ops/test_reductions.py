@@ -325,6 +325,40 @@ def test_initial_and_where_as_numpy(rng):
         R.max(d, where=dw)
 
 
+def test_initial_none_is_no_initial_value():
+    d = pygpu.asarray(np.array([1.5, -2.0, 3.0, 0.0]))
+    assert float(np.add.reduce(d, initial=None)) == 2.5
+    assert float(np.minimum.reduce(d, initial=None)) == -2.0
+    assert float(R.sum(d, initial=None)) == 2.5
+    assert int(np.add.reduce(pygpu.asarray(np.array([1, 2, 3], np.int32)), initial=None)) == 6
+
+
+@pytest.mark.parametrize("shape, axis", [((1,), None), ((3,), None), ((5, 1), 1),
+                                         ((4, 2), 1), ((2, 3), 0), ((8, 2), -1)])
+def test_reductions_start_from_the_identity(shape, axis):
+    """NumPy's reduce starts from the op's identity: the sum of -0.0s is
+    +0.0 and gcd.reduce of a negative number is its absolute value, for
+    short rows too."""
+    z = np.full(shape, -0.0)
+    for h in (z, z.astype(np.float32)):
+        got = pygpu.asarray(h).sum(axis=axis).copy_to_host()
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(h.sum(axis=axis)))
+    g = -np.arange(5, 5 + np.prod(shape)).reshape(shape)
+    want = np.gcd.reduce(g, axis=axis)
+    np.testing.assert_array_equal(np.gcd.reduce(pygpu.asarray(g), axis=axis).copy_to_host(),
+                                  want)
+
+
+def test_axis_0_of_a_0_d_array_is_all_of_it():
+    z = np.array(5.0)
+    for f in ("sum", "max", "any", "count_nonzero", "ptp", "nansum", "argmax", "argmin"):
+        got = getattr(pygpu, f)(pygpu.asarray(z), axis=0)
+        assert got.copy_to_host()[()] == getattr(np, f)(z, axis=0), f
+    assert float(np.add.reduce(pygpu.asarray(z))) == 5.0
+    with pytest.raises(np.exceptions.AxisError):
+        pygpu.sum(pygpu.asarray(z), axis=(0,))
+
+
 def test_ddof_and_correction(rng):
     x = rng.standard_normal((5, 200))
     d = pygpu.asarray(x)

@@ -306,9 +306,11 @@ PG_FN void reduce(const char *in, char *out, const char *aux, long long n_out,
                     long long a, b;
                     out_place(o, inner, n_out, a, b);
                     const long long xo = a * xa + b * xb;
-                    A acc = reduce_take<K, In, MAP>(w[u][0], 0, aux, xo);
+                    /* from the identity, as NumPy's reduce: the sum of [-0.0] is
+                     * 0.0, gcd.reduce([-5]) 5 */
+                    A acc = K::identity();
 #pragma unroll
-                    for (int r = 1; r < RS; r++) {
+                    for (int r = 0; r < RS; r++) {
                         if (r < R) {
                             acc = K::next(acc, reduce_take<K, In, MAP>(w[u][r], r, aux, xo));
                         }
@@ -567,7 +569,7 @@ PG_FN void reduce_rows(const char *in, char *out, const char *aux, long long n_o
                     const int j = e & last;
                     const long long o = i * (V >> shift) + (e >> shift);
                     const A x = K::map(cast<C>(w[u].e[e]), j, aux, o * xb);
-                    acc = j == 0 ? x : K::next(acc, x);
+                    acc = K::next(j == 0 ? K::identity() : acc, x);
                     if (j == last) {
                         *(Out *)(out + o * ob) = cast<Out>(K::post(acc, k));
                     }

@@ -219,6 +219,25 @@ PG_MATH2(nextafter, nextafterf, nextafter)
  * what pow returns correctly rounded anyway), without pow's cost */
 PG_FN float pow(float x, float y) { return y == 2.0f ? x * x : ::powf(x, y); }
 PG_FN double pow(double x, double y) { return y == 2.0 ? x * x : ::pow(x, y); }
+/* NumPy's float32 and float64 power loops where the exponent is one scalar
+ * (a stride of 0): -1, 0, 0.5, 1 and 2 give 1 / x, 1, sqrt(x), x and x * x,
+ * so that (-0.0) ** 0.5 is -0.0 and (-inf) ** 0.5 NaN (pow gives +0, +inf) */
+template <class T> PG_FN T pow_scalar_exponent(T x, T y)
+{
+    if (y == (T)-1) {
+        return (T)1 / x;
+    }
+    if (y == (T)0) {
+        return (T)1;
+    }
+    if (y == (T)0.5) {
+        return sqrt(x);
+    }
+    if (y == (T)1) {
+        return x;
+    }
+    return pow(x, y);
+}
 PG_FN float fma(float x, float y, float z) { return ::fmaf(x, y, z); }
 PG_FN double fma(double x, double y, double z) { return ::fma(x, y, z); }
 #undef PG_MATH1
@@ -1188,7 +1207,7 @@ PG_FN float half_nextafter(float x, float y)
         return fx + fy;
     }
     if (fx == fy) {
-        return fy;
+        return fx; /* NumPy's npy_half_nextafter: x (of +0 and -0, its sign) */
     }
     if (fx == 0) {
         return half_to_float((unsigned short)((g & 0x8000u) | 1u));
