@@ -292,7 +292,8 @@ pg_resolve_stream(pg_state *st, PyObject *obj, pg_stream_ref *out)
         }
         h = PyLong_AsVoidPtr(PyTuple_GET_ITEM(r, 1));
         Py_DECREF(r);
-        if (h == NULL && PyErr_Occurred()) {
+        if ((h == NULL && PyErr_Occurred()) ||
+            pg_check_foreign_stream((uintptr_t)h, "__cuda_stream__()") < 0) {
             return -1;
         }
         out->handle = h;
@@ -509,3 +510,17 @@ PyMethodDef pg_context_functions[] = {
      "default_stream()\n--\n\nThe default stream of the current device."},
     {NULL},
 };
+
+int
+pg_check_foreign_stream(uintptr_t handle, const char *what)
+{
+    const pg_backend *rt = pg_rt();
+    if (handle <= 2 || rt == NULL || rt->stream_known == NULL ||
+        rt->stream_known((pg_stream)handle)) {
+        return 0;
+    }
+    PyErr_Format(PyExc_ValueError,
+                 "%s: the stream handle %p is no live stream of pygpu's %s backend",
+                 what, (void *)handle, rt->name);
+    return -1;
+}

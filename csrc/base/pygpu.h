@@ -242,6 +242,11 @@ typedef struct {
 /* obj: None/NULL for this thread's current stream, a Stream, 0, or an object
  * with __cuda_stream__. Returns 0, or -1 with TypeError. */
 int pg_resolve_stream(pg_state *st, PyObject *obj, pg_stream_ref *out);
+/* A stream handle from outside (an interop protocol's stream number, an
+ * object's __cuda_stream__; 0, 1 and 2 are CUDA's default streams): 0, or -1
+ * with a ValueError naming `what` where the backend knows it is no live
+ * stream (the simulator, whose handles are pointers). */
+int pg_check_foreign_stream(uintptr_t handle, const char *what);
 /* Makes s fit work on `device`. Streams belong to a device: an explicit
  * stream of another device is a ValueError naming both; the thread's current
  * stream (explicit == 0) of another device gives way to `device`'s default

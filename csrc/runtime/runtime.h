@@ -359,6 +359,10 @@ typedef struct {
 #undef PG_BACKEND_FIELD
     /* 1 if ptr is page-locked host memory the device can copy from directly */
     int (*is_pinned)(const void *ptr);
+    /* 1 if a stream handle from outside (an interop protocol's number, an
+     * object's __cuda_stream__) is a live stream of this backend, else 0;
+     * NULL where the backend cannot tell (a GPU: CUDA checks its own) */
+    int (*stream_known)(pg_stream stream);
     /* the device that owns a device pointer, or -1 if it is no device memory */
     int (*pointer_device)(const void *ptr);
     /* The live device allocation that holds ptr: 0 with its *base and *size;

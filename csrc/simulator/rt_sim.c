@@ -682,12 +682,54 @@ pg_sim_capture_add(pg_sim_graph *g, pg_sim_node *node)
     pthread_mutex_unlock(&g->lock);
 }
 
+/* The live streams, so that a handle from outside (an interop protocol's
+ * stream number, an object's __cuda_stream__) is checked before it is read:
+ * here a handle is a pointer. */
+static struct {
+    pthread_mutex_t lock;
+    pg_stream *live;
+    size_t count, cap;
+} sim_streams = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
+
+static int
+sim_stream_known(pg_stream stream)
+{
+    int found = 0;
+    pthread_mutex_lock(&sim_streams.lock);
+    for (size_t i = 0; i < sim_streams.count && !found; i++) {
+        found = sim_streams.live[i] == stream;
+    }
+    pthread_mutex_unlock(&sim_streams.lock);
+    return found;
+}
+
 static pg_err
 sim_stream_create(pg_stream *stream)
 {
     pg_sim_stream *s = calloc(1, sizeof(pg_sim_stream));
+    pg_err err = PG_SUCCESS;
     if (s == NULL) {
         return PG_ERR_MEMORY_ALLOCATION;
+    }
+    pthread_mutex_lock(&sim_streams.lock);
+    if (sim_streams.count == sim_streams.cap) {
+        size_t cap = sim_streams.cap ? 2 * sim_streams.cap : 16;
+        pg_stream *live = realloc(sim_streams.live, cap * sizeof(pg_stream));
+        if (live == NULL) {
+            err = PG_ERR_MEMORY_ALLOCATION;
+        }
+        else {
+            sim_streams.live = live;
+            sim_streams.cap = cap;
+        }
+    }
+    if (err == PG_SUCCESS) {
+        sim_streams.live[sim_streams.count++] = s;
+    }
+    pthread_mutex_unlock(&sim_streams.lock);
+    if (err != PG_SUCCESS) {
+        free(s);
+        return err;
     }
     *stream = s;
     return PG_SUCCESS;
@@ -697,6 +739,14 @@ static pg_err
 sim_stream_destroy(pg_stream stream)
 {
     pg_sim_stream *s = stream;
+    pthread_mutex_lock(&sim_streams.lock);
+    for (size_t i = 0; i < sim_streams.count; i++) {
+        if (sim_streams.live[i] == stream) {
+            sim_streams.live[i] = sim_streams.live[--sim_streams.count];
+            break;
+        }
+    }
+    pthread_mutex_unlock(&sim_streams.lock);
     if (s->capture != NULL) { /* a capture never ended: dropped */
         pg_capture_end(stream);
         graph_release(s->capture);
@@ -1557,6 +1607,7 @@ const pg_backend pg_sim_backend = {
     .is_pinned = sim_is_pinned,
     .pointer_device = sim_pointer_device,
     .pointer_range = sim_pointer_range,
+    .stream_known = sim_stream_known,
     .mark_unwritten = sim_mark_unwritten,
     .config_error = sim_config_error,
     .access_fault = sim_access_fault,

@@ -307,3 +307,35 @@ def test_numba_kernels_read_and_write_pygpu_arrays(rng):
     assert p.ptr == nd.device_ctypes_pointer.value
     pygpu.add_one(p)
     np.testing.assert_allclose(nd.copy_to_host(), x + 1)
+
+
+@pytest.mark.simulator
+def test_a_stream_handle_that_is_no_stream_is_refused():
+    """The simulator's stream handles are pointers: one from outside that is
+    no live stream of its is refused before it is read."""
+    d = pygpu.asarray(np.zeros(8))
+    ptr = d.__cuda_array_interface__["data"][0]
+
+    class Foreign:
+        __cuda_array_interface__ = dict(shape=(8,), typestr="<f8", data=(ptr, False),
+                                        version=3, stream=0xDEAD)
+
+    class BadStream:
+        def __cuda_stream__(self):
+            return (0, 0xDEAD)
+
+    with pytest.raises(ValueError, match="no live stream"):
+        pygpu.asarray(Foreign())
+    with pytest.raises(ValueError, match="no live stream"):
+        d.__dlpack__(stream=0xDEAD)
+    with pytest.raises(ValueError, match="no live stream"):
+        pygpu.kernels.add_one[1, 8, BadStream()](d)
+    s = cuda.stream()
+
+    class Ours:
+        def __cuda_stream__(self):
+            return s.__cuda_stream__()
+
+    pygpu.kernels.add_one[1, 8, Ours()](d)
+    s.synchronize()
+    assert d.copy_to_host().tolist() == [1.0] * 8
