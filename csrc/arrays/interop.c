@@ -272,7 +272,8 @@ from_cai(pg_state *st, PyObject *obj, PyObject *cai)
         }
         (void)pg_resolve_stream(st, NULL, &cur);
         /* our current stream waits for the producer's */
-        if (pg_check_foreign_stream(producer, "__cuda_array_interface__: 'stream'") < 0) {
+        if (pg_check_foreign_stream(producer, "__cuda_array_interface__: 'stream'") <
+            0) {
             goto done;
         }
         if (producer > 2 &&
@@ -499,8 +500,9 @@ pg_array_dlpack(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
     }
     /* the consumer's stream waits for our last work on the array (-1: it asked
      * for no synchronization) */
-    if (stream != 0 && (pg_check_foreign_stream(stream, "__dlpack__(stream=)") < 0 ||
-                        order_streams(st, a->buf->stream, a->buf->serial, stream) < 0)) {
+    if (stream != 0 &&
+        (pg_check_foreign_stream(stream, "__dlpack__(stream=)") < 0 ||
+         order_streams(st, a->buf->stream, a->buf->serial, stream) < 0)) {
         Py_DECREF(exported);
         return NULL;
     }
