@@ -793,8 +793,12 @@ def compile_host(source, options=(), check=False, name_expressions=()):
     extra = (["-DPG_SIM_CHECK=1", "-fsanitize-coverage=func,trace-loads,trace-stores",
               "-gline-tables-only"] if check else [])
     # -fwrapv: signed integers wrap on overflow, as on a GPU (and in kernels
-    # written in Python, which keep Python's arithmetic where Numba does)
-    flags = ["-std=c++17", "-O2", "-fwrapv", "-fPIC", "-shared", "-fno-exceptions",
+    # written in Python, which keep Python's arithmetic where Numba does);
+    # -fno-finite-loops: C++ lets the compiler drop a loop without side
+    # effects (clang did: a kernel's `while (a[0] == 0) {}` returned at once),
+    # where a GPU spins, and Ctrl-C stops the launch
+    flags = ["-std=c++17", "-O2", "-fwrapv", "-fno-finite-loops", "-fPIC", "-shared",
+             "-fno-exceptions",
              "-fno-threadsafe-statics", "-fvisibility=hidden", "-w", f"-I{_SIM_INCLUDE}",
              f"-I{_INCLUDE}",
              *extra, *flags]
