@@ -457,6 +457,11 @@ def _reduce(family, spec, x, axes, loop, outc, result, *, ordered=False, aux=Non
     """result[...] = spec reduced over axes of x (result: the kept axes' shape,
     dtype outc); aux: an array laid out like result that map reads (var's
     means); ordered: the reduced axes keep their order (argmax's indices)."""
+    if result.size and _b.any(x.shape[i] == 0 for i in axes):
+        # nothing to reduce: each output is the identity, posted (a
+        # ReductionKernel's), from a stand-in whose axes fold
+        x = _core.empty((*(n for i, n in enumerate(x.shape) if i not in axes), 0), x.dtype)
+        axes = (x.ndim - 1,)
     kept = [i for i in range(x.ndim) if i not in axes]
     strides = [(result.strides[j], aux.strides[j] if aux is not None else 0)
                for j in range(len(kept))]

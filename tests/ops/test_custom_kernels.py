@@ -173,6 +173,16 @@ def test_reduction_kernel_types_out_and_several_inputs(rng):
     np.testing.assert_array_equal(maxk(pygpu.asarray(xi), axis=0).copy_to_host(), xi.max(0))
     empty = L2NORM(pygpu.asarray(np.zeros((0, 3), np.float32)), axis=0)
     np.testing.assert_array_equal(empty.copy_to_host(), np.zeros(3, np.float32))
+    # a reduction over nothing: each output is post_map(identity), as CuPy's,
+    # also after the pool hands back a block that held other values
+    filled = pygpu.asarray(np.arange(12.0))
+    del filled
+    plus = pygpu.ReductionKernel("T x", "T y", "x", "a + b", "y = a + 100", "7", "plus_k")
+    for shape, axis in (((0, 3), 0), ((2, 0, 3), (0, 1)), ((3, 0), 1), ((0,), None)):
+        got = plus(pygpu.asarray(np.zeros(shape)), axis=axis).copy_to_host()
+        np.testing.assert_array_equal(got, np.full(np.zeros(shape).sum(axis=axis).shape, 107.0))
+    top = pygpu.ReductionKernel("T x", "T y", "x", "max(a, b)", "y = a", "-INFINITY", "top_k")
+    assert (top(pygpu.asarray(np.zeros((0, 3))), axis=0).copy_to_host() == -np.inf).all()
     with pytest.raises(TypeError, match="type is mismatched"):
         dot(pygpu.asarray(x), pygpu.asarray(y.astype(np.float64)))
     with pytest.raises(ValueError, match="exactly one output"):
