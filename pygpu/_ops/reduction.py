@@ -1005,7 +1005,8 @@ def ptp(a, axis=None, out=None, keepdims=False):
     out = _check_out("ptp", out)
     if a.size == 0:
         return _host_answer(np.ptp, a, out, axis=axis, keepdims=keepdims)
-    hi = max(a, axis, None, keepdims)
+    # as NumPy's: the maximum into out (in out's dtype), less the minimum
+    hi = max(a, axis, out, keepdims)
     lo = min(a, axis, None, keepdims)
     return _uf.call(OPS["subtract"], (hi, lo), out=None if out is None else (out,))
 
@@ -1312,7 +1313,9 @@ def _accumulate(family, np_func, a, axis, dtype, out, flat):
     axis = normalize_axis_index(axis, x.ndim)
     if out is not None:
         _check_out_shape(fname, out, x.shape)
-    loop = canonical(rdt.char) if family.startswith(("cum", "nancum")) else \
+    # cumsum's accumulator is NumPy's sum's, unless out says another (NumPy's
+    # accumulate resolves its loop with out's dtype)
+    loop = canonical(rdt.char) if family.startswith(("cum", "nancum")) and out is None else \
         _op_loop(opname, a.dtype.char, dtype, out.dtype if out is not None else None)
     with a.device:
         res = _result(out, x.shape, np.dtype(loop), a)

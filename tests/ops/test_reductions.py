@@ -325,6 +325,30 @@ def test_initial_and_where_as_numpy(rng):
         R.max(d, where=dw)
 
 
+@pytest.mark.parametrize("f", [np.cumsum, np.cumprod, np.nancumsum, np.nancumprod])
+@pytest.mark.parametrize("ic, oc", [("q", "d"), ("b", "q"), ("f", "d"), ("?", "d"),
+                                    ("d", "f"), ("B", "e")])
+def test_scans_with_out_run_in_outs_dtype(f, ic, oc):
+    h = np.array([2**40, 2**40, 3] if ic == "q" else [100, 100, 3] if ic in "bB" else
+                 [True, True, False] if ic == "?" else [1e30, 1e30, 3], dtype=ic)
+    with np.errstate(all="ignore"):
+        want = f(h, out=np.zeros(3, oc))
+        got = f(pygpu.asarray(h), out=pygpu.zeros(3, oc)).copy_to_host()
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("ic, oc", [("b", "q"), ("f", "d"), ("?", "d"), ("q", "f"),
+                                    ("b", "b")])
+def test_ptp_into_a_wider_out_is_numpys(ic, oc):
+    h = np.array([[-100, 100], [3, 4]]).astype(ic)
+    for axis, shape in ((None, ()), (0, (2,)), (1, (2,))):
+        want = np.ptp(h, axis=axis, out=np.zeros(shape, oc))
+        got = np.ptp(pygpu.asarray(h), axis=axis, out=pygpu.zeros(shape, oc)).copy_to_host()
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+
+
 def test_initial_none_is_no_initial_value():
     d = pygpu.asarray(np.array([1.5, -2.0, 3.0, 0.0]))
     assert float(np.add.reduce(d, initial=None)) == 2.5
