@@ -382,12 +382,12 @@ class Generator:
         if _is_array(loc) or _is_array(scale):
             shape = _result_shape(size, loc, scale)
             s = _host(scale)
-            if np.any(s < 0):
+            if np.any(np.signbit(s)):  # NumPy's test: -0.0 too
                 raise ValueError("scale < 0")
             z = self._fill("normal", shape, dt, None, 0.0, 1.0)
             return z * _device_param(scale, dt) + _device_param(loc, dt)
         loc, scale = _real(loc), _real(scale)
-        if scale < 0:
+        if np.signbit(scale):
             raise ValueError("scale < 0")
         return self._fill("normal", _shape(size), dt, None, loc, scale)
 
@@ -407,12 +407,12 @@ class Generator:
         dt = _float_dtype(dtype, "exponential")
         if _is_array(scale):
             shape = _result_shape(size, scale)
-            if np.any(_host(scale) < 0):
+            if np.any(np.signbit(_host(scale))):
                 raise ValueError("scale < 0")
             e = self._fill("exponential", shape, dt, None, 1.0)
             return e * _device_param(scale, dt)
         scale = _real(scale)
-        if scale < 0:
+        if np.signbit(scale):
             raise ValueError("scale < 0")
         return self._fill("exponential", _shape(size), dt, None, scale)
 
@@ -428,8 +428,11 @@ class Generator:
         if _is_array(low) or _is_array(high):
             return self._integers_each(low, high, size, dt, endpoint)
         lo, hi = _int_bound(low, "low"), _int_bound(high, "high")
+        shape = _shape(size)
         if not endpoint:
             if lo >= hi:
+                if math.prod(shape) == 0:  # NumPy's: nothing drawn, nothing checked
+                    return _core.empty(shape, dt)
                 raise ValueError("low >= high")
             hi -= 1
         elif lo > hi:
@@ -443,7 +446,7 @@ class Generator:
             raise ValueError(f"low is out of bounds for {dt}")
         if hi > bounds[1] or hi < bounds[0]:
             raise ValueError(f"high is out of bounds for {dt}")
-        return self._integers(_shape(size), dt, lo, hi - lo)
+        return self._integers(shape, dt, lo, hi - lo)
 
     def _integers_each(self, low, high, size, dt, endpoint):
         shape = _result_shape(size, low, high)

@@ -42,9 +42,15 @@ def round(a, decimals=0, out=None):  # noqa: A001
         raise TypeError(f"round takes a DeviceArray, not {type(a).__name__}")
     decimals = int(decimals)
     kind = a.dtype.kind
-    if kind in "biu":
+    if kind == "b":  # NumPy's: rint's float16, and no other places
+        if decimals != 0:
+            raise TypeError(f"Cannot cast ufunc '{'multiply' if decimals > 0 else 'divide'}' "
+                            "output from dtype('float64') to dtype('bool') with casting rule "
+                            "'same_kind'")
+        return U["rint"](a, out=out)
+    if kind in "iu":
         if decimals >= 0:
-            return U["positive"](a, out=out) if kind != "b" else _copy_into(a, out)
+            return U["positive"](a, out=out)
         f = a.dtype.type(10 ** -decimals) if 10 ** -decimals <= np.iinfo(a.dtype).max else None
         if f is None:  # every value rounds to zero
             return U["multiply"](a, 0, out=out)
@@ -52,7 +58,8 @@ def round(a, decimals=0, out=None):  # noqa: A001
         return _copy_into(r.astype(a.dtype), out)
     if decimals == 0:
         return U["rint"](a, out=out)
-    f = np.finfo(a.dtype).dtype.type(10.0 ** abs(decimals))
+    with np.errstate(over="ignore"):  # 10 ** 400 is inf, and the answer NaN, as NumPy's
+        f = np.finfo(a.dtype).dtype.type(np.float64(10.0) ** abs(decimals))
     if decimals > 0:
         return U["divide"](U["rint"](U["multiply"](a, f)), f, out=out)
     return U["multiply"](U["rint"](U["divide"](a, f)), f, out=out)

@@ -714,6 +714,9 @@ def setitem(x, key, value):
     """x[key] = value for a key with integer arrays, boolean arrays or bool
     scalars (array.c's setitem sends those here)."""
     _check_writeable(x, "setitem")
+    if type(key) is np.ndarray and key.dtype == np.bool_ and key.ndim and \
+            key.shape == x.shape[:key.ndim]:
+        key = _core.asarray(key)  # a host mask: NumPy's rules for a mask, as a device one
     if type(key) is DeviceArray and key.dtype == np.bool_ and key.ndim and \
             key.shape == x.shape[:key.ndim]:
         if key.ndim == x.ndim:

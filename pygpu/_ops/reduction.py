@@ -760,6 +760,7 @@ def _op_reduce(family, np_func, a, axis, dtype, out, keepdims, initial, where):
     a = _array(fname, a)
     axis = _axis_of(a, axis)
     out = _check_out(fname, out)
+    masked = where is not True  # numpy.True_ too: NumPy's where array, all True
     where = _where_arg(fname, where, a)
     kwargs = {"axis": axis, "keepdims": keepdims}
     if dtype is not None:
@@ -773,7 +774,7 @@ def _op_reduce(family, np_func, a, axis, dtype, out, keepdims, initial, where):
         raise _uf._dtype_error(fname, rdt)
     axes = _axes(axis, a.ndim)
     loop = _op_loop(opname, a.dtype.char, dtype, out.dtype if out is not None else None)
-    if where is not True and OPS[opname].ufunc.identity is None and initial is _NoValue:
+    if masked and OPS[opname].ufunc.identity is None and initial is _NoValue:
         raise ValueError(f"reduction operation '{opname}' does not have an identity, so to "
                          "use a where mask one has to specify 'initial'")
     kept, shape = _shapes(a, axes, keepdims)
@@ -1024,7 +1025,7 @@ def _arg(family, fname, np_func, a, axis, out, keepdims):
     out = _check_out(fname, out)
     if a.size == 0:
         return _host_answer(np_func, a, out, axis=axis, keepdims=keepdims)
-    _ask_numpy(np_func, a, None, axis=axis, keepdims=keepdims)
+    _ask_numpy(np_func, a, out, axis=axis, keepdims=keepdims)  # out's dtype too
     if axis is None:
         x = a if a.flags["C_CONTIGUOUS"] else a.copy()
         x = x.reshape(-1)

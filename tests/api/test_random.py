@@ -561,3 +561,14 @@ def test_every_kernel_compiles_with_nvrtc():
         "image, log, _ = compile_cuda(R.render(), R.OPTIONS, arch='sm_90')\n"
         "print(len(image) > 0)\n")
     assert out.strip().endswith("True")
+
+
+def test_a_negative_zero_scale_is_refused_and_an_empty_draw_checks_nothing():
+    g = pygpu.random.default_rng(0)
+    for draw in (lambda: g.normal(0, -0.0, 2), lambda: g.exponential(-0.0, 2),
+                 lambda: g.normal(0, np.array([1.0, -0.0]), 2)):
+        with pytest.raises(ValueError, match="scale < 0"):
+            draw()
+    assert g.integers(5, 5, size=0).shape == (0,)
+    with pytest.raises(ValueError, match="low >= high"):
+        g.integers(5, 5)

@@ -4,6 +4,7 @@ DeviceArray gives the same contents, or the same exception type."""
 import numpy as np
 import pytest
 
+import pygpu
 from pygpu import cuda
 
 CASES = [
@@ -68,3 +69,14 @@ def test_setitem_broadcasts_a_device_row(rng):
     np.testing.assert_array_equal(d.copy_to_host(), np.broadcast_to(row, (5, 6)))
     with pytest.raises(ValueError, match="could not broadcast"):
         d[...] = cuda.to_device(np.zeros(5))
+
+
+def test_a_host_mask_follows_numpys_rules_for_a_mask():
+    x = pygpu.asarray(np.arange(6.0).reshape(2, 3))
+    with pytest.raises(TypeError, match="0 or 1-dimensional input"):
+        x[np.zeros((2, 3), bool)] = np.full((1, 1), 9.0)
+    m = np.array([[True, False, True], [False, False, True]])
+    x[m] = np.array([7.0, 8.0, 9.0])
+    h = np.arange(6.0).reshape(2, 3)
+    h[m] = np.array([7.0, 8.0, 9.0])
+    np.testing.assert_array_equal(x.copy_to_host(), h)

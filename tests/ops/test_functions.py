@@ -290,3 +290,18 @@ def test_ufunc_outer_out_and_errors(rng):
         pygpu.sin.outer(da, db)
     with pytest.raises(TypeError, match="pygpu.asarray"):
         np.add.outer(da, b)
+
+
+def test_round_of_bools_and_of_huge_decimals_is_numpys():
+    b = np.array([True, False])
+    got = np.round(pygpu.asarray(b))
+    assert got.dtype == np.float16 and got.copy_to_host().tolist() == [1.0, 0.0]
+    with pytest.raises(TypeError, match="Cannot cast ufunc 'multiply'"):
+        np.round(pygpu.asarray(b), 1)
+    f = np.array([1.5, 2.25])
+    for dtype in (np.float64, np.float32, np.float16):
+        for decimals in (400, -400, 39, -39):
+            with np.errstate(all="ignore"):
+                want = np.round(f.astype(dtype), decimals)
+            got = np.round(pygpu.asarray(f.astype(dtype)), decimals).copy_to_host()
+            np.testing.assert_array_equal(got, want)

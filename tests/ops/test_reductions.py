@@ -717,3 +717,16 @@ def test_reductions_match_numpy_on_random_arrays(name, dtype, data, shape, keepd
     else:
         tol = 5e-3 if want.dtype == np.float16 or dtype == "float16" else 1e-4
         np.testing.assert_allclose(got_h, want, rtol=tol, atol=tol * 10, equal_nan=True)
+
+
+def test_numpy_true_as_where_is_a_mask_and_argmax_checks_outs_dtype():
+    h = np.array([3.0, 1.0, 2.0])
+    d = pygpu.asarray(h)
+    with pytest.raises(ValueError, match="one has to specify 'initial'"):
+        np.max(d, where=np.True_)
+    assert float(np.max(d, where=True)) == 3.0
+    assert float(np.sum(d, where=np.True_)) == 6.0
+    for oc in ("d", "f", "Q"):
+        with pytest.raises(TypeError):
+            np.argmax(d, out=pygpu.zeros((), oc))
+    assert int(np.argmin(d, out=pygpu.zeros((), np.int32))) == 1
