@@ -565,16 +565,22 @@ static pg_array *
 broadcast_to(pg_state *st, pg_array *src, int nd, const npy_intp *shape)
 {
     npy_intp strides[PG_MAXDIMS];
-    int ok = src->nd <= nd;
+    /* NumPy drops src's leading axes of length 1 beyond dst's */
+    const int skip = src->nd > nd ? src->nd - nd : 0, snd = src->nd - skip;
+    const npy_intp *sshape = src->shape + skip, *sstrides = src->strides + skip;
+    int ok = 1;
+    for (int k = 0; k < skip; k++) {
+        ok &= src->shape[k] == 1;
+    }
     for (int i = 0; ok && i < nd; i++) {
-        int j = i - (nd - src->nd); /* src's axis aligned from the right */
+        int j = i - (nd - snd); /* src's axis aligned from the right */
         if (j < 0) {
             strides[i] = 0;
         }
-        else if (src->shape[j] == shape[i]) {
-            strides[i] = src->strides[j];
+        else if (sshape[j] == shape[i]) {
+            strides[i] = sstrides[j];
         }
-        else if (src->shape[j] == 1) {
+        else if (sshape[j] == 1) {
             strides[i] = 0;
         }
         else {

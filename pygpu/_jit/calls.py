@@ -534,6 +534,7 @@ def _atomic(op):
         at, acode = tr.value(ary)
         if not isinstance(at, T.Array):
             raise tr.error(node, f"{what} takes an array first, not {at}")
+        tr.writable(at, node)
         if at.dtype.name not in _ATOMIC_TYPES[op]:
             allowed = ", ".join(_ATOMIC_TYPES[op])
             raise tr.error(node, f"{what} on {at.dtype.name} is not supported: it takes "

@@ -198,7 +198,7 @@ class Unit:
         key = id(arr)
         if key not in self.consts:
             try:
-                t = T.Array(T.scalar(arr.dtype).dtype, arr.ndim, "C")
+                t = T.Array(T.scalar(arr.dtype).dtype, arr.ndim, "C", readonly=True)
             except TypingError as exc:
                 raise where.error(f"the constant array's {exc}") from None
             if arr.nbytes > 60000:
@@ -759,6 +759,7 @@ class Translator:
             return out + [f"{pad}}}"]
         if isinstance(target, ast.Subscript):
             base_t, _ = self.value(target.value)
+            self.writable(base_t, node)
             if isinstance(base_t, T.Array) and self._is_view(target.slice, base_t):
                 return self.assign_view(target, t, code, pad, node)
             at, ref = self.element_ref(target)
@@ -766,6 +767,13 @@ class Translator:
         if isinstance(target, ast.Attribute):
             raise self.error(node, "assigning to an attribute is not supported in kernels")
         raise self.error(node, "this assignment target is not supported in kernels")
+
+    def writable(self, t, node):
+        """Numba's TypingError for a store into a readonly array."""
+        if isinstance(t, T.Array) and t.readonly:
+            raise self.error(node, f"cannot modify {t}: a constant array (a global NumPy "
+                                   "array, cuda.const.array_like) or a NumPy array that is "
+                                   "not writeable is read-only in kernels")
 
     def assign_view(self, target, t, code, pad, node):
         """a[1:] = x, a[i] = row: every element of the view gets the number,
@@ -823,6 +831,7 @@ class Translator:
             nt = self.set_var(name, rt, node)
             return [f"{pad}v_{name} = {self.convert(rcode, rt, nt, node)};"]
         if isinstance(node.target, ast.Subscript):
+            self.writable(self.value(node.target.value)[0], node)
             et, ref = self.element_ref(node.target)
             tmp = self.temp()
             rt, rcode = self.binop(op, et, tmp, vt, vcode, node)
@@ -932,7 +941,7 @@ class Translator:
         if at.ndim == 1:
             return at.element, f"pg_jit::at({a}, {k})"
         rest = ", ".join(["{1, 0LL, 0LL, 1LL, 0, 0}"] * (at.ndim - 1))
-        return (T.Array(at.dtype, at.ndim - 1, "A"),
+        return (T.Array(at.dtype, at.ndim - 1, "A", at.readonly),
                 f"pg_jit::view<{at.ndim - 1}>({a}, {{{{0, {k}, 0LL, 1LL, 1, 0}}, {rest}}})")
 
     def return_(self, node, pad):
@@ -1231,7 +1240,7 @@ class Translator:
         kept = sum(s.startswith("{1") for s in sels)
         if kept == 0:
             return self.element_ref(node)
-        vt = T.Array(at.dtype, kept, "A")
+        vt = T.Array(at.dtype, kept, "A", at.readonly)
         return vt, f"pg_jit::view<{kept}>({acode}, {{{', '.join(sels)}}})"
 
     def indices(self, index, node):

@@ -387,7 +387,8 @@ class Dispatcher(_core._LaunchCache):
                                 f"{a.dtype}, which kernels do not take yet")
             d = _core.to_device(a)
             copies.append((a, d))
-            types.append(T.Array(T.scalar(a.dtype).dtype, a.ndim, _host_layout(a)))
+            types.append(T.Array(T.scalar(a.dtype).dtype, a.ndim, _host_layout(a),
+                                 readonly=not a.flags.writeable))
             prepared.append(d)
             return
         if hasattr(a, "__cuda_array_interface__") or hasattr(a, "__dlpack__"):

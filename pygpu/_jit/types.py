@@ -71,6 +71,7 @@ class Array(Type):
     dtype: np.dtype
     ndim: int
     layout: str = "A"  # C, F or A (any)
+    readonly: bool = False  # a constant array, a NumPy array not writeable: Numba's
 
     @property
     def element(self):
@@ -81,7 +82,8 @@ class Array(Type):
         return f"pg_jit::array<{_CTYPES[self.dtype.char]}, {self.ndim}>"
 
     def __str__(self):
-        return f"array({self.dtype.name}, {self.ndim}d, {self.layout})"
+        return (f"{'readonly ' if self.readonly else ''}array({self.dtype.name}, "
+                f"{self.ndim}d, {self.layout})")
 
 
 @dataclass(frozen=True)
@@ -234,7 +236,8 @@ def unify(a, b):
         return Tuple(tuple(unify(x, y) for x, y in zip(a.items, b.items, strict=True)))
     if isinstance(a, Array) and isinstance(b, Array) and \
             (a.dtype, a.ndim) == (b.dtype, b.ndim):
-        return Array(a.dtype, a.ndim, a.layout if a.layout == b.layout else "A")
+        return Array(a.dtype, a.ndim, a.layout if a.layout == b.layout else "A",
+                     a.readonly or b.readonly)
     return None
 
 

@@ -69,13 +69,14 @@ class _Node:
     argument that is a scalar: an op's code may differ, table.Op.masked)."""
 
     __slots__ = ("kind", "char", "weak", "index", "value", "op", "loop", "args", "name",
-                 "kwargs", "scalar")
+                 "kwargs", "scalar", "exponent")
 
     def __init__(self, kind, char, weak=None, index=None, value=None, op=None, loop=None,
                  args=(), name=None, kwargs=None, scalar=False):
         self.kind, self.char, self.weak, self.index, self.value = kind, char, weak, index, value
         self.op, self.loop, self.args, self.name, self.kwargs = op, loop, args, name, kwargs
         self.scalar = scalar or kind == "const"
+        self.exponent = False  # an argument that is an integer power's exponent
 
 
 class _Tracer:
@@ -246,6 +247,16 @@ def _apply(name, inputs):
     loop = ("".join(chars[:op.nin]), "".join(chars[op.nin:]))
     if loop not in op.loops:
         raise TypeError(f"pygpu.fuse: {name} has no loop for {loop[0]}->{loop[1]}")
+    if name == "power" and loop[0][1] in "bhiq":  # NumPy refuses negative exponents
+        e = args[1]
+        if e.kind == "const":
+            _uf._refuse_negative_exponent(e.value)
+        elif e.kind == "arg":
+            e.exponent = True  # checked at each call (_run)
+        else:
+            raise _unsupported("an integer power whose exponent the function computes",
+                               "pass the exponent as an argument, which is checked for "
+                               "negative values as NumPy does")
     for a, c in zip(args, loop[0], strict=True):
         if a.weak is int and c in "bBhHiIqQ":
             if a.kind == "const":
@@ -383,6 +394,8 @@ class _Kernel:
         # Python int arguments and the integer types of the loops they meet
         self.ints = [(leaf.index, leaf.value) for leaf in leaves
                      if leaf.kind == "arg" and leaf.weak is int and leaf.value]
+        # the arguments that are integer powers' exponents
+        self.exponents = [leaf.index for leaf in leaves if leaf.kind == "arg" and leaf.exponent]
         code = _render(result, leaves)
         self.loop = ("".join(leaf.char for leaf in leaves), result.char)
         digest = hashlib.sha1(f"{self.loop}{code}".encode()).hexdigest()[:16]
@@ -481,6 +494,8 @@ def _run(kernel, args):
     for index, chars in kernel.ints:
         for c in chars:
             _check_int(args[index], c)
+    for index in kernel.exponents:
+        _uf._refuse_negative_exponent(args[index])
     if (kernel.reduction is not None and kernel.reduction[0] in _MAPPED and
             len(operands) == 1 and isinstance(operands[0], DeviceArray) and
             operands[0].size > 0):

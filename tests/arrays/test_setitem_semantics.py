@@ -80,3 +80,12 @@ def test_a_host_mask_follows_numpys_rules_for_a_mask():
     h = np.arange(6.0).reshape(2, 3)
     h[m] = np.array([7.0, 8.0, 9.0])
     np.testing.assert_array_equal(x.copy_to_host(), h)
+
+
+def test_a_device_value_with_leading_unit_axes_assigns_as_numpys():
+    x = pygpu.zeros((2, 3))
+    x[0] = pygpu.asarray(np.ones((1, 1, 3)))
+    x[1:] = pygpu.asarray(np.full((1, 1, 1, 3), 2.0))
+    assert x.copy_to_host().tolist() == [[1.0] * 3, [2.0] * 3]
+    with pytest.raises(ValueError, match="could not broadcast"):
+        x[0] = pygpu.asarray(np.ones((2, 1, 3)))

@@ -403,3 +403,44 @@ def test_float16_arrays_compute_in_float32_and_round_once_when_stored():
 def test_a_kernel_pickles_by_reference_to_its_module_name():
     import pickle
     assert pickle.loads(pickle.dumps(_scale)) is _scale
+
+
+RO_CONST = np.zeros(4)
+
+
+def test_readonly_arrays_refuse_stores_as_numbas():
+    """A global NumPy array (a constant) and a NumPy argument that is not
+    writeable are readonly arrays, as Numba types them: a store, an
+    augmented assignment or an atomic on one is a TypingError naming the
+    line; reading them works."""
+
+    @cuda.jit
+    def store_const(a):
+        RO_CONST[1] += 2
+        a[1] = RO_CONST[1]
+
+    @cuda.jit
+    def atomic_const(a):
+        cuda.atomic.add(RO_CONST, 0, 1.0)
+
+    @cuda.jit
+    def inc(a):
+        a[cuda.grid(1)] += 1
+
+    @cuda.jit
+    def read(a, g):
+        a[0] = RO_CONST[1] + g[0] + 1
+
+    ro = np.zeros(4)
+    ro.flags.writeable = False
+    for launch in (lambda: store_const[1, 1](np.zeros(4)),
+                   lambda: atomic_const[1, 1](np.zeros(1)),
+                   lambda: inc[1, 4](ro)):
+        with pytest.raises(cuda.TypingError, match="cannot modify readonly array"):
+            launch()
+    a = np.zeros(4)
+    read[1, 1](a, ro)
+    assert a[0] == 1.0
+    w = np.zeros(4)
+    inc[1, 4](w)
+    assert w.tolist() == [1.0] * 4

@@ -228,3 +228,24 @@ def test_vectorize_with_math_and_control_flow_compiles_through_the_jit():
     assert got.shape == (11, 1)
     np.testing.assert_allclose(got.copy_to_host()[:, 0],
                                [_branchy.func(a, 0.5) for a in x.tolist()], rtol=1e-6)
+
+
+def test_integer_powers_refuse_negative_exponents_as_numpy():
+    @pygpu.fuse
+    def f(x, y):
+        return x ** y
+
+    x = pygpu.asarray(np.array([2, 3]))
+    with pytest.raises(ValueError, match="negative integer powers"):
+        f(x, pygpu.asarray(np.array([-1, 2])))
+    with pytest.raises(ValueError, match="negative integer powers"):
+        f(x, -1)
+    assert f(x, pygpu.asarray(np.array([1, 2]))).copy_to_host().tolist() == [2, 9]
+    assert f(x, 2).copy_to_host().tolist() == [4, 9]
+
+    @pygpu.fuse
+    def computed(x, y):
+        return x ** (y - 3)
+
+    with pytest.raises(TypeError, match="exponent the function computes"):
+        computed(x, x)
