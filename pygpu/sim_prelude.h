@@ -1410,6 +1410,11 @@ template <class... A> struct kernel_of {
         if (err != 0) {
             return err;
         }
+        if (shared_bytes > STATIC_SHARED_MAX) {
+            /* a GPU's launch refuses more than 48 KiB of dynamic shared
+             * memory (the kernel asked for no more): cudaErrorInvalidValue */
+            return PG_ERR_INVALID_VALUE;
+        }
 #ifdef PG_SIM_CHECK
         if (check::begin(k->params, shared_bytes) != 0) {
             return PG_ERR_MEMORY_ALLOCATION;

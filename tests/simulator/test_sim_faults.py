@@ -325,3 +325,23 @@ def test_an_ignored_sigint_does_not_stop_a_kernel(tmp_path):
         p.kill()
     assert p.returncode == 0
     assert "done 8" in out
+
+
+@pytest.mark.parametrize("check", MODES)
+def test_dynamic_shared_memory_beyond_48_kib_is_refused_as_on_a_gpu(check):
+    """A GPU refuses a launch that asks for more than 48 KiB of dynamic
+    shared memory (cudaErrorInvalidValue); the simulator did not (and
+    allocated what it was asked for)."""
+    src = r'''extern "C" __global__ void dyn(float *a) {
+        extern __shared__ float s[];
+        s[threadIdx.x] = 1;
+        a[threadIdx.x] = s[threadIdx.x];
+    }'''
+    k = pygpu.RawKernel(src, "dyn", check=check)
+    a = pygpu.zeros(4, np.float32)
+    k[1, 4, 0, 48 << 10](a)
+    assert a.copy_to_host().tolist() == [1.0] * 4
+    for n in ((48 << 10) + 4, 10**9):
+        with pytest.raises(pygpu.CudaError, match="cudaErrorInvalidValue"):
+            k[1, 4, 0, n](a)
+    k[1, 4, 0, 16](a)  # and the next launch works
