@@ -875,8 +875,19 @@ class Translator:
             cond = f"{k} < {n}" if step_value > 0 else f"{k} > {n}"
         else:
             cond = f"({s} > 0 ? {k} < {n} : {k} > {n})"
+        incr = f"{k} += {s}"
+        if step_value not in (1, -1):
+            # a step that would pass the stop ends the loop there, so that k
+            # never overflows (range(0, 2**63 - 1, 2**62) runs twice, as
+            # Python's): the distance left, in unsigned arithmetic
+            u = "unsigned long long"
+            fwd = f"({u}){n} - ({u}){k} > ({u}){s}"
+            back = f"({u}){k} - ({u}){n} > 0ULL - ({u}){s}"
+            more = (fwd if step_value > 0 else back) if isinstance(step_value, int) else \
+                f"({s} > 0 ? {fwd} : {back})"
+            incr = f"{k} = {more} ? ({c})({k} + {s}) : {n}"
         out = [f"{pad}{{ const {c} {n} = {stop}; const {c} {s} = {step};",
-               f"{pad}for ({c} {k} = {start}; {cond}; {k} += {s}) {{",
+               f"{pad}for ({c} {k} = {start}; {cond}; {incr}) {{",
                f"{pad}    v_{node.target.id} = {_cast(k, lt, vt)};"]
         out += self.block(node.body, ind + 1)
         return out + [f"{pad}}} }}"]

@@ -444,3 +444,23 @@ def test_readonly_arrays_refuse_stores_as_numbas():
     w = np.zeros(4)
     inc[1, 4](w)
     assert w.tolist() == [1.0] * 4
+
+
+def test_range_loops_near_the_int64_limits_run_pythons_count():
+    """A step that would pass the stop ends the loop: the counter never
+    overflows (it wrapped and looped for ever)."""
+
+    @cuda.jit
+    def count(o, a, b, c):
+        for i in range(a, b, c):
+            o[0] += 1
+            o[1] = i
+
+    big = 2**63
+    for a, b, c in [(0, big - 1, 2**62), (-big + 1, big - 1, 2**62 + 2**61),
+                    (10, -big, -(2**62)), (0, 10, 3), (10, 0, -3), (5, 5, 2),
+                    (big - 2, big - 1, 5), (-big, -big + 5, -3), (0, 100, 7)]:
+        o = np.zeros(2, np.int64)
+        count[1, 1](o, a, b, c)
+        r = range(a, b, c)
+        assert o[0] == len(r) and (not r or o[1] == r[-1]), (a, b, c)
