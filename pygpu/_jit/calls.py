@@ -547,7 +547,8 @@ def _atomic(op):
             raise tr.error(node, f"{what}: the array has {at.ndim} dimensions, and the index "
                                  f"gives {len(idx_codes)}")
         et = at.element
-        ptr = f"&pg_jit::at({acode}, {', '.join(idx_codes)})"
+        name = _c_string(ast.unparse(ary))
+        ptr = f"&PG_JIT_AT({name}, {acode}, {', '.join(idx_codes)})"
         vt, vcode = tr.scalar(val)
         if op in ("cas", "compare_and_swap"):
             ot, ocode = tr.scalar(old)

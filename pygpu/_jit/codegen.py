@@ -1203,7 +1203,8 @@ class Translator:
                                    f"{'s' if at.ndim != 1 else ''} and is indexed with "
                                    f"{len(idx)}: assigning to a slice or a row (an array "
                                    "expression) is not supported in kernels")
-        return at.element, f"pg_jit::at({acode}, {', '.join(idx)})"
+        name = _c_string(ast.unparse(node.value))
+        return at.element, f"PG_JIT_AT({name}, {acode}, {', '.join(idx)})"
 
     def _is_view(self, index, at):
         elts = index.elts if isinstance(index, ast.Tuple) else [index]

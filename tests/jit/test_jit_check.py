@@ -65,10 +65,38 @@ def test_check_true_names_the_python_line_of_an_out_of_bounds_write():
     with pytest.raises(pygpu.KernelError) as info:
         _write_past_the_end[1, 32](d)
     message = str(info.value)
-    assert re.search(rf"{THIS}:{line}: 4-byte write at byte offset 128 from argument 'a' "
-                     r"\(argument 0 of _write_past_the_end\(\)\)", message), message
+    assert re.search(rf"{THIS}:{line}: index 32 is out of bounds for axis 0 with size 32 "
+                     r"\(array 'a'\)", message), message
     assert "kernel '_write_past_the_end', block (0, 0, 0), thread (31, 0, 0)" in message
-    assert "out of bounds" in message
+
+
+@cuda.jit(check=True)
+def _local_past_the_end(a, n):
+    l1 = cuda.local.array(4, np.int64)
+    l2 = cuda.local.array(4, np.int64)
+    for i in range(4):
+        l1[i] = 10 + i
+        l2[i] = 20 + i
+    l1[n] = 99  # planted: n may be past either end
+    for i in range(4):
+        a[i] = l2[i]
+
+
+@pytest.mark.simulator
+@needs_clang
+def test_check_true_checks_the_indices_of_local_arrays():
+    """A local array's memory is the thread's own, which the access checks
+    do not watch: its indices are checked (a write past it landed in the
+    next local array, unreported)."""
+    line = _line(_local_past_the_end, "l1[n] = 99")
+    for n in (-6, 5):
+        with pytest.raises(pygpu.KernelError) as info:
+            _local_past_the_end[1, 1](np.zeros(4, np.int64), n)
+        assert re.search(rf"{THIS}:{line}: index {n} is out of bounds for axis 0 with size 4 "
+                         r"\(array 'l1'\)", str(info.value)), str(info.value)
+    a = np.zeros(4, np.int64)
+    _local_past_the_end[1, 1](a, -1)
+    assert a.tolist() == [20, 21, 22, 23]
 
 
 @pytest.mark.simulator

@@ -55,6 +55,41 @@ at(const array<T, N> &a, I... i)
     return *(T *)p;
 }
 
+/* The element a kernel's statement reads or writes: PG_JIT_AT("a", a, i,
+ * ...), the first the array's Python expression. In the simulator's checking
+ * mode an index past its axis stops the launch with NumPy's IndexError text,
+ * the array and the statement's line (__FILE__ and __LINE__ follow the
+ * kernel's #line directives): local arrays' too, whose memory the other
+ * checks do not watch. */
+#if defined(PG_SIM_CHECK) && !defined(__CUDACC__)
+__attribute__((noinline)) inline void
+index_error(const char *file, int line, const char *name, int axis, i64 index, i64 size)
+{
+    static char what[700];
+    pg_sim::access_pc = nullptr;
+    snprintf(what, sizeof(what),
+             "%s:%d: index %lld is out of bounds for axis %d with size %lld (array '%s')",
+             file, line, (long long)index, axis, (long long)size, name);
+    pg_sim::stop(PG_ERR_ILLEGAL_ADDRESS, what);
+}
+template <class T, int N, class... I>
+inline T &
+at_checked(const char *file, int line, const char *name, const array<T, N> &a, I... i)
+{
+    const i64 idx[] = {(i64)i...};
+    for (int k = 0; k < N; k++) {
+        const i64 j = wrap(idx[k], a.shape[k]);
+        if (j < 0 || j >= a.shape[k]) {
+            index_error(file, line, name, k, idx[k], a.shape[k]);
+        }
+    }
+    return at(a, i...);
+}
+#define PG_JIT_AT(...) pg_jit::at_checked(__FILE__, __LINE__, __VA_ARGS__)
+#else
+#define PG_JIT_AT(name, ...) pg_jit::at(__VA_ARGS__)
+#endif
+
 /* a[sel0, sel1, ...] with slices among the selections: a view. Each axis
  * is picked by an index (kind 0: start is the index) or sliced (kind 1), as
  * Python's slice.indices() clamps a slice to the axis. */
