@@ -185,8 +185,11 @@ stop(int err, const char *what)
     abort(); /* fail() never returns from a kernel's thread */
 }
 
-/* where the checking mode found a bad access: the kernel's instruction */
+/* where the checking mode found a bad access: the kernel's instruction, or
+ * the source's "file:line" where the finding knows it (a kernel written in
+ * Python: jit.h's index check), used once */
 inline const void *access_pc;
+inline const char *access_site;
 inline const char *where_in_source(char *buf, size_t n);
 
 /* "kernel 'k', block (..), thread (..), <kernel source>:12: what" */
@@ -954,6 +957,11 @@ where_in_source(char *buf, size_t n)
     Dl_info info;
     char addr[32], out[512];
     buf[0] = '\0';
+    if (access_site != nullptr) {
+        snprintf(buf, n, ", %s", access_site);
+        access_site = nullptr;
+        return buf;
+    }
     if (access_pc == nullptr || dladdr(access_pc, &info) == 0 ||
         info.dli_fname == nullptr) {
         return buf;

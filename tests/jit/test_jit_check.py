@@ -65,7 +65,7 @@ def test_check_true_names_the_python_line_of_an_out_of_bounds_write():
     with pytest.raises(pygpu.KernelError) as info:
         _write_past_the_end[1, 32](d)
     message = str(info.value)
-    assert re.search(rf"{THIS}:{line}: index 32 is out of bounds for axis 0 with size 32 "
+    assert re.search(rf", {THIS}:{line}: index 32 is out of bounds for axis 0 with size 32 "
                      r"\(array 'a'\)", message), message
     assert "kernel '_write_past_the_end', block (0, 0, 0), thread (31, 0, 0)" in message
 
@@ -92,7 +92,7 @@ def test_check_true_checks_the_indices_of_local_arrays():
     for n in (-6, 5):
         with pytest.raises(pygpu.KernelError) as info:
             _local_past_the_end[1, 1](np.zeros(4, np.int64), n)
-        assert re.search(rf"{THIS}:{line}: index {n} is out of bounds for axis 0 with size 4 "
+        assert re.search(rf", {THIS}:{line}: index {n} is out of bounds for axis 0 with size 4 "
                          r"\(array 'l1'\)", str(info.value)), str(info.value)
     a = np.zeros(4, np.int64)
     _local_past_the_end[1, 1](a, -1)

@@ -65,11 +65,13 @@ at(const array<T, N> &a, I... i)
 __attribute__((noinline)) inline void
 index_error(const char *file, int line, const char *name, int axis, i64 index, i64 size)
 {
-    static char what[700];
+    static char where[512], what[300];
+    snprintf(where, sizeof(where), "%s:%d", file, line);
     pg_sim::access_pc = nullptr;
+    pg_sim::access_site = where;
     snprintf(what, sizeof(what),
-             "%s:%d: index %lld is out of bounds for axis %d with size %lld (array '%s')",
-             file, line, (long long)index, axis, (long long)size, name);
+             "index %lld is out of bounds for axis %d with size %lld (array '%s')",
+             (long long)index, axis, (long long)size, name);
     pg_sim::stop(PG_ERR_ILLEGAL_ADDRESS, what);
 }
 template <class T, int N, class... I>
