@@ -690,9 +690,10 @@ def _check_out_shape(name, out, shape):
 
 
 def _axis_of(a, axis):
-    """axis, but None for axis 0 of a 0-d array, which NumPy's reductions
-    (ufunc.reduce, count_nonzero, argmax) take as all of it."""
-    return None if a.ndim == 0 and type(axis) is int and axis == 0 else axis
+    """axis, but None for axis 0 (or -1) of a 0-d array, which NumPy's
+    reductions (ufunc.reduce, count_nonzero, argmax, cumsum) take as all of
+    it."""
+    return None if a.ndim == 0 and type(axis) is int and axis in (0, -1) else axis
 
 
 def _axes(axis, ndim):
@@ -1296,6 +1297,8 @@ def _accumulate(family, np_func, a, axis, dtype, out, flat):
         if plan is not None:
             return plan(a)
     a = _array(fname, a)
+    if flat:
+        axis = _axis_of(a, axis)
     out = _check_out(fname, out)
     kwargs = {"axis": axis}
     if dtype is not None:

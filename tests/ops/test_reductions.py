@@ -375,9 +375,12 @@ def test_reductions_start_from_the_identity(shape, axis):
 
 def test_axis_0_of_a_0_d_array_is_all_of_it():
     z = np.array(5.0)
-    for f in ("sum", "max", "any", "count_nonzero", "ptp", "nansum", "argmax", "argmin"):
-        got = getattr(pygpu, f)(pygpu.asarray(z), axis=0)
-        assert got.copy_to_host()[()] == getattr(np, f)(z, axis=0), f
+    for f in ("sum", "max", "any", "count_nonzero", "ptp", "nansum", "argmax", "argmin",
+              "cumsum", "cumprod"):
+        for axis in (0, -1):
+            got = getattr(pygpu, f)(pygpu.asarray(z), axis=axis).copy_to_host()
+            want = getattr(np, f)(z, axis=axis)
+            assert got.shape == np.shape(want) and (got == want).all(), (f, axis)
     assert float(np.add.reduce(pygpu.asarray(z))) == 5.0
     with pytest.raises(np.exceptions.AxisError):
         pygpu.sum(pygpu.asarray(z), axis=(0,))
