@@ -515,7 +515,8 @@ def clip(x, /, min=None, max=None):  # noqa: A002
     _array(x, "clip")
     if min is None and max is None:
         return x.copy()
-    return functions.clip(x, min, max)
+    r = functions.clip(x, min, max)  # NumPy's promotion: the standard keeps x's dtype
+    return r if r.dtype == x.dtype else r.astype(x.dtype)
 
 
 def _array_namespace(self, /, *, api_version=None):
