@@ -965,6 +965,9 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
     x = _array(x, "norm")
     pg = _pg()
     with x.device:
+        if x.size == 0:  # NumPy's answer (0.0, or its error) depends on the shape alone
+            return pg.asarray(np.asarray(np.linalg.norm(np.zeros(x.shape, x.dtype), ord, axis,
+                                                        keepdims)))
         return _norm(pg, x, ord, axis, keepdims)
 
 

@@ -957,3 +957,16 @@ def test_gpu_inv_and_solve_of_large_matrices():
     assert np.linalg.norm(a.astype(np.float64) @ x - b) / np.linalg.norm(b) < 1e-4
     ai = la.inv(d(a)).copy_to_host()
     assert np.abs(ai.astype(np.float64) @ a - np.eye(2048)).max() < 1e-3
+
+
+def test_norm_of_empty_arrays_is_numpys():
+    for shape in ((0, 3), (2, 0), (0,)):
+        for o in (None, np.inf, 1, 2, -np.inf, "fro", "nuc"):
+            try:
+                want = np.linalg.norm(np.zeros(shape), o)
+            except (ValueError, np.linalg.LinAlgError) as exc:
+                with pytest.raises(type(exc)):
+                    pygpu.linalg.norm(pygpu.zeros(shape), o)
+                continue
+            got = pygpu.linalg.norm(pygpu.zeros(shape), o)
+            assert got.copy_to_host()[()] == want, (shape, o)
