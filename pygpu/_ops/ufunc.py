@@ -243,6 +243,8 @@ def call(op, args, out=None, where=True, casting="same_kind", order="K", dtype=N
     operands = [_operand(name, x) for x in args]
     if any(x is None for x in operands):
         return NotImplemented
+    if op.name in _C_LONG and any(type(x) is int and not -2**63 <= x < 2**63 for x in args):
+        raise OverflowError("Python int too large to convert to C long")
     arrays = [x for x in operands if isinstance(x, DeviceArray)]
     if not arrays:  # scalars alone: a 0-d array of the first, as pygpu.asarray
         operands[0] = _core.asarray(np.asarray(operands[0]))
@@ -302,9 +304,14 @@ def _descr(x):
 _UNPLANNED = frozenset((*STANDARD, *(op.name for op in STANDARD.values())))
 
 
+# NumPy's logical ufuncs take a Python int as a C long: beyond int64 it is an
+# OverflowError for every dtype (call checks; their plans take no int)
+_C_LONG = frozenset(("logical_and", "logical_or", "logical_xor"))
+
+
 def _plan_key(op, args):
     name = op.name
-    if name in _UNPLANNED:
+    if name in _UNPLANNED or (name in _C_LONG and int in map(type, args)):
         return None
     if len(args) == 1:
         a = _descr(args[0])

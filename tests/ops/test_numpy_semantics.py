@@ -456,3 +456,19 @@ def test_maximum_and_minimum_of_signed_zeros_are_numpys(dtype):
     x = np.array([-0.0, 0.0, -1.0, 2.0], dtype)  # relu keeps NumPy's zeros
     got = np.maximum(pygpu.asarray(x), dtype(0)).copy_to_host()
     np.testing.assert_array_equal(np.signbit(got.real), np.signbit(np.maximum(x, dtype(0)).real))
+
+
+@pytest.mark.parametrize("f", [np.logical_and, np.logical_or, np.logical_xor,
+                               pygpu.logical_and])
+def test_logical_ufuncs_refuse_python_ints_beyond_int64_as_numpy(f):
+    for dtype in (np.float64, np.int8, np.bool_):
+        d = pygpu.asarray(np.array([1, 0, 3], dtype))
+        ref = np.logical_and if f is pygpu.logical_and else f
+        for _ in range(2):  # the second call could take a kept plan
+            np.testing.assert_array_equal(f(d, 2).copy_to_host(),
+                                          ref(np.array([1, 0, 3], dtype), 2))
+        for v in (2**64, -2**63 - 1, 2**63):
+            with pytest.raises(OverflowError):
+                f(d, v)
+            with pytest.raises(OverflowError):
+                f(v, d)
