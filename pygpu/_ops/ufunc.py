@@ -14,6 +14,7 @@ where out= has another dtype, overlaps an input, or where= masks it).
 """
 
 import math
+import numbers
 
 import numpy as np
 
@@ -63,6 +64,11 @@ def _operand(name, x):
     if isinstance(x, (list, tuple)):
         raise TypeError(f"{name}: one operand is a {type(x).__name__} (host data); copy it "
                         "to the device first with pygpu.asarray(x)")
+    if isinstance(x, numbers.Number):  # Fraction, Decimal: NumPy's object dtype
+        raise TypeError(f"{name}: one operand is a {type(x).__module__}."
+                        f"{type(x).__qualname__}, which NumPy holds as dtype object; pygpu "
+                        "does not support dtype object on the device (convert it with "
+                        "float() or int() first)")
     return None
 
 

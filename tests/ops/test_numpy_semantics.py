@@ -472,3 +472,19 @@ def test_logical_ufuncs_refuse_python_ints_beyond_int64_as_numpy(f):
                 f(d, v)
             with pytest.raises(OverflowError):
                 f(v, d)
+
+
+def test_numbers_numpy_holds_as_object_are_refused():
+    """NumPy makes an object array of d ** Fraction(1, 2); pygpu, which has
+    no object dtype, refuses it (it gave float64 through Fraction.__rpow__)."""
+    from decimal import Decimal
+    from fractions import Fraction
+
+    d = pygpu.asarray(np.arange(3.0))
+    for f in (lambda: d ** Fraction(1, 2), lambda: d / Decimal(2), lambda: d // Fraction(1),
+              lambda: np.power(d, Fraction(1, 2))):
+        with pytest.raises(TypeError):
+            f()
+    # Fraction's own ** turns itself into a float first, with NumPy's arrays too
+    np.testing.assert_array_equal((Fraction(1, 2) ** d).copy_to_host(),
+                                  Fraction(1, 2) ** np.arange(3.0))
