@@ -203,6 +203,14 @@ class Dispatcher(_core._LaunchCache):
         key = (id(self), argtypes, consts)
         if key in unit.device:
             return unit.device[key]
+        if key in unit.busy and next(reversed(unit.busy)) != key:
+            chain = list(dict.fromkeys(re.sub(r"^pg_|_d\d+_\d+$", "", t.cname) + "()"
+                                       for t in unit.busy.values()))
+            chain.append(f"{self.__name__}()")
+            raise caller.error(node, f"{self.__name__}() is called back from a device "
+                                     f"function it calls (mutual recursion: "
+                                     f"{' -> '.join(chain)}), which kernels do not support, "
+                                     "as in Numba")
         if key in unit.busy:
             # a call to itself: its return type is the signature's, or what
             # its returns so far give (a `return` before the recursive call)
@@ -630,6 +638,9 @@ def jit(func_or_sig=None, device=False, **options):
         return Dispatcher(func_or_sig, device=device, options=options)
     if func_or_sig is None:
         return lambda f: Dispatcher(f, device=device, options=options)
+    if not isinstance(func_or_sig, (str, list)):
+        raise TypeError(f"cuda.jit takes a Python function (def ...), or a signature string "
+                        f"('void(float32[:], int64)') or a list of them, not {func_or_sig!r}")
     signatures = func_or_sig
     for sig in signatures if isinstance(signatures, list) else [signatures]:
         T.parse_signature(sig)  # a bad one fails here, at decoration

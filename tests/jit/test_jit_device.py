@@ -239,3 +239,33 @@ def test_typing_errors_come_at_the_first_call_not_at_decoration():
         cuda.jit("void(float33[:])")
     with pytest.raises(TypeError, match="argument 0 is a str"):
         _bad_string[1, 1]("text")
+
+
+@cuda.jit(device=True)
+def _even(n):
+    if n == 0:
+        return 1
+    return _odd(n - 1)
+
+
+@cuda.jit(device=True)
+def _odd(n):
+    if n == 0:
+        return 0
+    return _even(n - 1)
+
+
+def test_mutual_recursion_is_a_typing_error_naming_the_cycle():
+    @cuda.jit
+    def k(a):
+        a[0] = _even(4)
+
+    with pytest.raises(cuda.TypingError, match=r"mutual recursion: _even\(\) -> _odd\(\) -> "
+                                               r"_even\(\)"):
+        k[1, 1](np.zeros(1))
+
+
+def test_jit_of_a_non_function_says_what_it_takes():
+    for x in (len, 5):
+        with pytest.raises(TypeError, match="cuda.jit takes a Python function"):
+            cuda.jit(x)
