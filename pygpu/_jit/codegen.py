@@ -498,6 +498,13 @@ class Translator:
                                    f"{'s' if len(names) != 1 else ''}, "
                                    f"{len(self.argtypes)} given")
         self.params = names
+        for n in ast.walk(fdef):  # their names would read as unassigned below
+            if isinstance(n, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+                kind = {ast.ListComp: "a list comprehension", ast.SetComp: "a set comprehension",
+                        ast.DictComp: "a dict comprehension",
+                        ast.GeneratorExp: "a generator expression"}[type(n)]
+                raise self.error(n, f"{kind} ({ast.unparse(n)}) is not supported in kernels: "
+                                    "write the loop, into a cuda.local.array")
         self._check_assigned_before_use(fdef, set(names))
         if not self.kernel and any(isinstance(n, ast.Assert) for n in ast.walk(fdef)):
             self.unit.failing.add(self.cname)  # before the body: it may call itself

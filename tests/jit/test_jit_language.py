@@ -464,3 +464,18 @@ def test_range_loops_near_the_int64_limits_run_pythons_count():
         count[1, 1](o, a, b, c)
         r = range(a, b, c)
         assert o[0] == len(r) and (not r or o[1] == r[-1]), (a, b, c)
+
+
+def test_comprehensions_are_refused_by_name():
+    @cuda.jit
+    def listed(a):
+        x = [i for i in range(3)]
+        a[0] = x[0]
+
+    @cuda.jit
+    def generated(a):
+        a[0] = sum(i for i in range(3))
+
+    for k, what in ((listed, "a list comprehension"), (generated, "a generator expression")):
+        with pytest.raises(cuda.TypingError, match=what):
+            k[1, 1](np.zeros(1))
