@@ -1374,6 +1374,8 @@ class Translator:
             return r, f"pg_jit::floordiv({a}, {b})"
         if op == "%":
             return r, f"pg_jit::mod({a}, {b})"
+        if op in ("<<", ">>"):
+            return r, f"pg_jit::{'shl' if op == '<<' else 'shr'}({a}, {b})"
         return r, f"({a} {op} {b})"
 
     def e_UnaryOp(self, node):
@@ -1387,7 +1389,9 @@ class Translator:
             sign = "-" if isinstance(node.op, ast.USub) else "+"
             return r, f"({sign}{_cast(code, t, r)})"
         if isinstance(node.op, ast.Invert):
-            if t.kind not in "biu":
+            if t.kind == "b":  # Numba's (and NumPy's): ~True is False
+                return T.boolean, f"(!{code})"
+            if t.kind not in "iu":
                 raise self.error(node, f"~ takes an integer, not {t}")
             r = T.numba_int(t)
             return r, f"(~{_cast(code, t, r)})"

@@ -13,7 +13,9 @@ device and back around the launch, as Numba does.
 """
 
 import functools
+import numbers
 import re
+import types
 
 import numpy as np
 
@@ -638,7 +640,7 @@ def jit(func_or_sig=None, device=False, **options):
         return Dispatcher(func_or_sig, device=device, options=options)
     if func_or_sig is None:
         return lambda f: Dispatcher(f, device=device, options=options)
-    if not isinstance(func_or_sig, (str, list)):
+    if isinstance(func_or_sig, (types.BuiltinFunctionType, numbers.Number)):
         raise TypeError(f"cuda.jit takes a Python function (def ...), or a signature string "
                         f"('void(float32[:], int64)') or a list of them, not {func_or_sig!r}")
     signatures = func_or_sig

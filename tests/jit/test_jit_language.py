@@ -479,3 +479,22 @@ def test_comprehensions_are_refused_by_name():
     for k, what in ((listed, "a list comprehension"), (generated, "a generator expression")):
         with pytest.raises(cuda.TypingError, match=what):
             k[1, 1](np.zeros(1))
+
+
+def test_shifts_past_the_width_and_bool_invert_are_a_gpus_and_numbas():
+    """A GPU's shl and shr clamp the count: by 64 or more (or a negative
+    count) << gives 0 and >> the sign, on the simulator too (whose CPU masks
+    the count); ~ of a boolean is its negation, as Numba types it."""
+
+    @cuda.jit
+    def k(o, n, x, b):
+        o[0] = 1 << n
+        o[1] = x >> n
+        o[2] = ~b
+        o[3] = x << 3
+
+    for n, want in ((64, [0, -1, 0, -40]), (70, [0, -1, 0, -40]), (-1, [0, -1, 0, -40]),
+                    (3, [8, -1, 0, -40]), (0, [1, -5, 0, -40])):
+        o = np.zeros(4, np.int64)
+        k[1, 1](o, n, -5, True)
+        assert o.tolist() == want, n

@@ -257,6 +257,18 @@ PG_JIT_UNSIGNED(unsigned long long)
 #undef PG_JIT_SIGNED
 #undef PG_JIT_UNSIGNED
 
+/* << and >> as a GPU shifts (PTX's shl and shr clamp the count to the
+ * width): by the width or more, or by a negative count, << gives 0 and >>
+ * the sign (0 or -1), on the simulator too, whose CPU masks the count */
+template <class T> PG_JIT_FN T shl(T a, T b)
+{
+    return (unsigned long long)b >= sizeof(T) * 8 ? (T)0 : (T)(a << b);
+}
+template <class T> PG_JIT_FN T shr(T a, T b)
+{
+    return (unsigned long long)b >= sizeof(T) * 8 ? (T)(a < (T)0 ? -1 : 0) : (T)(a >> b);
+}
+
 PG_JIT_FN float
 floordiv(float a, float b)
 {
