@@ -661,6 +661,10 @@ def outer(op, a, b, kwargs):
 def array_ufunc(np_ufunc, method, inputs, kwargs):
     """DeviceArray.__array_ufunc__ (NEP 13)."""
     name = np_ufunc.__name__
+    out = kwargs.get("out")
+    for x in (*inputs, *(out if isinstance(out, tuple) else (out,))):
+        if type(x) is np.ndarray and x.ndim:  # h @= d, np.add(h, d): copy first
+            raise _host_array_error(name, x)
     op = OPS.get(name)
     if op is None:
         raise TypeError(f"pygpu: numpy.{name} is not supported on DeviceArrays yet")

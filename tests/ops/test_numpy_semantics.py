@@ -488,3 +488,12 @@ def test_numbers_numpy_holds_as_object_are_refused():
     # Fraction's own ** turns itself into a float first, with NumPy's arrays too
     np.testing.assert_array_equal((Fraction(1, 2) ** d).copy_to_host(),
                                   Fraction(1, 2) ** np.arange(3.0))
+
+
+def test_a_host_array_in_place_with_a_device_array_says_to_copy():
+    d = pygpu.asarray(np.eye(3))
+    h = np.eye(3)
+    with pytest.raises(TypeError, match="pygpu.asarray"):
+        h @= d
+    with pytest.raises(TypeError, match="pygpu.asarray"):
+        np.sin(d, out=h)
