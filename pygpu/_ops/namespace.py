@@ -515,8 +515,11 @@ def clip(x, /, min=None, max=None):  # noqa: A002
     _array(x, "clip")
     if min is None and max is None:
         return x.copy()
-    r = functions.clip(x, min, max)  # NumPy's promotion: the standard keeps x's dtype
-    return r if r.dtype == x.dtype else r.astype(x.dtype)
+    r = functions.clip(x, min, max)
+    # bounds of the same kind but wider: the standard keeps x's dtype, where
+    # NumPy promotes (bounds of another kind: the standard leaves it open,
+    # and NumPy's answer stays)
+    return r.astype(x.dtype) if r.dtype != x.dtype and r.dtype.kind == x.dtype.kind else r
 
 
 def _array_namespace(self, /, *, api_version=None):
