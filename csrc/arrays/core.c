@@ -207,13 +207,21 @@ pg_array_check_writeable(const pg_array *a, const char *what)
  * allocation (where the backend can tell its extent), lest a bad pointer
  * crash the process at the first copy. */
 static int
-check_foreign_extent(pg_state *st, char *start, npy_intp n)
+check_foreign_extent(pg_state *st, char *start, npy_intp n, int device)
 {
     const pg_backend *rt = pg_get_rt(st);
     void *base = NULL;
     size_t size = 0;
     int found;
     if (rt == NULL) {
+        return -1;
+    }
+    if (pg_pool_holds_free(device, start)) {
+        PyErr_Format(PyExc_ValueError,
+                     "the foreign array's data at %p lies in memory that pygpu's pool "
+                     "holds free: the array it belonged to was freed (its producer "
+                     "must keep it alive while it is used)",
+                     (void *)start);
         return -1;
     }
     found = rt->pointer_range(start, &base, &size);
@@ -253,7 +261,30 @@ pg_array_wrap(pg_state *st, char *data, int nd, const npy_intp *shape,
         extent(nd, shape, strides, &lo, &hi);
         hi += PyDataType_ELSIZE(descr);
     }
-    if (data != NULL && hi > lo && check_foreign_extent(st, data + lo, hi - lo) < 0) {
+    if (data == NULL && checked_nbytes(nd, shape, 1) > 0) {
+        PyErr_SetString(PyExc_ValueError,
+                        "the foreign array has a NULL data pointer but elements to read: "
+                        "only an empty array may have no memory");
+        return NULL;
+    }
+    if (checked_nbytes(nd, shape, 1) > 0) {
+        /* a GPU loads an element only from an address its size divides */
+        const npy_intp size = PyDataType_ELSIZE(descr);
+        int odd = (uintptr_t)data % (uintptr_t)size != 0;
+        for (int i = 0; i < nd; i++) {
+            odd |= shape[i] > 1 && strides[i] % size != 0;
+        }
+        if (odd) {
+            PyErr_Format(PyExc_ValueError,
+                         "the foreign array's data (%p) or strides are not multiples of "
+                         "its %zd-byte elements, which a device loads only at aligned "
+                         "addresses",
+                         (void *)data, (Py_ssize_t)size);
+            return NULL;
+        }
+    }
+    if (data != NULL && hi > lo &&
+        check_foreign_extent(st, data + lo, hi - lo, device) < 0) {
         return NULL;
     }
     buf = pg_buffer_foreign(st, data == NULL ? NULL : data + lo, (size_t)(hi - lo),

@@ -718,6 +718,11 @@ from_dlpack(pg_state *st, PyObject *obj)
                      t->ndim, PG_MAXDIMS);
         goto done;
     }
+    if (t->ndim > 0 && t->shape == NULL) {
+        PyErr_Format(PyExc_ValueError, "DLPack tensor of %d dimensions has no shape",
+                     t->ndim);
+        goto done;
+    }
     descr = descr_of(t->dtype);
     if (descr == NULL) {
         goto done;

@@ -416,6 +416,25 @@ pool_free(const pg_backend *rt, device_pool *p, void *ptr, size_t size,
     return PG_SUCCESS;
 }
 
+int
+pg_pool_holds_free(int device, const void *ptr)
+{
+    device_pool *p = pool_of(device);
+    int found = 0;
+    if (p == NULL) {
+        return 0;
+    }
+    pthread_mutex_lock(&lock);
+    for (unsigned k = 0; k < POOL_BUCKETS && !found; k++) {
+        for (block *b = p->buckets[k]; b != NULL && !found; b = b->next) {
+            found = (const char *)ptr >= (const char *)b->ptr &&
+                    (const char *)ptr < (const char *)b->ptr + b->size;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return found;
+}
+
 size_t
 pg_pool_used(int device)
 {

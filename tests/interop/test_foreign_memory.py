@@ -1,6 +1,8 @@
 """Memory from other libraries is checked before it is used, and memory
 exported to pygpu read-only stays read-only."""
 
+import ctypes as C
+
 import numpy as np
 import pytest
 
@@ -125,3 +127,76 @@ def test_a_sub_range_of_a_live_array_is_fine(rng):
     np.testing.assert_array_equal(view.copy_to_host(), h[3:])
     view = pygpu.asarray(Exported(src, data=src.ptr + 8 * 15, shape=(1,)))
     np.testing.assert_array_equal(view.copy_to_host(), h[15:])
+
+
+class _DLTensor(C.Structure):
+    _fields_ = [("data", C.c_void_p), ("device_type", C.c_int), ("device_id", C.c_int32),
+                ("ndim", C.c_int32), ("code", C.c_uint8), ("bits", C.c_uint8),
+                ("lanes", C.c_uint16), ("shape", C.c_void_p), ("strides", C.c_void_p),
+                ("byte_offset", C.c_uint64)]
+
+
+class _DLManaged(C.Structure):
+    _fields_ = [("tensor", _DLTensor), ("ctx", C.c_void_p), ("deleter", C.c_void_p)]
+
+
+class HandMadeDLPack:
+    """A producer whose capsule holds a DLManagedTensor made by hand: a
+    float32 vector of 4 (shape as given), no deleter."""
+
+    def __init__(self, data, shape=True, byte_offset=0):
+        self.shape = (C.c_int64 * 1)(4)
+        dev = cuda.get_current_device().id
+        self.m = _DLManaged(_DLTensor(data, 2, dev, 1, 2, 32, 1,
+                                      C.addressof(self.shape) if shape else None, None,
+                                      byte_offset), None, None)
+        new = C.pythonapi.PyCapsule_New
+        new.restype, new.argtypes = C.py_object, [C.c_void_p, C.c_char_p, C.c_void_p]
+        self.capsule = new(C.addressof(self.m), b"dltensor", None)
+
+    def __dlpack__(self, **kwargs):
+        return self.capsule
+
+    def __dlpack_device__(self):
+        return (2, cuda.get_current_device().id)
+
+
+def test_dlpack_tensors_without_data_or_shape_or_aligned_data_are_refused():
+    """Each crashed the interpreter (NULL data, NULL shape) or read garbage
+    (an offset of 2 bytes into float32s, which a GPU cannot load)."""
+    a = pygpu.zeros(8, np.float32)
+    with pytest.raises(ValueError, match="NULL data pointer"):
+        pygpu.from_dlpack(HandMadeDLPack(0))
+    with pytest.raises(ValueError, match="has no shape"):
+        pygpu.from_dlpack(HandMadeDLPack(a.ptr, shape=False))
+    with pytest.raises(ValueError, match="not multiples of its 4-byte elements"):
+        pygpu.from_dlpack(HandMadeDLPack(a.ptr, byte_offset=2))
+    ok = pygpu.from_dlpack(HandMadeDLPack(a.ptr, byte_offset=4))
+    assert ok.copy_to_host().tolist() == [0.0] * 4
+
+
+def test_misaligned_cuda_array_interface_data_or_strides_are_refused():
+    a = pygpu.zeros(8, np.float32)
+    with pytest.raises(ValueError, match="not multiples"):
+        pygpu.asarray(Exported(a, data=a.ptr + 1))
+    odd = Exported(a, shape=(2,))
+    odd.__cuda_array_interface__["strides"] = (3,)
+    with pytest.raises(ValueError, match="not multiples"):
+        pygpu.asarray(odd)
+
+
+def test_memory_of_a_freed_array_is_refused():
+    """The pool keeps a freed array's memory for the next: an interface that
+    outlived its array pointed into it, and the next array's writes showed
+    through (a silent wrong answer)."""
+    b = cuda.to_device(np.arange(1024, dtype=np.float32))
+
+    class Stale:
+        __cuda_array_interface__ = dict(b.__cuda_array_interface__)
+
+    del b
+    with pytest.raises(ValueError, match="pool holds free|not device memory"):
+        pygpu.asarray(Stale())
+    c = cuda.to_device(np.arange(6.0))
+    np.testing.assert_array_equal(pygpu.asarray(Exported(c[::-2])).copy_to_host(),
+                                  np.arange(6.0)[::-2])
