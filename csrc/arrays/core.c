@@ -262,9 +262,10 @@ pg_array_wrap(pg_state *st, char *data, int nd, const npy_intp *shape,
         hi += PyDataType_ELSIZE(descr);
     }
     if (data == NULL && checked_nbytes(nd, shape, 1) > 0) {
-        PyErr_SetString(PyExc_ValueError,
-                        "the foreign array has a NULL data pointer but elements to read: "
-                        "only an empty array may have no memory");
+        PyErr_SetString(
+            PyExc_ValueError,
+            "the foreign array has a NULL data pointer but elements to read: "
+            "only an empty array may have no memory");
         return NULL;
     }
     if (checked_nbytes(nd, shape, 1) > 0) {
@@ -275,11 +276,12 @@ pg_array_wrap(pg_state *st, char *data, int nd, const npy_intp *shape,
             odd |= shape[i] > 1 && strides[i] % size != 0;
         }
         if (odd) {
-            PyErr_Format(PyExc_ValueError,
-                         "the foreign array's data (%p) or strides are not multiples of "
-                         "its %zd-byte elements, which a device loads only at aligned "
-                         "addresses",
-                         (void *)data, (Py_ssize_t)size);
+            PyErr_Format(
+                PyExc_ValueError,
+                "the foreign array's data (%p) or strides are not multiples of "
+                "its %zd-byte elements, which a device loads only at aligned "
+                "addresses",
+                (void *)data, (Py_ssize_t)size);
             return NULL;
         }
     }
