@@ -768,6 +768,9 @@ def _mode_indices(indices, size, mode):
     if mode not in ("wrap", "clip"):
         raise ValueError(f"clipmode must be one of 'clip', 'raise', or 'wrap' (got {mode!r})")
     if size == 0:
+        n = indices.size if isinstance(indices, DeviceArray) else np.size(indices)
+        if n == 0:
+            return indices  # an empty take from an empty axis: NumPy's empty answer
         raise IndexError("cannot do a non-empty take from an empty axes.")
     if isinstance(indices, DeviceArray):
         from .ufunc import UFUNCS

@@ -663,3 +663,13 @@ def test_mask_inside_a_graph_capture_raises_and_then_works(rng):
     same(d[m], h[h > 0])
     same(d[d < 0], h[h < 0])
     assert word[0][0] == (h > 0).sum()  # (the graph's count)
+
+
+@pytest.mark.parametrize("mode", ["wrap", "clip", "raise"])
+def test_an_empty_take_from_an_empty_axis_is_empty_in_every_mode(mode):
+    e = pygpu.asarray(np.zeros(0))
+    for idx in (pygpu.asarray(np.array([], np.int64)), np.array([], np.int64)):
+        got = pygpu.take(e, idx, mode=mode)
+        assert got.shape == (0,) and got.dtype == np.float64
+    with pytest.raises(IndexError):
+        pygpu.take(e, np.array([0]), mode=mode)
