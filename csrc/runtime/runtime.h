@@ -594,10 +594,10 @@ pg_err pg_pool_alloc(void **ptr, size_t size, int device, pg_stream stream,
 pg_err pg_pool_free(void *ptr, size_t size, int device, pg_stream stream,
                     uint64_t serial);
 size_t pg_pool_used(int device);  /* bytes in live arrays */
+size_t pg_pool_total(int device); /* used plus cached */
 /* 1 if ptr lies in a block the pool holds free (an array freed, its memory
  * kept for the next): no live array's memory */
 int pg_pool_holds_free(int device, const void *ptr);
-size_t pg_pool_total(int device); /* used plus cached */
 pg_err pg_pool_release_cached(int device);
 /* The cached blocks and the spare events of `device` (a device the pool never
  * used is not touched: cudaSetDevice would make its context). */
