@@ -256,22 +256,16 @@ pg_array_wrap(pg_state *st, char *data, int nd, const npy_intp *shape,
         checked_nbytes(nd, shape, PyDataType_ELSIZE(descr)) < 0) {
         return NULL;
     }
-    /* the buffer is the extent the array spans: [lowest byte, highest byte] */
-    if (checked_nbytes(nd, shape, 1) > 0) {
-        extent(nd, shape, strides, &lo, &hi);
-        hi += PyDataType_ELSIZE(descr);
-    }
-    if (data == NULL && checked_nbytes(nd, shape, 1) > 0) {
-        PyErr_SetString(
-            PyExc_ValueError,
-            "the foreign array has a NULL data pointer but elements to read: "
-            "only an empty array may have no memory");
-        return NULL;
-    }
     if (checked_nbytes(nd, shape, 1) > 0) {
         /* a GPU loads an element only from an address its size divides */
         const npy_intp size = PyDataType_ELSIZE(descr);
         int odd = (uintptr_t)data % (uintptr_t)size != 0;
+        if (data == NULL) {
+            PyErr_SetString(PyExc_ValueError,
+                            "the foreign array has a NULL data pointer but elements to "
+                            "read: only an empty array may have no memory");
+            return NULL;
+        }
         for (int i = 0; i < nd; i++) {
             odd |= shape[i] > 1 && strides[i] % size != 0;
         }
@@ -284,6 +278,9 @@ pg_array_wrap(pg_state *st, char *data, int nd, const npy_intp *shape,
                 (void *)data, (Py_ssize_t)size);
             return NULL;
         }
+        /* the buffer is the extent the array spans: [lowest byte, highest byte] */
+        extent(nd, shape, strides, &lo, &hi);
+        hi += size;
     }
     if (data != NULL && hi > lo &&
         check_foreign_extent(st, data + lo, hi - lo, device) < 0) {

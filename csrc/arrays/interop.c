@@ -282,18 +282,7 @@ from_cai(pg_state *st, PyObject *obj, PyObject *cai)
             goto done;
         }
     }
-    if (ptr == NULL) {
-        int empty = 0;
-        for (int i = 0; i < nd; i++) {
-            empty |= shape[i] == 0;
-        }
-        if (!empty) {
-            PyErr_SetString(PyExc_ValueError,
-                            "__cuda_array_interface__ has a NULL data pointer but "
-                            "elements to read: only an empty array may have no "
-                            "memory");
-            goto done;
-        }
+    if (ptr == NULL) { /* an empty array's (pg_array_wrap refuses any other) */
         if (rt->get_device(&device) != PG_SUCCESS) {
             device = 0;
         }

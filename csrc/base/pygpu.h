@@ -535,7 +535,9 @@ pg_array *pg_array_over(pg_state *st, pg_buffer *buf, char *data, int nd,
 /* A DeviceArray over device memory another library owns, kept alive by
  * `owner` (through a foreign buffer); strides in bytes, or NULL for C order.
  * The bytes it spans must lie in one live device allocation, as the backend's
- * pointer_range tells: else a ValueError naming the pointer and the extent. */
+ * pointer_range tells, and not in memory the pool holds free; data (NULL only
+ * for an empty array) and strides must be multiples of the element size: else
+ * a ValueError saying which. */
 pg_array *pg_array_wrap(pg_state *st, char *data, int nd, const npy_intp *shape,
                         const npy_intp *strides, PyArray_Descr *descr, int device,
                         PyObject *owner, int readonly);

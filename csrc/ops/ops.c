@@ -490,8 +490,7 @@ pg_binary(pg_state *st, int op, PyObject *a, PyObject *b, PyObject *out_obj,
         /* the inputs broadcast to out's shape where it holds theirs, as NumPy's */
         int nd2 = 0;
         npy_intp shape2[PG_MAXDIMS];
-        if (out->nd <= PG_MAXDIMS &&
-            pg_broadcast_shape(nd, shape, out->nd, out->shape, &nd2, shape2) == 0 &&
+        if (pg_broadcast_shape(nd, shape, out->nd, out->shape, &nd2, shape2) == 0 &&
             pg_same_shape(nd2, shape2, out->nd, out->shape)) {
             nd = out->nd;
             memcpy(shape, out->shape, sizeof(npy_intp) * (size_t)nd);

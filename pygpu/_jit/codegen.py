@@ -838,8 +838,7 @@ class Translator:
             nt = self.set_var(name, rt, node)
             return [f"{pad}v_{name} = {self.convert(rcode, rt, nt, node)};"]
         if isinstance(node.target, ast.Subscript):
-            self.writable(self.value(node.target.value)[0], node)
-            et, ref = self.element_ref(node.target)
+            et, ref = self.element_ref(node.target, store=True)
             tmp = self.temp()
             rt, rcode = self.binop(op, et, tmp, vt, vcode, node)
             return [f"{pad}{{ {et.ctype} &{tmp} = {ref}; {tmp} = "
@@ -1198,11 +1197,14 @@ class Translator:
             raise self.error(node, f"index {k} is out of range for {n} items")
         return k % n
 
-    def element_ref(self, node):
-        """(element type, C++ lvalue) of array[index]."""
+    def element_ref(self, node, store=False):
+        """(element type, C++ lvalue) of array[index]; store: it is written
+        (a readonly array refuses it)."""
         at, acode = self.value(node.value)
         if not isinstance(at, T.Array):
             raise self.error(node, f"indexing {t_name(at)} is not supported in kernels")
+        if store:
+            self.writable(at, node)
         index = node.slice
         idx = self.indices(index, node)
         if len(idx) != at.ndim:
